@@ -1,0 +1,107 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// One settings list for every target (STYLE.md: layout).
+let swiftSettings: [SwiftSetting] = [
+  .swiftLanguageMode(.v6),
+  .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+  name: "FleetKit",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "fleetd", targets: ["fleetd"]),
+    .library(name: "FleetCore", targets: ["FleetCore"]),
+    .library(name: "FleetProto", targets: ["FleetProto"]),
+    .library(name: "FleetServer", targets: ["FleetServer"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+    .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
+    .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
+    .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+  ],
+  targets: [
+    // Domain: trips, vehicles, lifecycle, validation, errors, authorization rules. No transport.
+    .target(name: "FleetCore", swiftSettings: swiftSettings),
+    // JWT verification and signing keys (Fleet Engine's service-account tokens).
+    .target(
+      name: "FleetAuth",
+      dependencies: [
+        "FleetCore",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "_CryptoExtras", package: "swift-crypto"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // Storage protocol and the embedded SQLite (GRDB) implementation.
+    .target(
+      name: "FleetStore",
+      dependencies: [
+        "FleetCore",
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // Generated protobuf and gRPC code only; regenerate with dev/generate-protos.sh.
+    .target(
+      name: "FleetProto",
+      dependencies: [
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+      ],
+      exclude: ["README.md"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // gRPC services, REST routes, auth, quotas, metrics; the process builder.
+    .target(
+      name: "FleetServer",
+      dependencies: [
+        "FleetCore", "FleetAuth", "FleetStore", "FleetProto",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "fleetd",
+      dependencies: [
+        "FleetServer", "FleetAuth", "FleetStore", "FleetCore",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "FleetStoreTests", dependencies: ["FleetStore", "FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetServerTests",
+      dependencies: [
+        "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+  ]
+)

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Resource IDs and names as Fleet Engine defines them: `providers/{provider}/trips/{trip}` and
+/// `providers/{provider}/vehicles/{vehicle}`.
+public enum ResourceID {
+  static let forbidden: Set<Character> = ["/", ":", "?", ",", "#"]
+
+  /// Fleet Engine: at most 64 characters, NFC-normalized, none of `/ : ? , #`.
+  public static func validate(_ id: String, field: String) throws(FleetError) {
+    guard !id.isEmpty else { throw .invalid("\(field) is required") }
+    guard id.count <= 64 else { throw .invalid("\(field) must be at most 64 characters, got \(id.count)") }
+    guard id.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(id.unicodeScalars) else {
+      throw .invalid("\(field) must be normalized to Unicode NFC")
+    }
+    if let bad = id.first(where: { forbidden.contains($0) }) {
+      throw .invalid("\(field) must not contain '\(bad)' (forbidden: / : ? , #)")
+    }
+  }
+
+  public static func validateProvider(_ provider: String, field: String) throws(FleetError) {
+    guard !provider.isEmpty else { throw .invalid("\(field) must name a provider: providers/{provider}") }
+    try validate(provider, field: field)
+  }
+}
+
+public struct ProviderName: Sendable, Hashable {
+  public var provider: String
+
+  public init(provider: String) { self.provider = provider }
+
+  /// Parses `providers/{provider}`.
+  public init(parsing parent: String, field: String = "parent") throws(FleetError) {
+    let parts = parent.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[0] == "providers", !parts[1].isEmpty else {
+      throw .invalid("\(field) must be 'providers/{provider}', got '\(parent)'")
+    }
+    provider = String(parts[1])
+    try ResourceID.validateProvider(provider, field: field)
+  }
+
+  public var name: String { "providers/\(provider)" }
+}
+
+public enum ResourceKind: String, Sendable {
+  case trips, vehicles, billableTrips
+}
+
+/// A name such as `providers/p/trips/t`.
+public struct ResourceName: Sendable, Hashable, CustomStringConvertible {
+  public var provider: String
+  public var kind: ResourceKind
+  public var id: String
+
+  public init(provider: String, kind: ResourceKind, id: String) {
+    self.provider = provider
+    self.kind = kind
+    self.id = id
+  }
+
+  public init(parsing name: String, kind: ResourceKind, field: String = "name") throws(FleetError) {
+    let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 4, parts[0] == "providers", parts[2] == kind.rawValue, !parts[1].isEmpty, !parts[3].isEmpty
+    else {
+      throw .invalid("\(field) must be 'providers/{provider}/\(kind.rawValue)/{id}', got '\(name)'")
+    }
+    provider = String(parts[1])
+    self.kind = kind
+    id = String(parts[3])
+    try ResourceID.validateProvider(provider, field: field)
+    try ResourceID.validate(id, field: field)
+  }
+
+  public var description: String { "providers/\(provider)/\(kind.rawValue)/\(id)" }
+}
