@@ -1,0 +1,362 @@
+import Foundation
+
+extension Fleet {
+  // Fleet Engine's UpdateVehicle rules.
+  static let vehicleUpdatable: Set<String> = [
+    "vehicle_state", "supported_trip_types", "last_location", "past_locations", "maximum_capacity", "attributes",
+    "vehicle_type", "license_plate", "route", "current_route_segment", "current_route_segment_traffic",
+    "current_route_segment_end_point", "remaining_distance_meters", "eta_to_first_waypoint", "remaining_time_seconds",
+    "waypoints", "back_to_back_enabled", "navigation_status", "device_settings",
+  ]
+  static let vehicleServerOwned: Set<String> = [
+    "name", "current_trips", "available_capacity", "current_route_segment_version", "waypoints_version",
+  ]
+  /// What only the provider's backend may change: the vehicle's identity and capabilities.
+  static let vehicleDriverForbidden: Set<String> = [
+    "supported_trip_types", "maximum_capacity", "vehicle_type", "license_plate", "back_to_back_enabled",
+  ]
+
+  // MARK: - CreateVehicle
+
+  /// Fleet Engine CreateVehicle: vehicle_state, supported_trip_types, maximum_capacity and
+  /// vehicle_type are required; server-maintained fields are ignored.
+  public func createVehicle(caller: Caller, provider: String, vehicleID: String, vehicle input: VehicleInput)
+    async throws(FleetError) -> Vehicle
+  {
+    try caller.mayCall(.createVehicle)
+    try caller.checkProvider(provider)
+    try ResourceID.validate(vehicleID, field: "vehicle_id")
+    let v = input.vehicle
+    guard v.state != .unknown else { throw .invalid("vehicle.vehicle_state is required (ONLINE or OFFLINE)") }
+    try Self.validateTripTypes(v.supportedTripTypes)
+    try Self.validateCapacity(v.maximumCapacity)
+    guard v.category != .unknown else { throw .invalid("vehicle.vehicle_type.category is required") }
+    try Attribute.validate(v.attributes, field: "vehicle.attributes")
+    try Self.validatePlate(v.licensePlate)
+    try v.lastLocation?.validate("vehicle.last_location")
+
+    return try await write { s, now throws(FleetError) in
+      guard s.vehicles[provider]?[vehicleID] == nil else {
+        throw FleetError(.alreadyExists, "vehicle providers/\(provider)/vehicles/\(vehicleID) already exists")
+      }
+      var vehicle = Vehicle(provider: provider, id: vehicleID)
+      vehicle.state = v.state
+      vehicle.supportedTripTypes = v.supportedTripTypes
+      vehicle.maximumCapacity = v.maximumCapacity
+      vehicle.category = v.category
+      vehicle.attributes = v.attributes
+      vehicle.licensePlate = v.licensePlate
+      vehicle.backToBackEnabled = v.backToBackEnabled
+      vehicle.lastLocation = v.lastLocation.map { Self.received($0, now: now) }
+      vehicle.createTime = now
+      vehicle.updateTime = now
+      vehicle.revision = s.nextRevision()
+      s.vehicles[provider, default: [:]][vehicleID] = vehicle
+      return (vehicle, [.putVehicle(vehicle)])
+    }
+  }
+
+  // MARK: - GetVehicle
+
+  /// Fleet Engine GetVehicle. The version arguments leave out the route segment or the waypoints
+  /// when they have not changed since the given time.
+  public func getVehicle(
+    caller: Caller, name: ResourceName, currentRouteSegmentVersion: Date? = nil, waypointsVersion: Date? = nil
+  ) throws(FleetError) -> Vehicle {
+    try caller.mayCall(.getVehicle)
+    try caller.checkProvider(name.provider)
+    try caller.checkVehicleAccess(vehicleID: name.id)
+    var vehicle = try read { s throws(FleetError) in try Self.existingVehicle(name, in: s) }
+    if let since = currentRouteSegmentVersion, let version = vehicle.currentRouteSegmentVersion, version <= since {
+      vehicle.currentRouteSegment = ""
+    }
+    if let since = waypointsVersion, let version = vehicle.waypointsVersion, version <= since {
+      vehicle.waypoints = []
+    }
+    return vehicle
+  }
+
+  // MARK: - UpdateVehicle
+
+  /// Fleet Engine UpdateVehicle: only the fields in `mask` change; `attributes` replaces them all;
+  /// `waypoints` may only reorder the vehicle's current waypoints.
+  public func updateVehicle(caller: Caller, name: ResourceName, vehicle input: VehicleInput, mask rawMask: [String])
+    async throws(FleetError) -> Vehicle
+  {
+    try caller.mayCall(.updateVehicle)
+    try caller.checkProvider(name.provider)
+    try caller.checkVehicleAccess(vehicleID: name.id)
+    let mask = try UpdateMask(
+      rawMask, updatable: Self.vehicleUpdatable, serverOwned: Self.vehicleServerOwned, resource: "vehicle")
+    if caller.role == .driver, let path = mask.paths.first(where: { Self.vehicleDriverForbidden.contains($0) }) {
+      throw .denied("role 'driver' may not update vehicle.\(path)")
+    }
+    let v = input.vehicle
+    if mask.contains("vehicle_state"), v.state == .unknown {
+      throw .invalid("vehicle.vehicle_state must be ONLINE or OFFLINE")
+    }
+    if mask.contains("supported_trip_types") { try Self.validateTripTypes(v.supportedTripTypes) }
+    if mask.contains("maximum_capacity") { try Self.validateCapacity(v.maximumCapacity) }
+    if mask.contains("vehicle_type"), v.category == .unknown {
+      throw .invalid("vehicle.vehicle_type.category is required")
+    }
+    if mask.contains("attributes") { try Attribute.validate(v.attributes, field: "vehicle.attributes") }
+    if mask.contains("license_plate") { try Self.validatePlate(v.licensePlate) }
+    if mask.contains("last_location") {
+      guard let location = v.lastLocation else { throw .invalid("vehicle.last_location is required by update_mask") }
+      try location.validate("vehicle.last_location")
+    }
+    if mask.contains("past_locations") || mask.contains("last_location") {
+      for (i, location) in input.pastLocations.enumerated() { try location.validate("vehicle.past_locations[\(i)]") }
+    }
+    if mask.contains("remaining_distance_meters"), let meters = v.remainingDistanceMeters, meters < 0 {
+      throw .invalid("vehicle.remaining_distance_meters must not be negative, got \(meters)")
+    }
+    if mask.contains("remaining_time_seconds"), let seconds = input.remainingTimeSeconds, seconds < 0 {
+      throw .invalid("vehicle.remaining_time_seconds must not be negative, got \(seconds)")
+    }
+    try v.currentRouteSegmentEndPoint?.location.point.validate("vehicle.current_route_segment_end_point.location.point")
+
+    return try await write { s, now throws(FleetError) in
+      var vehicle = try Self.existingVehicle(name, in: s)
+      if mask.contains("vehicle_state") { vehicle.state = v.state }
+      if mask.contains("supported_trip_types") { vehicle.supportedTripTypes = v.supportedTripTypes }
+      if mask.contains("maximum_capacity") { vehicle.maximumCapacity = v.maximumCapacity }
+      if mask.contains("vehicle_type") { vehicle.category = v.category }
+      if mask.contains("attributes") { vehicle.attributes = v.attributes }
+      if mask.contains("license_plate") { vehicle.licensePlate = v.licensePlate }
+      if mask.contains("back_to_back_enabled") { vehicle.backToBackEnabled = v.backToBackEnabled }
+      if mask.contains("navigation_status") { vehicle.navigationStatus = v.navigationStatus }
+      if mask.contains("last_location"), let location = v.lastLocation {
+        vehicle.lastLocation = Self.received(location, now: now)
+      }
+      if mask.contains("past_locations") || mask.contains("last_location") {
+        Self.ingestPastLocations(input.pastLocations, into: &vehicle, now: now)
+      }
+      if mask.contains("current_route_segment") {
+        if vehicle.currentRouteSegment != v.currentRouteSegment {
+          vehicle.currentRouteSegment = v.currentRouteSegment
+          vehicle.currentRouteSegmentVersion = now
+        }
+      }
+      // Fleet Engine: the end point is ignored unless current_route_segment is also given.
+      if mask.contains("current_route_segment_end_point") && mask.contains("current_route_segment") {
+        vehicle.currentRouteSegmentEndPoint = v.currentRouteSegmentEndPoint
+      }
+      if mask.contains("remaining_distance_meters") { vehicle.remainingDistanceMeters = v.remainingDistanceMeters }
+      if mask.contains("eta_to_first_waypoint") { vehicle.etaToFirstWaypoint = v.etaToFirstWaypoint }
+      // Fleet Engine: remaining_time_seconds takes precedence over eta_to_first_waypoint.
+      if mask.contains("remaining_time_seconds"), let seconds = input.remainingTimeSeconds {
+        vehicle.etaToFirstWaypoint = now.addingTimeInterval(TimeInterval(seconds))
+      }
+      if mask.contains("waypoints") {
+        let trips = vehicle.currentTrips.compactMap { s.trips[name.provider]?[$0] }.filter { !$0.status.isTerminal }
+        let ordered = try WaypointPlanner.validateOrder(v.waypoints, trips: trips, field: "vehicle.waypoints")
+        if ordered != vehicle.waypoints {
+          vehicle.waypoints = ordered
+          vehicle.waypointsVersion = now
+        }
+      }
+      vehicle.updateTime = now
+      vehicle.revision = s.nextRevision()
+      s.vehicles[name.provider]![name.id] = vehicle
+      return (vehicle, [.putVehicle(vehicle)])
+    }
+  }
+
+  // MARK: - UpdateVehicleAttributes
+
+  /// Fleet Engine UpdateVehicleAttributes: merges by key; returns the full list.
+  public func updateVehicleAttributes(caller: Caller, name: ResourceName, attributes: [Attribute])
+    async throws(FleetError) -> [Attribute]
+  {
+    try caller.mayCall(.updateVehicleAttributes)
+    try caller.checkProvider(name.provider)
+    try caller.checkVehicleAccess(vehicleID: name.id)
+    guard !attributes.isEmpty else { throw .invalid("attributes is required: give at least one attribute") }
+    try Attribute.validate(attributes, field: "attributes")
+    return try await write { s, now throws(FleetError) in
+      var vehicle = try Self.existingVehicle(name, in: s)
+      var merged = vehicle.attributes
+      for attribute in attributes {
+        if let i = merged.firstIndex(where: { $0.key == attribute.key }) {
+          merged[i] = attribute
+        } else {
+          merged.append(attribute)
+        }
+      }
+      try Attribute.validate(merged, field: "vehicle.attributes")
+      vehicle.attributes = merged
+      vehicle.updateTime = now
+      vehicle.revision = s.nextRevision()
+      s.vehicles[name.provider]![name.id] = vehicle
+      return (merged, [.putVehicle(vehicle)])
+    }
+  }
+
+  // MARK: - DeleteVehicle
+
+  /// Fleet Engine DeleteVehicle: FAILED_PRECONDITION while trips are assigned to it.
+  public func deleteVehicle(caller: Caller, name: ResourceName) async throws(FleetError) {
+    try caller.mayCall(.deleteVehicle)
+    try caller.checkProvider(name.provider)
+    try await write { s, _ throws(FleetError) in
+      let vehicle = try Self.existingVehicle(name, in: s)
+      guard vehicle.currentTrips.isEmpty else {
+        throw .precondition(
+          "vehicle \(name) has active trips (\(vehicle.currentTrips.joined(separator: ", "))); complete, cancel or reassign them first"
+        )
+      }
+      s.vehicles[name.provider]![name.id] = nil
+      return ((), [.deleteVehicle(provider: name.provider, id: name.id, revision: s.nextRevision())])
+    }
+  }
+
+  // MARK: - ListVehicles
+
+  public struct VehicleListing: Sendable, Hashable {
+    public var pageSize: Int32 = 0
+    public var pageToken = ""
+    public var minimumCapacity: Int32?
+    public var tripTypes: [TripType] = []
+    public var maximumStaleness: Duration?
+    public var categories: [VehicleCategory] = []
+    /// Each `key:value`; all must match.
+    public var requiredAttributes: [String] = []
+    /// Each `k1:v1|k2:v2`; in each, at least one must match.
+    public var requiredOneOfAttributes: [String] = []
+    /// Each `k1:v1|k2:v2`; all of at least one set must match.
+    public var requiredOneOfAttributeSets: [String] = []
+    public var state: VehicleState = .unknown
+    public var onTripOnly = false
+    public var filter = ""
+    public var viewport: Viewport?
+
+    public init() {}
+  }
+
+  /// Fleet Engine ListVehicles, ordered by vehicle ID, with stable opaque page tokens.
+  public func listVehicles(caller: Caller, provider: String, query: VehicleListing) throws(FleetError)
+    -> (vehicles: [Vehicle], nextPageToken: String, totalSize: Int)
+  {
+    try caller.mayCall(.listVehicles)
+    try caller.checkProvider(provider)
+    guard !query.categories.isEmpty else {
+      throw .invalid("vehicle_type_categories is required: give at least one category")
+    }
+    if query.categories.contains(.unknown) { throw .invalid("vehicle_type_categories must not contain UNKNOWN") }
+    if let minimum = query.minimumCapacity, minimum < 0 {
+      throw .invalid("minimum_capacity must not be negative, got \(minimum)")
+    }
+    if query.tripTypes.contains(.unknown) { throw .invalid("trip_types must not contain UNKNOWN_TRIP_TYPE") }
+    if let staleness = query.maximumStaleness, staleness <= .zero {
+      throw .invalid("maximum_staleness must be positive")
+    }
+    if !query.filter.isEmpty {
+      throw FleetError(
+        .unimplemented, "filter is not supported yet; use required_attributes, required_one_of_attributes or required_one_of_attribute_sets")
+    }
+    try query.viewport?.validate("viewport")
+    let all = try Self.parseAttributeTerms(query.requiredAttributes, field: "required_attributes", alternatives: false)
+    let oneOf = try Self.parseAttributeTerms(query.requiredOneOfAttributes, field: "required_one_of_attributes")
+    let sets = try Self.parseAttributeTerms(query.requiredOneOfAttributeSets, field: "required_one_of_attribute_sets")
+    let pageSize = try PageToken.pageSize(query.pageSize)
+    var fingerprintQuery = query
+    fingerprintQuery.pageToken = ""
+    fingerprintQuery.pageSize = 0
+    let fingerprint = "vehicles|\(String(describing: fingerprintQuery).hashValueStable)"
+    let after = try PageToken.decode(query.pageToken, query: fingerprint)
+    let now = now()
+
+    return try read { s in
+      let cutoff = query.maximumStaleness.map { now.addingTimeInterval(-$0.seconds) }
+      let matching = (s.vehicles[provider] ?? [:]).values.filter { v in
+        guard query.categories.contains(v.category) else { return false }
+        if let minimum = query.minimumCapacity, v.maximumCapacity < minimum { return false }
+        if !query.tripTypes.isEmpty && !query.tripTypes.contains(where: v.supportedTripTypes.contains) { return false }
+        if let cutoff, (v.lastLocation?.serverTime ?? .distantPast) < cutoff { return false }
+        if query.state != .unknown && v.state != query.state { return false }
+        if query.onTripOnly && v.currentTrips.isEmpty { return false }
+        if let viewport = query.viewport {
+          guard let point = v.lastLocation?.location, viewport.contains(point) else { return false }
+        }
+        let have = Set(v.attributes.map { "\($0.key):\($0.value)" })
+        if !all.allSatisfy({ $0.allSatisfy(have.contains) }) { return false }
+        if !oneOf.allSatisfy({ $0.contains(where: have.contains) }) { return false }
+        if !sets.isEmpty && !sets.contains(where: { $0.allSatisfy(have.contains) }) { return false }
+        return true
+      }.sorted { $0.id < $1.id }
+      let remaining = matching.filter { v in after.map { v.id > $0 } ?? true }
+      let page = Array(remaining.prefix(pageSize))
+      let next = remaining.count > pageSize ? PageToken.encode(after: page.last!.id, query: fingerprint) : ""
+      return (page, next, matching.count)
+    }
+  }
+
+  // MARK: - Helpers
+
+  static func existingVehicle(_ name: ResourceName, in s: State) throws(FleetError) -> Vehicle {
+    guard let vehicle = s.vehicles[name.provider]?[name.id] else { throw .notFound("vehicle \(name) not found") }
+    return vehicle
+  }
+
+  static func validateTripTypes(_ types: [TripType]) throws(FleetError) {
+    guard !types.isEmpty else { throw .invalid("vehicle.supported_trip_types is required: give SHARED and/or EXCLUSIVE") }
+    guard !types.contains(.unknown) else {
+      throw .invalid("vehicle.supported_trip_types must not contain UNKNOWN_TRIP_TYPE")
+    }
+  }
+
+  static func validateCapacity(_ capacity: Int32) throws(FleetError) {
+    guard capacity >= 1 else { throw .invalid("vehicle.maximum_capacity must be at least 1, got \(capacity)") }
+  }
+
+  static func validatePlate(_ plate: LicensePlate?) throws(FleetError) {
+    if let plate, plate.countryCode.isEmpty {
+      throw .invalid("vehicle.license_plate.country_code is required when a license plate is given")
+    }
+  }
+
+  /// Stamps a client location with the time fleetd accepted it.
+  static func received(_ location: VehicleLocation, now: Date) -> VehicleLocation {
+    var stamped = location
+    stamped.serverTime = now
+    if stamped.updateTime == nil { stamped.updateTime = now }
+    return stamped
+  }
+
+  /// Positions sent after an outage: the newest one is used, and only if it is newer than the
+  /// vehicle's current position — an old fix never overrides a newer one.
+  static func ingestPastLocations(_ past: [VehicleLocation], into vehicle: inout Vehicle, now: Date) {
+    guard let newest = past.filter({ $0.updateTime != nil }).max(by: { $0.updateTime! < $1.updateTime! }) else {
+      return
+    }
+    let current = vehicle.lastLocation?.updateTime ?? .distantPast
+    if newest.updateTime! > current { vehicle.lastLocation = received(newest, now: now) }
+  }
+
+  /// Parses `key:value` terms, `|`-separated when `alternatives` is true.
+  static func parseAttributeTerms(_ terms: [String], field: String, alternatives: Bool = true) throws(FleetError)
+    -> [[String]]
+  {
+    try terms.enumerated().map { (i, term) throws(FleetError) -> [String] in
+      let parts = alternatives ? term.split(separator: "|").map(String.init) : [term]
+      for part in parts where !part.contains(":") || part.hasPrefix(":") {
+        throw .invalid("\(field)[\(i)] must be 'key:value'\(alternatives ? " terms separated by '|'" : ""), got '\(term)'")
+      }
+      return parts
+    }
+  }
+}
+
+extension String {
+  /// FNV-1a, stable across processes (unlike `hashValue`), for page-token fingerprints.
+  var hashValueStable: String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in utf8 {
+      hash ^= UInt64(byte)
+      hash = hash &* 0x100_0000_01b3
+    }
+    return String(hash, radix: 36)
+  }
+}

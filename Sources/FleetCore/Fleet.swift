@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+
+/// The fleet engine: every Fleet Engine RPC as one domain function, shared by gRPC and REST.
+///
+/// The state lives in memory behind a mutex; each write is applied there and then committed to
+/// `FleetStorage`, and returns only once the commit is durable. Entities carry revisions, so
+/// concurrent commits need no ordering and the store can batch them into group commits.
+public final class Fleet: Sendable {
+  struct State: Sendable {
+    var trips: [String: [String: Trip]] = [:]
+    var vehicles: [String: [String: Vehicle]] = [:]
+    var revision: UInt64 = 0
+    /// Set when a commit failed: memory may then be ahead of disk, so writes stop (fail-stop).
+    var storageFailure: String?
+
+    mutating func nextRevision() -> UInt64 {
+      revision += 1
+      return revision
+    }
+  }
+
+  let state: Mutex<State>
+  let storage: any FleetStorage
+  let clock: @Sendable () -> Date
+
+  /// Loads the stored fleet. `clock` is injectable for tests.
+  public init(storage: any FleetStorage, clock: @escaping @Sendable () -> Date = { Date() }) async throws {
+    var initial = State()
+    for trip in try await storage.loadTrips() {
+      initial.trips[trip.provider, default: [:]][trip.id] = trip
+      initial.revision = max(initial.revision, trip.revision)
+    }
+    for vehicle in try await storage.loadVehicles() {
+      initial.vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      initial.revision = max(initial.revision, vehicle.revision)
+    }
+    self.state = Mutex(initial)
+    self.storage = storage
+    self.clock = clock
+  }
+
+  /// Timestamps are kept to the microsecond so that versions survive a round trip through the
+  /// wire's Timestamp (seconds + nanos) and compare equal.
+  func now() -> Date {
+    Date(timeIntervalSince1970: (clock().timeIntervalSince1970 * 1_000_000).rounded() / 1_000_000)
+  }
+
+  /// Reads under the lock.
+  func read<T: Sendable>(_ body: (State) throws(FleetError) -> T) throws(FleetError) -> T {
+    try state.withLock { (s: inout State) throws(FleetError) -> T in try body(s) }
+  }
+
+  /// Applies a change under the lock, then waits until its stored changes are durable.
+  func write<T: Sendable>(
+    _ body: (inout State, Date) throws(FleetError) -> (T, [StoredChange])
+  ) async throws(FleetError) -> T {
+    let now = now()
+    let (result, changes) = try state.withLock { (s: inout State) throws(FleetError) -> (T, [StoredChange]) in
+      if let failure = s.storageFailure {
+        throw FleetError(.unavailable, "storage failed earlier (\(failure)); restart fleetd to recover")
+      }
+      return try body(&s, now)
+    }
+    guard !changes.isEmpty else { return result }
+    do {
+      try await storage.commit(changes)
+    } catch {
+      let message = String(describing: error)
+      state.withLock { $0.storageFailure = message }
+      throw FleetError(.unavailable, "the change could not be stored: \(message)")
+    }
+    return result
+  }
+}
+
+/// An opaque, stable page token: the last ID returned plus a fingerprint of the query, so a token
+/// cannot be replayed against a different query.
+struct PageToken: Codable {
+  var after: String
+  var query: String
+
+  static func decode(_ token: String, query: String) throws(FleetError) -> String? {
+    guard !token.isEmpty else { return nil }
+    var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    guard let data = Data(base64Encoded: base64), let decoded = try? JSONDecoder().decode(PageToken.self, from: data)
+    else { throw .invalid("page_token is not a token this server issued") }
+    guard decoded.query == query else { throw .invalid("page_token was issued for a different query") }
+    return decoded.after
+  }
+
+  static func encode(after: String, query: String) -> String {
+    let data = (try? JSONEncoder().encode(PageToken(after: after, query: query))) ?? Data()
+    return data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  /// Fleet Engine leaves the default page size to the server; 100 by default, at most 1000.
+  static func pageSize(_ requested: Int32) throws(FleetError) -> Int {
+    guard requested >= 0 else { throw .invalid("page_size must not be negative, got \(requested)") }
+    return requested == 0 ? 100 : min(Int(requested), 1000)
+  }
+}
+
+/// Field masks: the paths a client may set, the ones the server owns, and nothing else.
+struct UpdateMask {
+  let paths: Set<String>
+
+  init(_ raw: [String], updatable: Set<String>, serverOwned: Set<String>, resource: String) throws(FleetError) {
+    let paths = raw.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+      .filter { !$0.isEmpty }
+    // Fleet Engine's wording.
+    guard !paths.isEmpty else { throw .invalid("update_mask cannot be empty") }
+    for path in paths {
+      if serverOwned.contains(path) {
+        throw .invalid("update_mask: \(resource).\(path) is maintained by the server and cannot be updated")
+      }
+      guard updatable.contains(path) else {
+        throw .invalid("update_mask: '\(path)' is not an updatable field of \(resource)")
+      }
+    }
+    self.paths = Set(paths)
+  }
+
+  func contains(_ path: String) -> Bool { paths.contains(path) }
+}

@@ -1,0 +1,66 @@
+import FleetCore
+import FleetProto
+import Foundation
+
+extension VehicleInput {
+  /// The client-settable fields of a wire Vehicle.
+  init(_ p: Maps_Fleetengine_V1_Vehicle, provider: String, id: String) throws(FleetError) {
+    var v = Vehicle(provider: provider, id: id)
+    v.state = try domainEnum(p.vehicleState, "vehicle.vehicle_state")
+    v.supportedTripTypes = try p.supportedTripTypes.enumerated().map { (i, t) throws(FleetError) in
+      try domainEnum(t, "vehicle.supported_trip_types[\(i)]")
+    }
+    v.lastLocation = p.hasLastLocation ? try VehicleLocation(p.lastLocation, field: "vehicle.last_location") : nil
+    v.maximumCapacity = p.maximumCapacity
+    v.attributes = try p.attributes.enumerated().map { (i, a) throws(FleetError) in
+      try Attribute(a, field: "vehicle.attributes[\(i)]")
+    }
+    v.category = p.hasVehicleType ? try domainEnum(p.vehicleType.category, "vehicle.vehicle_type.category") : .unknown
+    v.licensePlate =
+      p.hasLicensePlate
+      ? LicensePlate(countryCode: p.licensePlate.countryCode, lastCharacter: p.licensePlate.lastCharacter) : nil
+    v.currentRouteSegment = p.currentRouteSegment
+    v.currentRouteSegmentEndPoint =
+      p.hasCurrentRouteSegmentEndPoint
+      ? try TripWaypoint(p.currentRouteSegmentEndPoint, field: "vehicle.current_route_segment_end_point") : nil
+    v.remainingDistanceMeters = p.hasRemainingDistanceMeters ? p.remainingDistanceMeters.value : nil
+    v.etaToFirstWaypoint = p.hasEtaToFirstWaypoint ? Date(p.etaToFirstWaypoint) : nil
+    v.waypoints = try tripWaypoints(p.waypoints, field: "vehicle.waypoints")
+    v.backToBackEnabled = p.backToBackEnabled
+    v.navigationStatus = try domainEnum(p.navigationStatus, "vehicle.navigation_status")
+    let past = try p.pastLocations.enumerated().map { (i, l) throws(FleetError) in
+      try VehicleLocation(l, field: "vehicle.past_locations[\(i)]")
+    }
+    self.init(
+      vehicle: v, pastLocations: past,
+      remainingTimeSeconds: p.hasRemainingTimeSeconds ? p.remainingTimeSeconds.value : nil)
+  }
+}
+
+extension Maps_Fleetengine_V1_Vehicle {
+  /// The wire Vehicle for a response. Input-only fields are never returned.
+  init(_ v: Vehicle) {
+    self.init()
+    name = v.name.description
+    vehicleState = wireEnum(v.state)
+    supportedTripTypes = v.supportedTripTypes.map(wireEnum)
+    currentTrips = v.currentTrips
+    if let location = v.lastLocation { lastLocation = location.proto }
+    maximumCapacity = v.maximumCapacity
+    attributes = v.attributes.map(\.vehicleProto)
+    vehicleType.category = wireEnum(v.category)
+    if let plate = v.licensePlate {
+      licensePlate.countryCode = plate.countryCode
+      licensePlate.lastCharacter = plate.lastCharacter
+    }
+    currentRouteSegment = v.currentRouteSegment
+    if let version = v.currentRouteSegmentVersion { currentRouteSegmentVersion = version.proto }
+    if let end = v.currentRouteSegmentEndPoint { currentRouteSegmentEndPoint = end.proto }
+    if let meters = v.remainingDistanceMeters { remainingDistanceMeters = .init(meters) }
+    if let eta = v.etaToFirstWaypoint { etaToFirstWaypoint = eta.proto }
+    waypoints = v.waypoints.map(\.proto)
+    if let version = v.waypointsVersion { waypointsVersion = version.proto }
+    backToBackEnabled = v.backToBackEnabled
+    navigationStatus = wireEnum(v.navigationStatus)
+  }
+}

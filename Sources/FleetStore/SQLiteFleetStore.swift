@@ -1,0 +1,210 @@
+import FleetCore
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The embedded default store: one SQLite file (WAL) under the data directory, through GRDB.
+///
+/// Durability: `commit` returns only after SQLite has synced the transaction (synchronous=FULL).
+/// Throughput: commits that arrive while one is being written are batched into the next
+/// transaction (group commit); one waiting caller is promoted to write each batch, so there is no
+/// background task and no caller waits behind more than one batch.
+public final class SQLiteFleetStore: FleetStorage {
+  public static let fileName = "fleet.sqlite"
+
+  let pool: DatabasePool
+  let logger: Logger
+  let queue = Mutex(CommitQueue())
+
+  /// Opens (creating if needed) `<directory>/fleet.sqlite` and migrates its schema.
+  public init(directory: String, logger: Logger = Logger(label: "fleetkit.store")) throws {
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    var configuration = Configuration()
+    configuration.prepareDatabase { db in
+      // FULL: a synced transaction survives power loss, not only a killed process.
+      try db.execute(sql: "PRAGMA synchronous = FULL")
+    }
+    configuration.busyMode = .timeout(10)
+    pool = try DatabasePool(path: (directory as NSString).appendingPathComponent(Self.fileName), configuration: configuration)
+    self.logger = logger
+    try Self.migrator.migrate(pool)
+  }
+
+  static var migrator: DatabaseMigrator {
+    var migrator = DatabaseMigrator()
+    migrator.registerMigration("v1") { db in
+      // body is NULL for a tombstone: a deletion kept so that an older write cannot resurrect it.
+      for table in ["trips", "vehicles"] {
+        try db.execute(
+          sql: """
+            CREATE TABLE \(table) (
+              provider TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL, body BLOB,
+              PRIMARY KEY (provider, id)) WITHOUT ROWID
+            """)
+      }
+      try db.execute(
+        sql: """
+          CREATE TABLE billable_trips (
+            provider TEXT NOT NULL, id TEXT NOT NULL, report_time REAL NOT NULL, body BLOB NOT NULL)
+          """)
+      try db.execute(
+        sql: """
+          CREATE TABLE signing_keys (
+            key_id TEXT PRIMARY KEY, provider TEXT NOT NULL, role TEXT NOT NULL, public_key_pem TEXT NOT NULL,
+            client_email TEXT NOT NULL, create_time REAL NOT NULL, revoke_time REAL)
+          """)
+    }
+    return migrator
+  }
+
+  // MARK: - Loading
+
+  public func loadTrips() async throws -> [Trip] { try await load("trips") }
+  public func loadVehicles() async throws -> [Vehicle] { try await load("vehicles") }
+
+  func load<T: Decodable & Sendable>(_ table: String) async throws -> [T] {
+    try await pool.read { db in
+      let decoder = JSONDecoder()
+      return try Data.fetchAll(db, sql: "SELECT body FROM \(table) WHERE body IS NOT NULL").map {
+        try decoder.decode(T.self, from: $0)
+      }
+    }
+  }
+
+  // MARK: - Group commit
+
+  struct Entry {
+    let id: UInt64
+    let changes: [StoredChange]
+    let continuation: CheckedContinuation<Turn, Never>
+  }
+
+  enum Turn {
+    /// This caller writes the queued batch.
+    case lead
+    case done(Result<Void, any Error>)
+  }
+
+  struct CommitQueue {
+    var nextID: UInt64 = 0
+    var waiting: [Entry] = []
+    var writing = false
+  }
+
+  public func commit(_ changes: [StoredChange]) async throws {
+    let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
+      let lead = queue.withLock { q -> Bool in
+        q.nextID += 1
+        q.waiting.append(Entry(id: q.nextID, changes: changes, continuation: continuation))
+        if q.writing { return false }
+        q.writing = true
+        return true
+      }
+      if lead { continuation.resume(returning: .lead) }
+    }
+    switch turn {
+    case .done(let result): try result.get()
+    case .lead: try await writeBatch()
+    }
+  }
+
+  /// Writes everything queued in one transaction, hands the lead to the next waiter (if any), and
+  /// tells the batch's callers the outcome.
+  func writeBatch() async throws {
+    let batch = queue.withLock { q -> [Entry] in
+      defer { q.waiting = [] }
+      return q.waiting
+    }
+    let result: Result<Void, any Error>
+    do {
+      try await write(batch.flatMap(\.changes))
+      result = .success(())
+    } catch {
+      logger.error("commit failed", metadata: ["error": "\(error)", "batch.size": "\(batch.count)"])
+      result = .failure(error)
+    }
+    // A waiter that queued during the write leads the next batch; its own entry stays first in
+    // the queue, so it writes itself along with the others.
+    let nextLeader = queue.withLock { q -> Entry? in
+      if let next = q.waiting.first { return next }
+      q.writing = false
+      return nil
+    }
+    nextLeader?.continuation.resume(returning: .lead)
+    // The first entry is the leader itself (it queued before it led); it returns below.
+    for entry in batch.dropFirst() { entry.continuation.resume(returning: .done(result)) }
+    try result.get()
+  }
+
+  func write(_ changes: [StoredChange]) async throws {
+    let encoder = JSONEncoder()
+    try await pool.write { db in
+      for change in changes {
+        switch change {
+        case .putTrip(let trip):
+          try Self.put(db, table: "trips", provider: trip.provider, id: trip.id, revision: trip.revision,
+                       body: try encoder.encode(trip))
+        case .putVehicle(let vehicle):
+          try Self.put(db, table: "vehicles", provider: vehicle.provider, id: vehicle.id, revision: vehicle.revision,
+                       body: try encoder.encode(vehicle))
+        case .deleteTrip(let provider, let id, let revision):
+          try Self.put(db, table: "trips", provider: provider, id: id, revision: revision, body: nil)
+        case .deleteVehicle(let provider, let id, let revision):
+          try Self.put(db, table: "vehicles", provider: provider, id: id, revision: revision, body: nil)
+        case .putBillableTrip(let report):
+          try db.execute(
+            sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)",
+            arguments: [report.provider, report.billableTripID, report.reportTime.timeIntervalSince1970,
+                        try encoder.encode(report)])
+        }
+      }
+    }
+  }
+
+  /// Upsert that keeps the newest revision whatever order commits land in.
+  static func put(_ db: Database, table: String, provider: String, id: String, revision: UInt64, body: Data?) throws {
+    try db.execute(
+      sql: """
+        INSERT INTO \(table) (provider, id, revision, body) VALUES (?, ?, ?, ?)
+        ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
+        WHERE excluded.revision > \(table).revision
+        """,
+      arguments: [provider, id, Int64(revision), body])
+  }
+
+  // MARK: - Signing keys
+
+  public func signingKey(id: String) async throws -> SigningKey? {
+    try await pool.read { db in
+      try Row.fetchOne(db, sql: "SELECT * FROM signing_keys WHERE key_id = ?", arguments: [id]).map(Self.key)
+    }
+  }
+
+  public func signingKeys() async throws -> [SigningKey] {
+    try await pool.read { db in
+      try Row.fetchAll(db, sql: "SELECT * FROM signing_keys ORDER BY create_time").map(Self.key)
+    }
+  }
+
+  public func saveSigningKey(_ key: SigningKey) async throws {
+    try await pool.write { db in
+      try db.execute(
+        sql: """
+          INSERT INTO signing_keys (key_id, provider, role, public_key_pem, client_email, create_time, revoke_time)
+          VALUES (?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (key_id) DO UPDATE SET revoke_time = excluded.revoke_time
+          """,
+        arguments: [key.keyID, key.provider, key.role.rawValue, key.publicKeyPEM, key.clientEmail,
+                    key.createTime.timeIntervalSince1970, key.revokeTime?.timeIntervalSince1970])
+    }
+  }
+
+  static func key(_ row: Row) -> SigningKey {
+    SigningKey(
+      keyID: row["key_id"], provider: row["provider"], role: Role(rawValue: row["role"]) ?? .viewer,
+      publicKeyPEM: row["public_key_pem"], clientEmail: row["client_email"],
+      createTime: Date(timeIntervalSince1970: row["create_time"]),
+      revokeTime: (row["revoke_time"] as Double?).map { Date(timeIntervalSince1970: $0) })
+  }
+}
