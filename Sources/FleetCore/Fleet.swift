@@ -125,3 +125,8 @@ struct UpdateMask {
 
   func contains(_ path: String) -> Bool { paths.contains(path) }
 }
+
+extension Fleet {
+  /// False once a commit has failed (see `State.storageFailure`).
+  public var isHealthy: Bool { state.withLock { $0.storageFailure == nil } }
+}

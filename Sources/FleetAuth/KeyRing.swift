@@ -1,0 +1,30 @@
+import FleetCore
+import Foundation
+
+/// Registers, lists and revokes the keys that sign tokens. A running fleetd sees changes within
+/// `AuthConfiguration.keyCacheTTL` because it reads keys from the same store.
+public struct KeyRing: Sendable {
+  let storage: any FleetStorage
+
+  public init(storage: any FleetStorage) { self.storage = storage }
+
+  /// Creates a key pair, registers its public half and returns the private key file.
+  public func add(provider: String, role: Role) async throws -> ServiceAccountKey {
+    try ResourceID.validateProvider(provider, field: "provider")
+    let (file, key) = try ServiceAccountKey.generate(provider: provider, role: role)
+    try await storage.saveSigningKey(key)
+    return file
+  }
+
+  public func list() async throws -> [SigningKey] { try await storage.signingKeys() }
+
+  public func revoke(keyID: String, now: Date = Date()) async throws {
+    guard var key = try await storage.signingKey(id: keyID) else {
+      throw FleetError.notFound("key '\(keyID)' is not registered")
+    }
+    if key.revokeTime == nil {
+      key.revokeTime = now
+      try await storage.saveSigningKey(key)
+    }
+  }
+}

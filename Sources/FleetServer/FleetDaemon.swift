@@ -1,0 +1,132 @@
+import FleetAuth
+import FleetCore
+import FleetStore
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import UnixSignals
+import Synchronization
+
+/// fleetd: the gRPC and REST servers over one `Fleet` on the embedded SQLite store. `fleetd serve`
+/// builds one and runs it; tests build one on port 0 and read the bound ports.
+public final class FleetDaemon: Sendable {
+  public let fleet: Fleet
+  public let storage: SQLiteFleetStore
+  let grpcTransport: HTTP2ServerTransport.Posix
+  let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
+  let http: Application<RouterResponder<BasicRequestContext>>
+  let httpPort = BoundPort()
+  let logger: Logger
+
+  public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
+    let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
+    let fleet = try await Fleet(storage: storage)
+    return FleetDaemon(configuration: configuration, fleet: fleet, storage: storage, logger: logger)
+  }
+
+  init(configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, logger: Logger) {
+    self.fleet = fleet
+    self.storage = storage
+    self.logger = logger
+    let registry = PrometheusCollectorRegistry()
+    let verifier = TokenVerifier(configuration: configuration.auth) { keyID in try await storage.signingKey(id: keyID) }
+    let gate = RequestGate(
+      verifier: verifier, quotas: configuration.quotas, metrics: RequestMetrics(registry: registry), logger: logger)
+    let rpcs = FleetRPCs(fleet: fleet)
+
+    let grpcFront = GRPCFront(gate: gate, rpcs: rpcs)
+    grpcTransport = HTTP2ServerTransport.Posix(
+      address: Self.bindAddress(configuration.host, configuration.grpcPort),
+      transportSecurity: .plaintext,
+      config: .defaults { $0.rpc.maxRequestPayloadSize = configuration.maximumRequestBytes })
+    grpcServer = GRPCServer(
+      transport: grpcTransport,
+      services: [TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront)])
+
+    let router = Router(context: BasicRequestContext.self)
+    RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)
+    router.get("/healthz") { _, _ -> Response in
+      let healthy = fleet.isHealthy
+      return Response(
+        status: healthy ? .ok : .serviceUnavailable,
+        body: .init(byteBuffer: ByteBuffer(string: healthy ? "ok\n" : "storage failed\n")))
+    }
+    router.get("/metrics") { _, _ -> Response in
+      var headers = HTTPFields()
+      headers[.contentType] = "text/plain; version=0.0.4"
+      return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+    let httpPort = self.httpPort
+    http = Application(
+      router: router,
+      configuration: .init(address: .hostname(configuration.host, port: configuration.httpPort), serverName: "fleetd"),
+      onServerRunning: { channel in httpPort.set(channel.localAddress?.port ?? 0) },
+      logger: logger)
+  }
+
+  static func bindAddress(_ host: String, _ port: Int) -> GRPCNIOTransportCore.SocketAddress {
+    if host.contains(":") { return .ipv6(host: host, port: port) }
+    return .ipv4(host: host == "localhost" ? "127.0.0.1" : host, port: port)
+  }
+
+  /// Runs both servers until SIGTERM/SIGINT (graceful: in-flight requests finish) or cancellation.
+  public func run(shutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
+    let group = ServiceGroup(
+      configuration: .init(
+        services: [.init(service: GRPCService(server: grpcServer)), .init(service: http)],
+        gracefulShutdownSignals: shutdownSignals, logger: logger))
+    try await group.run()
+  }
+
+  /// The bound gRPC port (waits until the server listens).
+  public func grpcPort() async throws -> Int {
+    let address = try await grpcTransport.listeningAddress
+    return address.ipv4?.port ?? address.ipv6?.port ?? 0
+  }
+
+  /// The bound HTTP port (waits until the server listens).
+  public func restPort() async -> Int { await httpPort.get() }
+}
+
+/// grpc-swift's server as a swift-service-lifecycle service.
+struct GRPCService: Service {
+  let server: GRPCServer<HTTP2ServerTransport.Posix>
+
+  func run() async throws {
+    try await withGracefulShutdownHandler {
+      try await server.serve()
+    } onGracefulShutdown: {
+      server.beginGracefulShutdown()
+    }
+  }
+}
+
+/// A port learned once a server is bound; readers wait for it.
+final class BoundPort: Sendable {
+  let state = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+
+  func set(_ port: Int) {
+    let waiters = state.withLock { s in
+      s.port = port
+      defer { s.waiters = [] }
+      return s.waiters
+    }
+    for waiter in waiters { waiter.resume(returning: port) }
+  }
+
+  func get() async -> Int {
+    await withCheckedContinuation { continuation in
+      let port = state.withLock { s -> Int? in
+        if let port = s.port { return port }
+        s.waiters.append(continuation)
+        return nil
+      }
+      if let port { continuation.resume(returning: port) }
+    }
+  }
+}

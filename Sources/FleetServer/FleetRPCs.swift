@@ -1,0 +1,177 @@
+import FleetCore
+import FleetProto
+import Foundation
+import SwiftProtobuf
+
+/// Every RPC as decode → one domain call → encode, over the wire messages. The gRPC services and
+/// the REST routes both call these, so the two transports cannot drift apart.
+struct FleetRPCs: Sendable {
+  let fleet: Fleet
+
+  // MARK: TripService
+
+  func createTrip(_ r: Maps_Fleetengine_V1_CreateTripRequest, _ caller: Caller) async throws(FleetError)
+    -> Maps_Fleetengine_V1_Trip
+  {
+    let parent = try ProviderName(parsing: r.parent)
+    guard r.hasTrip else { throw .invalid("trip is required") }
+    let trip = try Trip(input: r.trip, provider: parent.provider, id: r.tripID)
+    let order = try tripWaypoints(r.trip.vehicleWaypoints, field: "trip.vehicle_waypoints")
+    return Maps_Fleetengine_V1_Trip(
+      try await fleet.createTrip(
+        caller: caller, provider: parent.provider, tripID: r.tripID, trip: trip, vehicleWaypoints: order))
+  }
+
+  func getTrip(_ r: Maps_Fleetengine_V1_GetTripRequest, _ caller: Caller) throws(FleetError) -> Maps_Fleetengine_V1_Trip {
+    let name = try ResourceName(parsing: r.name, kind: .trips)
+    let view: TripView = try domainEnum(r.view, "view")
+    _ = try domainEnum(r.routeFormatType, "route_format_type") as PolylineFormat
+    return Maps_Fleetengine_V1_Trip(try fleet.getTrip(caller: caller, name: name, view: view))
+  }
+
+  func updateTrip(_ r: Maps_Fleetengine_V1_UpdateTripRequest, _ caller: Caller) async throws(FleetError)
+    -> Maps_Fleetengine_V1_Trip
+  {
+    let name = try ResourceName(parsing: r.name, kind: .trips)
+    guard r.hasTrip else { throw .invalid("trip is required") }
+    let trip = try Trip(input: r.trip, provider: name.provider, id: name.id)
+    let order = try tripWaypoints(r.trip.vehicleWaypoints, field: "trip.vehicle_waypoints")
+    return Maps_Fleetengine_V1_Trip(
+      try await fleet.updateTrip(
+        caller: caller, name: name, trip: trip, vehicleWaypoints: order, mask: r.updateMask.paths))
+  }
+
+  func deleteTrip(_ r: Maps_Fleetengine_V1_DeleteTripRequest, _ caller: Caller) async throws(FleetError)
+    -> Google_Protobuf_Empty
+  {
+    try await fleet.deleteTrip(caller: caller, name: try ResourceName(parsing: r.name, kind: .trips))
+    return Google_Protobuf_Empty()
+  }
+
+  func searchTrips(_ r: Maps_Fleetengine_V1_SearchTripsRequest, _ caller: Caller) throws(FleetError)
+    -> Maps_Fleetengine_V1_SearchTripsResponse
+  {
+    let parent = try ProviderName(parsing: r.parent)
+    var query = Fleet.TripSearch()
+    query.vehicleID = r.vehicleID
+    query.activeTripsOnly = r.activeTripsOnly
+    query.pageSize = r.pageSize
+    query.pageToken = r.pageToken
+    query.minimumStaleness = r.hasMinimumStaleness ? Duration(r.minimumStaleness) : nil
+    let (trips, next) = try fleet.searchTrips(caller: caller, provider: parent.provider, query: query)
+    var response = Maps_Fleetengine_V1_SearchTripsResponse()
+    response.trips = trips.map(Maps_Fleetengine_V1_Trip.init)
+    response.nextPageToken = next
+    return response
+  }
+
+  func reportBillableTrip(_ r: Maps_Fleetengine_V1_ReportBillableTripRequest, _ caller: Caller) async throws(FleetError)
+    -> Google_Protobuf_Empty
+  {
+    let name = try ResourceName(parsing: r.name, kind: .billableTrips)
+    _ = try domainEnum(r.platform, "platform") as BillingPlatform
+    _ = try domainEnum(r.solutionType, "solution_type") as SolutionType
+    try await fleet.reportBillableTrip(
+      caller: caller,
+      report: BillableTripReport(
+        provider: name.provider, billableTripID: name.id, countryCode: r.countryCode, platform: r.platform.rawValue,
+        relatedIDs: r.relatedIds, solutionType: r.solutionType.rawValue, reportTime: Date()))
+    return Google_Protobuf_Empty()
+  }
+
+  // MARK: VehicleService
+
+  func createVehicle(_ r: Maps_Fleetengine_V1_CreateVehicleRequest, _ caller: Caller) async throws(FleetError)
+    -> Maps_Fleetengine_V1_Vehicle
+  {
+    let parent = try ProviderName(parsing: r.parent)
+    guard r.hasVehicle else { throw .invalid("vehicle is required") }
+    let input = try VehicleInput(r.vehicle, provider: parent.provider, id: r.vehicleID)
+    return Maps_Fleetengine_V1_Vehicle(
+      try await fleet.createVehicle(caller: caller, provider: parent.provider, vehicleID: r.vehicleID, vehicle: input))
+  }
+
+  func getVehicle(_ r: Maps_Fleetengine_V1_GetVehicleRequest, _ caller: Caller) throws(FleetError)
+    -> Maps_Fleetengine_V1_Vehicle
+  {
+    let name = try ResourceName(parsing: r.name, kind: .vehicles)
+    return Maps_Fleetengine_V1_Vehicle(
+      try fleet.getVehicle(
+        caller: caller, name: name,
+        currentRouteSegmentVersion: r.hasCurrentRouteSegmentVersion ? Date(r.currentRouteSegmentVersion) : nil,
+        waypointsVersion: r.hasWaypointsVersion ? Date(r.waypointsVersion) : nil))
+  }
+
+  func updateVehicle(_ r: Maps_Fleetengine_V1_UpdateVehicleRequest, _ caller: Caller) async throws(FleetError)
+    -> Maps_Fleetengine_V1_Vehicle
+  {
+    let name = try ResourceName(parsing: r.name, kind: .vehicles)
+    guard r.hasVehicle else { throw .invalid("vehicle is required") }
+    let input = try VehicleInput(r.vehicle, provider: name.provider, id: name.id)
+    return Maps_Fleetengine_V1_Vehicle(
+      try await fleet.updateVehicle(caller: caller, name: name, vehicle: input, mask: r.updateMask.paths))
+  }
+
+  func updateVehicleAttributes(_ r: Maps_Fleetengine_V1_UpdateVehicleAttributesRequest, _ caller: Caller)
+    async throws(FleetError) -> Maps_Fleetengine_V1_UpdateVehicleAttributesResponse
+  {
+    let name = try ResourceName(parsing: r.name, kind: .vehicles)
+    let attributes = try r.attributes.enumerated().map { (i, a) throws(FleetError) in
+      try Attribute(a, field: "attributes[\(i)]")
+    }
+    var response = Maps_Fleetengine_V1_UpdateVehicleAttributesResponse()
+    response.attributes = try await fleet.updateVehicleAttributes(caller: caller, name: name, attributes: attributes)
+      .map(\.vehicleProto)
+    return response
+  }
+
+  func deleteVehicle(_ r: Maps_Fleetengine_V1_DeleteVehicleRequest, _ caller: Caller) async throws(FleetError)
+    -> Google_Protobuf_Empty
+  {
+    try await fleet.deleteVehicle(caller: caller, name: try ResourceName(parsing: r.name, kind: .vehicles))
+    return Google_Protobuf_Empty()
+  }
+
+  func listVehicles(_ r: Maps_Fleetengine_V1_ListVehiclesRequest, _ caller: Caller) throws(FleetError)
+    -> Maps_Fleetengine_V1_ListVehiclesResponse
+  {
+    let parent = try ProviderName(parsing: r.parent)
+    var query = Fleet.VehicleListing()
+    query.pageSize = r.pageSize
+    query.pageToken = r.pageToken
+    query.minimumCapacity = r.hasMinimumCapacity ? r.minimumCapacity.value : nil
+    query.tripTypes = try r.tripTypes.enumerated().map { (i, t) throws(FleetError) in try domainEnum(t, "trip_types[\(i)]") }
+    query.maximumStaleness = r.hasMaximumStaleness ? Duration(r.maximumStaleness) : nil
+    query.categories = try r.vehicleTypeCategories.enumerated().map { (i, c) throws(FleetError) in
+      try domainEnum(c, "vehicle_type_categories[\(i)]")
+    }
+    query.requiredAttributes = r.requiredAttributes
+    query.requiredOneOfAttributes = r.requiredOneOfAttributes
+    query.requiredOneOfAttributeSets = r.requiredOneOfAttributeSets
+    query.state = try domainEnum(r.vehicleState, "vehicle_state")
+    query.onTripOnly = r.onTripOnly
+    query.filter = r.filter
+    if r.hasViewport { query.viewport = Viewport(low: LatLng(r.viewport.low), high: LatLng(r.viewport.high)) }
+    let (vehicles, next, total) = try fleet.listVehicles(caller: caller, provider: parent.provider, query: query)
+    var response = Maps_Fleetengine_V1_ListVehiclesResponse()
+    response.vehicles = vehicles.map(Maps_Fleetengine_V1_Vehicle.init)
+    response.nextPageToken = next
+    response.totalSize = Int64(total)
+    return response
+  }
+
+  func searchVehicles(_ r: Maps_Fleetengine_V1_SearchVehiclesRequest, _ caller: Caller) throws(FleetError)
+    -> Maps_Fleetengine_V1_SearchVehiclesResponse
+  {
+    _ = try ProviderName(parsing: r.parent)
+    try caller.mayCall(.searchVehicles)
+    throw FleetError(
+      .unimplemented,
+      "SearchVehicles is not implemented yet: it needs the routing engine (driving ETAs to the pickup point); use ListVehicles with a viewport meanwhile")
+  }
+}
+
+// Wire enums checked for unknown values but not otherwise used by the domain.
+enum PolylineFormat: Int { case unknown = 0, latLngList = 1, encodedPolyline = 2 }
+enum BillingPlatform: Int { case unspecified = 0, server, web, android, ios, others }
+enum SolutionType: Int { case unspecified = 0, onDemandRidesharingAndDeliveries = 1 }

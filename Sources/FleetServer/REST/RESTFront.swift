@@ -1,0 +1,285 @@
+import FleetCore
+import FleetProto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import SwiftProtobuf
+
+/// Fleet Engine's REST v1 mapping (google.api.http rules of trip_api.proto and vehicle_api.proto),
+/// with the proto3 JSON mapping and Google's error body. Every route builds the same request
+/// message the gRPC service receives and calls the same `FleetRPCs` function.
+struct RESTFront: Sendable {
+  let gate: RequestGate
+  let rpcs: FleetRPCs
+  let maximumRequestBytes: Int
+  let requestIDs = RequestIDs()
+
+  func addRoutes(to router: Router<BasicRequestContext>) {
+    for method in [HTTPRequest.Method.get, .post, .put, .delete] {
+      router.on("/v1/**", method: method) { request, _ in await self.handle(request) }
+    }
+  }
+
+  func handle(_ request: Request) async -> Response {
+    var request = request
+    let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
+    do {
+      let route = try RESTRoute(method: request.method, path: request.uri.path)
+      let body: ByteBuffer
+      do {
+        body = try await request.collectBody(upTo: maximumRequestBytes)
+      } catch {
+        return errorResponse(
+          FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes"),
+          status: .contentTooLarge, requestID: requestID)
+      }
+      let query = request.uri.queryParameters
+      let call = RESTCall(
+        route: route, body: Data(buffer: body),
+        query: query.map { (String($0.key), String($0.value)) })
+      let authorization = request.headers[.authorization]
+      let timeout = request.headers[.init("x-server-timeout")!].flatMap(Double.init).map { Duration.milliseconds(Int64($0 * 1000)) }
+      let json = try await gate.run(
+        route.operation, transport: "rest", authorization: authorization, requestID: requestID, timeout: timeout
+      ) { [rpcs] caller throws(FleetError) in try await call.perform(rpcs, caller) }
+      var headers = HTTPFields()
+      headers[.contentType] = "application/json; charset=utf-8"
+      headers[.init("x-request-id")!] = requestID
+      return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: json)))
+    } catch {
+      return errorResponse(error, status: error.code.httpStatus, requestID: requestID)
+    }
+  }
+
+  /// Google's error body: {"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}.
+  func errorResponse(_ error: FleetError, status: HTTPResponse.Status, requestID: String) -> Response {
+    let body: [String: Any] = ["error": ["code": status.code, "message": error.message, "status": error.code.rawValue]]
+    let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json; charset=utf-8"
+    headers[.init("x-request-id")!] = requestID
+    if let retryAfter = error.retryAfter {
+      let (seconds, atto) = retryAfter.components
+      headers[.retryAfter] = "\(seconds + (atto > 0 ? 1 : 0))"
+    }
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+  }
+}
+
+/// Which RPC a method and path name, and the resource names in the path.
+struct RESTRoute: Sendable {
+  enum Target: Sendable {
+    case createTrip(parent: String), getTrip(String), updateTrip(String), deleteTrip(String)
+    case searchTrips(parent: String), reportBillableTrip(String)
+    case createVehicle(parent: String), getVehicle(String), updateVehicle(String), deleteVehicle(String)
+    case updateVehicleAttributes(String), listVehicles(parent: String), searchVehicles(parent: String)
+  }
+
+  let target: Target
+
+  init(method: HTTPRequest.Method, path: String) throws(FleetError) {
+    let decoded = path.removingPercentEncoding ?? path
+    var parts = decoded.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    guard parts.count >= 4, parts[0] == "", parts[1] == "v1", parts[2] == "providers" else {
+      throw .notFound("no such REST resource: \(method.rawValue) \(path)")
+    }
+    parts.removeFirst(2)
+    // A custom method rides on the last segment: "trips:search", "v1:updateAttributes".
+    var verb = ""
+    if let last = parts.last, let colon = last.firstIndex(of: ":") {
+      verb = String(last[last.index(after: colon)...])
+      parts[parts.count - 1] = String(last[..<colon])
+    }
+    let parent = "providers/\(parts[1])"
+    let name = parts.joined(separator: "/")
+    switch (method, parts.count, parts.count > 2 ? parts[2] : "", verb) {
+    case (.post, 3, "trips", ""): target = .createTrip(parent: parent)
+    case (.post, 3, "trips", "search"): target = .searchTrips(parent: parent)
+    case (.get, 4, "trips", ""): target = .getTrip(name)
+    case (.put, 4, "trips", ""): target = .updateTrip(name)
+    case (.delete, 4, "trips", ""): target = .deleteTrip(name)
+    case (.post, 4, "billableTrips", "report"): target = .reportBillableTrip(name)
+    case (.post, 3, "vehicles", ""): target = .createVehicle(parent: parent)
+    case (.get, 3, "vehicles", ""): target = .listVehicles(parent: parent)
+    case (.post, 3, "vehicles", "search"): target = .searchVehicles(parent: parent)
+    case (.get, 4, "vehicles", ""): target = .getVehicle(name)
+    case (.put, 4, "vehicles", ""): target = .updateVehicle(name)
+    case (.delete, 4, "vehicles", ""): target = .deleteVehicle(name)
+    case (.post, 4, "vehicles", "updateAttributes"): target = .updateVehicleAttributes(name)
+    default: throw .notFound("no such REST resource: \(method.rawValue) \(path)")
+    }
+  }
+
+  var operation: FleetOperation {
+    switch target {
+    case .createTrip: .createTrip
+    case .getTrip: .getTrip
+    case .updateTrip: .updateTrip
+    case .deleteTrip: .deleteTrip
+    case .searchTrips: .searchTrips
+    case .reportBillableTrip: .reportBillableTrip
+    case .createVehicle: .createVehicle
+    case .getVehicle: .getVehicle
+    case .updateVehicle: .updateVehicle
+    case .deleteVehicle: .deleteVehicle
+    case .updateVehicleAttributes: .updateVehicleAttributes
+    case .listVehicles: .listVehicles
+    case .searchVehicles: .searchVehicles
+    }
+  }
+}
+
+/// One REST request turned into the wire request message and back into JSON.
+struct RESTCall: Sendable {
+  let route: RESTRoute
+  let body: Data
+  let query: [(String, String)]
+
+  static let decoding = JSONDecodingOptions()
+  static let encoding = JSONEncodingOptions()
+
+  func perform(_ rpcs: FleetRPCs, _ caller: Caller) async throws(FleetError) -> Data {
+    switch route.target {
+    case .createTrip(let parent):
+      var r = Maps_Fleetengine_V1_CreateTripRequest()
+      r.parent = parent
+      r.tripID = queryValue("tripId", "trip_id")
+      r.trip = try decodeBody(Maps_Fleetengine_V1_Trip.self, required: true)
+      return try encode(try await rpcs.createTrip(r, caller))
+    case .getTrip(let name):
+      var r: Maps_Fleetengine_V1_GetTripRequest = try fromQuery()
+      r.name = name
+      return try encode(try rpcs.getTrip(r, caller))
+    case .updateTrip(let name):
+      var r = Maps_Fleetengine_V1_UpdateTripRequest()
+      r.name = name
+      r.trip = try decodeBody(Maps_Fleetengine_V1_Trip.self, required: true)
+      r.updateMask.paths = updateMask()
+      return try encode(try await rpcs.updateTrip(r, caller))
+    case .deleteTrip(let name):
+      var r = Maps_Fleetengine_V1_DeleteTripRequest()
+      r.name = name
+      return try encode(try await rpcs.deleteTrip(r, caller))
+    case .searchTrips(let parent):
+      var r = try decodeBody(Maps_Fleetengine_V1_SearchTripsRequest.self)
+      r.parent = parent
+      return try encode(try rpcs.searchTrips(r, caller))
+    case .reportBillableTrip(let name):
+      var r = try decodeBody(Maps_Fleetengine_V1_ReportBillableTripRequest.self)
+      r.name = name
+      return try encode(try await rpcs.reportBillableTrip(r, caller))
+    case .createVehicle(let parent):
+      var r = Maps_Fleetengine_V1_CreateVehicleRequest()
+      r.parent = parent
+      r.vehicleID = queryValue("vehicleId", "vehicle_id")
+      r.vehicle = try decodeBody(Maps_Fleetengine_V1_Vehicle.self, required: true)
+      return try encode(try await rpcs.createVehicle(r, caller))
+    case .getVehicle(let name):
+      var r: Maps_Fleetengine_V1_GetVehicleRequest = try fromQuery()
+      r.name = name
+      return try encode(try rpcs.getVehicle(r, caller))
+    case .updateVehicle(let name):
+      var r = Maps_Fleetengine_V1_UpdateVehicleRequest()
+      r.name = name
+      r.vehicle = try decodeBody(Maps_Fleetengine_V1_Vehicle.self, required: true)
+      r.updateMask.paths = updateMask()
+      return try encode(try await rpcs.updateVehicle(r, caller))
+    case .deleteVehicle(let name):
+      var r = Maps_Fleetengine_V1_DeleteVehicleRequest()
+      r.name = name
+      return try encode(try await rpcs.deleteVehicle(r, caller))
+    case .updateVehicleAttributes(let name):
+      var r = try decodeBody(Maps_Fleetengine_V1_UpdateVehicleAttributesRequest.self)
+      r.name = name
+      return try encode(try await rpcs.updateVehicleAttributes(r, caller))
+    case .listVehicles(let parent):
+      var r: Maps_Fleetengine_V1_ListVehiclesRequest = try fromQuery(
+        repeated: ["tripTypes", "trip_types", "vehicleTypeCategories", "vehicle_type_categories", "requiredAttributes",
+                   "required_attributes", "requiredOneOfAttributes", "required_one_of_attributes",
+                   "requiredOneOfAttributeSets", "required_one_of_attribute_sets"])
+      r.parent = parent
+      return try encode(try rpcs.listVehicles(r, caller))
+    case .searchVehicles(let parent):
+      var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
+      r.parent = parent
+      return try encode(try rpcs.searchVehicles(r, caller))
+    }
+  }
+
+  func queryValue(_ names: String...) -> String {
+    query.first { names.contains($0.0) }?.1 ?? ""
+  }
+
+  /// `updateMask=tripStatus,vehicleId` (the JSON form is camelCase; snake_case is accepted too).
+  func updateMask() -> [String] {
+    query.filter { $0.0 == "updateMask" || $0.0 == "update_mask" }
+      .flatMap { $0.1.split(separator: ",") }
+      .map { Self.snakeCase(String($0).trimmingCharacters(in: .whitespaces)) }
+  }
+
+  static func snakeCase(_ path: String) -> String {
+    var out = ""
+    for c in path {
+      if c.isUppercase {
+        out += "_" + c.lowercased()
+      } else {
+        out.append(c)
+      }
+    }
+    return out
+  }
+
+  func decodeBody<M: SwiftProtobuf.Message>(_ type: M.Type, required: Bool = false) throws(FleetError) -> M {
+    if body.isEmpty || body.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) {
+      if required { throw .invalid("the request body is required: a JSON \(M.protoMessageName)") }
+      return M()
+    }
+    do {
+      return try M(jsonUTF8Bytes: body, options: Self.decoding)
+    } catch {
+      throw .invalid("the request body is not valid JSON for \(M.protoMessageName): \(error)")
+    }
+  }
+
+  /// Builds a request message from query parameters (`a.b=value`, repeated keys for lists),
+  /// through the proto3 JSON mapping so names and enum values are checked the same way.
+  func fromQuery<M: SwiftProtobuf.Message>(repeated: Set<String> = []) throws(FleetError) -> M {
+    var root: [String: Any] = [:]
+    for (key, value) in query where !key.isEmpty {
+      let path = key.split(separator: ".").map(String.init)
+      let scalar: Any = value == "true" ? true as Any : (value == "false" ? false as Any : value as Any)
+      Self.insert(scalar, at: path[...], into: &root, repeated: repeated.contains(key))
+    }
+    guard !root.isEmpty else { return M() }
+    do {
+      let data = try JSONSerialization.data(withJSONObject: root)
+      return try M(jsonUTF8Bytes: data, options: Self.decoding)
+    } catch {
+      throw .invalid("the query parameters are not valid for \(M.protoMessageName): \(error)")
+    }
+  }
+
+  static func insert(_ value: Any, at path: ArraySlice<String>, into object: inout [String: Any], repeated: Bool) {
+    guard let head = path.first else { return }
+    if path.count == 1 {
+      if repeated {
+        object[head] = (object[head] as? [Any] ?? []) + [value]
+      } else {
+        object[head] = value
+      }
+      return
+    }
+    var child = object[head] as? [String: Any] ?? [:]
+    insert(value, at: path.dropFirst(), into: &child, repeated: repeated)
+    object[head] = child
+  }
+
+  func encode<M: SwiftProtobuf.Message>(_ message: M) throws(FleetError) -> Data {
+    do {
+      return try message.jsonUTF8Data(options: Self.encoding)
+    } catch {
+      throw FleetError(.internal, "could not encode the response: \(error)")
+    }
+  }
+}

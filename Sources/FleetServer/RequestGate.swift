@@ -1,0 +1,93 @@
+import FleetAuth
+import FleetCore
+import Foundation
+import Logging
+import Synchronization
+
+/// What every request goes through, whichever transport brought it: authentication, the
+/// provider's quota, the client's deadline, then one domain call; metrics and a log line after.
+final class RequestGate: Sendable {
+  let verifier: TokenVerifier
+  let quotas: Mutex<QuotaLimiter>
+  let metrics: RequestMetrics
+  let logger: Logger
+  let epoch = ContinuousClock.now
+
+  init(verifier: TokenVerifier, quotas: QuotaConfiguration, metrics: RequestMetrics, logger: Logger) {
+    self.verifier = verifier
+    self.quotas = Mutex(QuotaLimiter(configuration: quotas))
+    self.metrics = metrics
+    self.logger = logger
+  }
+
+  func run<T: Sendable>(
+    _ operation: FleetOperation, transport: String, authorization: String?, requestID: String, timeout: Duration?,
+    _ body: @escaping @Sendable (Caller) async throws(FleetError) -> T
+  ) async throws(FleetError) -> T {
+    let start = ContinuousClock.now
+    var logger = logger
+    logger[metadataKey: "request.id"] = "\(requestID)"
+    logger[metadataKey: "rpc"] = "\(operation.rawValue)"
+    let result: Result<T, FleetError>
+    do {
+      let caller = try await verifier.verify(authorizationHeader: authorization)
+      logger[metadataKey: "provider"] = "\(caller.provider)"
+      logger[metadataKey: "role"] = "\(caller.role.rawValue)"
+      let now = (start - epoch).seconds
+      try quotas.withLock { (q: inout QuotaLimiter) throws(FleetError) in
+        try q.acquire(provider: caller.provider, bucket: operation.bucket, now: now)
+      }
+      result = .success(try await Self.within(timeout) { () async throws(FleetError) -> T in try await body(caller) })
+    } catch {
+      result = .failure(error)
+    }
+    let elapsed = ContinuousClock.now - start
+    let code = (try? result.get()).map { _ in "OK" } ?? result.failure!.code.metricsLabel
+    metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed)
+    switch result {
+    case .success(let value):
+      logger.debug("ok", metadata: ["duration.ms": "\(elapsed.milliseconds)"])
+      return value
+    case .failure(let error):
+      let level: Logger.Level = error.code == .internal || error.code == .unavailable ? .error : .info
+      logger.log(level: level, "\(error.code.rawValue): \(error.message)", metadata: ["duration.ms": "\(elapsed.milliseconds)"])
+      throw error
+    }
+  }
+
+  /// Runs `body`, failing with DEADLINE_EXCEEDED if `timeout` passes first.
+  static func within<T: Sendable>(
+    _ timeout: Duration?, _ body: @escaping @Sendable () async throws(FleetError) -> T
+  ) async throws(FleetError) -> T {
+    guard let timeout else { return try await body() }
+    guard timeout > .zero else { throw FleetError(.deadlineExceeded, "the request's deadline had already passed") }
+    let outcome: Result<T, FleetError>? = await withTaskGroup(of: Result<T, FleetError>?.self) { group in
+      group.addTask {
+        do throws(FleetError) { return .success(try await body()) } catch { return .failure(error) }
+      }
+      group.addTask {
+        try? await Task.sleep(for: timeout)
+        return nil
+      }
+      let first = await group.next() ?? nil
+      group.cancelAll()
+      return first
+    }
+    guard let outcome else {
+      throw FleetError(.deadlineExceeded, "the request's deadline of \(timeout) passed before it completed")
+    }
+    return try outcome.get()
+  }
+}
+
+extension Duration {
+  var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+  var milliseconds: String { String(format: "%.3f", seconds * 1000) }
+}
+
+extension Result {
+  var failure: Failure? {
+    if case .failure(let error) = self { return error }
+    return nil
+  }
+}

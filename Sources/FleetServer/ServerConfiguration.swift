@@ -1,0 +1,19 @@
+import FleetAuth
+import FleetCore
+
+/// Everything `fleetd serve` can be told, with documented defaults.
+public struct ServerConfiguration: Sendable {
+  /// Where the SQLite file lives (created if missing).
+  public var dataDirectory = "./fleet-data"
+  public var host = "127.0.0.1"
+  /// 0 picks a free port (tests).
+  public var grpcPort = 50051
+  /// REST/JSON, /metrics and /healthz. 0 picks a free port (tests).
+  public var httpPort = 8080
+  public var auth = AuthConfiguration()
+  public var quotas = QuotaConfiguration()
+  /// Largest accepted request body, gRPC and REST alike.
+  public var maximumRequestBytes = 4 * 1024 * 1024
+
+  public init() {}
+}
