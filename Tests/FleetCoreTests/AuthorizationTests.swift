@@ -1,0 +1,44 @@
+import FleetCore
+import Testing
+
+@Suite("Authorization matrix")
+struct AuthorizationTests {
+  static let reads: Set<FleetOperation> = [.getTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles]
+  static let driverOps: Set<FleetOperation> = [
+    .getTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
+  ]
+
+  @Test(arguments: Role.allCases, FleetOperation.allCases)
+  func roleMayCall(role: Role, operation: FleetOperation) {
+    let expected: Bool =
+      switch role {
+      case .admin, .server: true
+      case .viewer: Self.reads.contains(operation)
+      case .driver: Self.driverOps.contains(operation)
+      case .consumer: operation == .getTrip
+      }
+    #expect(operation.isAllowed(for: role) == expected)
+  }
+
+  @Test func consumerSeesOnlyItsTrip() throws {
+    let consumer = Caller(provider: "p", role: .consumer, tripID: "t1")
+    try consumer.checkTripAccess(tripID: "t1", assignedVehicle: nil)
+    #expect(throws: FleetError.self) { try consumer.checkTripAccess(tripID: "t2", assignedVehicle: nil) }
+    try Caller(provider: "p", role: .consumer, tripID: "*").checkTripAccess(tripID: "t2", assignedVehicle: nil)
+    #expect(throws: FleetError.self) { try Caller(provider: "p", role: .consumer).checkTripAccess(tripID: "t1", assignedVehicle: nil) }
+  }
+
+  @Test func driverSeesOnlyItsVehicleAndItsTrips() throws {
+    let driver = Caller(provider: "p", role: .driver, vehicleID: "v1")
+    try driver.checkVehicleAccess(vehicleID: "v1")
+    #expect(throws: FleetError.self) { try driver.checkVehicleAccess(vehicleID: "v2") }
+    try driver.checkTripAccess(tripID: "t", assignedVehicle: "v1")
+    #expect(throws: FleetError.self) { try driver.checkTripAccess(tripID: "t", assignedVehicle: "v2") }
+    #expect(throws: FleetError.self) { try driver.checkTripAccess(tripID: "t", assignedVehicle: "") }
+  }
+
+  @Test func providersAreSeparate() {
+    let error = #expect(throws: FleetError.self) { try Caller.admin(of: "a").checkProvider("b") }
+    #expect(error?.code == .permissionDenied)
+  }
+}
