@@ -22,6 +22,7 @@ public final class FleetDaemon: Sendable {
   let http: Application<RouterResponder<BasicRequestContext>>
   let httpPort = BoundPort()
   let logger: Logger
+  let runningGroup = Mutex<ServiceGroup?>(nil)
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
@@ -80,7 +81,13 @@ public final class FleetDaemon: Sendable {
       configuration: .init(
         services: [.init(service: GRPCService(server: grpcServer)), .init(service: http)],
         gracefulShutdownSignals: shutdownSignals, logger: logger))
+    runningGroup.withLock { $0 = group }
     try await group.run()
+  }
+
+  /// Shuts down gracefully, as SIGTERM does: stop accepting, finish in-flight requests, return.
+  public func shutdown() async {
+    await runningGroup.withLock { $0 }?.triggerGracefulShutdown()
   }
 
   /// The bound gRPC port (waits until the server listens).

@@ -1,0 +1,103 @@
+import FleetCore
+import FleetStore
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+@Suite("fleetd over REST")
+struct RESTServerTests {
+  @Test func sameOperationsOverHTTP() async throws {
+    try await TestServer.run { server in
+      let token = try server.admin.token()
+      var (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/vehicles?vehicleId=car-1", token: token,
+        body: #"{"vehicleState":"ONLINE","supportedTripTypes":["EXCLUSIVE"],"maximumCapacity":4,"vehicleType":{"category":"AUTO"}}"#)
+      #expect(status == 200 && json["name"] as? String == "providers/acme/vehicles/car-1")
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips?tripId=trip-1", token: token,
+        body: #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":43.73,"longitude":7.42}},"vehicleId":"car-1"}"#)
+      #expect(status == 200 && json["tripStatus"] as? String == "NEW")
+      (status, json, _) = try await server.http(
+        "PUT", "/v1/providers/acme/trips/trip-1?updateMask=tripStatus", token: token, body: #"{"tripStatus":"ENROUTE_TO_PICKUP"}"#)
+      #expect(status == 200 && json["tripStatus"] as? String == "ENROUTE_TO_PICKUP")
+      (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/trip-1?view=JOURNEY_SHARING_V1S", token: token)
+      #expect(status == 200 && json["view"] as? String == "JOURNEY_SHARING_V1S")
+      (status, json, _) = try await server.http("POST", "/v1/providers/acme/trips:search", token: token, body: #"{"vehicleId":"car-1"}"#)
+      #expect((json["trips"] as? [Any])?.count == 1)
+      (status, json, _) = try await server.http(
+        "GET", "/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO&vehicleTypeCategories=TAXI&minimumCapacity=2", token: token)
+      #expect(status == 200 && (json["vehicles"] as? [Any])?.count == 1)
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/vehicles/car-1:updateAttributes", token: token,
+        body: #"{"attributes":[{"key":"ev","boolValue":true}]}"#)
+      #expect(status == 200 && (json["attributes"] as? [Any])?.count == 1)
+      (status, _, _) = try await server.http(
+        "POST", "/v1/providers/acme/billableTrips/trip-1:report", token: token, body: #"{"countryCode":"MC"}"#)
+      #expect(status == 200)
+      (status, json, _) = try await server.http("DELETE", "/v1/providers/acme/vehicles/car-1", token: token)
+      #expect(status == 400 && (json["error"] as? [String: Any])?["status"] as? String == "FAILED_PRECONDITION")
+    }
+  }
+
+  @Test func errorsUseGooglesBodyAndStatus() async throws {
+    try await TestServer.run(quotas: QuotaConfiguration(perMinute: [.read: 1]), maximumRequestBytes: 1024) { server in
+      let token = try server.admin.token()
+      func error(_ json: [String: Any]) -> (Int?, String?, String?) {
+        let e = json["error"] as? [String: Any]
+        return (e?["code"] as? Int, e?["status"] as? String, e?["message"] as? String)
+      }
+      var (status, json, headers) = try await server.http("PUT", "/v1/providers/acme/trips/x", token: token, body: "{}")
+      #expect(status == 400 && error(json).0 == 400 && error(json).1 == "INVALID_ARGUMENT")
+      #expect(error(json).2 == "update_mask cannot be empty")
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips?tripId=a", token: token, body: #"{"tripType":"SIDEWAYS"}"#)
+      #expect(status == 400 && error(json).2?.contains("Trip") == true)
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips?tripId=a", token: token,
+        body: #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":95,"longitude":0}}}"#)
+      #expect(status == 400 && error(json).2?.contains("trip.pickup_point.point.latitude") == true)
+      (status, json, _) = try await server.http("POST", "/v1/providers/acme/trips?tripId=a/b", token: token,
+        body: #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":1,"longitude":1}}}"#)
+      #expect(status == 400 && error(json).2?.contains("trip_id") == true)
+      (status, json, _) = try await server.http("POST", "/v1/providers/acme/trips?tripId=big", token: token,
+        body: String(repeating: " ", count: 2048))
+      #expect(status == 413)
+      (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/none", token: nil)
+      #expect(status == 401 && error(json).1 == "UNAUTHENTICATED")
+      (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/none", token: token)
+      #expect(status == 404 && error(json).1 == "NOT_FOUND")
+      (status, json, headers) = try await server.http("GET", "/v1/providers/acme/trips/none", token: token)
+      #expect(status == 429 && error(json).1 == "RESOURCE_EXHAUSTED")
+      #expect(headers["Retry-After"] != nil || headers["retry-after"] != nil)
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips:search", token: token, body: "{}", headers: ["X-Server-Timeout": "0"])
+      #expect(status == 504 && error(json).1 == "DEADLINE_EXCEEDED")
+      (status, _, _) = try await server.http("GET", "/v1/elsewhere", token: token)
+      #expect(status == 404)
+      (status, _, _) = try await server.http("GET", "/healthz", token: nil)
+      #expect(status == 200)
+      let metrics = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.httpPort)/metrics")!).0
+      #expect(String(decoding: metrics, as: UTF8.self).contains(#"fleetd_requests_total{rpc="GetTrip",transport="rest",code="NOT_FOUND"}"#))
+    }
+  }
+
+  @Test func acknowledgedWritesSurviveARestart() async throws {
+    try await TestServer.run { server in
+      let token = try server.admin.token()
+      for i in 0..<20 {
+        let (status, _, _) = try await server.http(
+          "POST", "/v1/providers/acme/vehicles?vehicleId=v\(i)", token: token,
+          body: #"{"vehicleState":"ONLINE","supportedTripTypes":["SHARED"],"maximumCapacity":2,"vehicleType":{"category":"TAXI"}}"#)
+        #expect(status == 200)
+      }
+      // A second fleet opened on the same directory (as after a crash) sees every acknowledged write.
+      let reopened = try await Fleet(storage: try SQLiteFleetStore(directory: server.dataDirectory))
+      var query = Fleet.VehicleListing()
+      query.categories = [.taxi]
+      #expect(try reopened.listVehicles(caller: .admin(of: "acme"), provider: "acme", query: query).totalSize == 20)
+    }
+  }
+}
