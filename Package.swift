@@ -96,6 +96,7 @@ let package = Package(
     .testTarget(
       name: "FleetServerTests",
       dependencies: [
+        "fleetd",  // built before the tests: the conformance suite runs the real binary
         "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

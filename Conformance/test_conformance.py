@@ -1,0 +1,223 @@
+"""Google's published Fleet Engine client (google-maps-fleetengine) against fleetd over gRPC:
+every RPC, and every status code fleetd documents."""
+import base64
+import json
+import time
+
+import grpc
+import pytest
+from google.api_core import exceptions as gx
+from google.maps import fleetengine_v1 as fe
+from google.protobuf import duration_pb2, field_mask_pb2
+
+from conftest import PROVIDER, Fleetd, trip, vehicle
+
+P = f"providers/{PROVIDER}"
+
+
+def mask(*paths):
+    return field_mask_pb2.FieldMask(paths=list(paths))
+
+
+def test_every_trip_and_vehicle_rpc(fleetd):
+    md = fleetd.md()
+    v = fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="car-1", vehicle=vehicle()), metadata=md)
+    assert v.name == f"{P}/vehicles/car-1"
+    assert fleetd.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=v.name), metadata=md).maximum_capacity == 4
+
+    t = fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="trip-1", trip=trip("car-1")), metadata=md)
+    assert t.trip_status == fe.TripStatus.NEW
+    assert [w.waypoint_type for w in t.vehicle_waypoints] == [fe.WaypointType.PICKUP_WAYPOINT_TYPE, fe.WaypointType.DROP_OFF_WAYPOINT_TYPE]
+
+    located = fleetd.vehicles.update_vehicle(request=fe.UpdateVehicleRequest(
+        name=v.name, vehicle=fe.Vehicle(last_location=fe.VehicleLocation(location={"latitude": 43.735, "longitude": 7.421}, heading=90)),
+        update_mask=mask("last_location")), metadata=md)
+    assert located.last_location.heading == 90 and located.last_location.server_time
+
+    got = fleetd.trips.get_trip(request=fe.GetTripRequest(name=t.name), metadata=md)
+    assert got.last_location.location.latitude == pytest.approx(43.735)
+    assert list(got.vehicle_waypoints) == []  # GetTrip never returns vehicle_waypoints
+    assert len(got.remaining_waypoints) == 2
+
+    for status in (fe.TripStatus.ENROUTE_TO_PICKUP, fe.TripStatus.ARRIVED_AT_PICKUP, fe.TripStatus.ENROUTE_TO_DROPOFF):
+        updated = fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=t.name, trip=fe.Trip(trip_status=status), update_mask=mask("trip_status")), metadata=md)
+        assert updated.trip_status == status
+    assert [w.waypoint_type for w in updated.remaining_waypoints] == [fe.WaypointType.DROP_OFF_WAYPOINT_TYPE]
+    assert fleetd.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=v.name), metadata=md).current_trips == ["trip-1"]
+
+    found = fleetd.trips.search_trips(request=fe.SearchTripsRequest(parent=P, vehicle_id="car-1", active_trips_only=True), metadata=md)
+    assert [x.name for x in found] == [t.name]
+
+    listed = fleetd.vehicles.list_vehicles(request=fe.ListVehiclesRequest(
+        parent=P, vehicle_type_categories=[fe.Vehicle.VehicleType.Category.AUTO], on_trip_only=True), metadata=md)
+    assert [x.name for x in listed] == [v.name]
+
+    attrs = fleetd.vehicles.update_vehicle_attributes(request=fe.UpdateVehicleAttributesRequest(
+        name=v.name, attributes=[fe.VehicleAttribute(key="ev", bool_value=True), fe.VehicleAttribute(key="tier", string_value="gold")]), metadata=md)
+    assert {a.key for a in attrs.attributes} == {"ev", "tier"}
+
+    fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=t.name, trip=fe.Trip(trip_status=fe.TripStatus.COMPLETE), update_mask=mask("trip_status")), metadata=md)
+    assert fleetd.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=v.name), metadata=md).current_trips == []
+    fleetd.trips.report_billable_trip(request=fe.ReportBillableTripRequest(name=f"{P}/billableTrips/trip-1", country_code="MC",
+                                                                          platform=fe.BillingPlatformIdentifier.SERVER), metadata=md)
+    fleetd.trips.delete_trip(request=fe.DeleteTripRequest(name=t.name), metadata=md)
+    fleetd.vehicles.delete_vehicle(request=fe.DeleteVehicleRequest(name=v.name), metadata=md)
+    with pytest.raises(gx.NotFound):
+        fleetd.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=v.name), metadata=md)
+
+
+def test_paging_is_stable(fleetd):
+    md = fleetd.md()
+    for i in range(7):
+        fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=f"v{i}", vehicle=vehicle()), metadata=md)
+    pager = fleetd.vehicles.list_vehicles(request=fe.ListVehiclesRequest(
+        parent=P, page_size=3, vehicle_type_categories=[fe.Vehicle.VehicleType.Category.AUTO]), metadata=md)
+    assert [v.name.split("/")[-1] for v in pager] == [f"v{i}" for i in range(7)]
+
+
+def test_invalid_argument(fleetd):
+    md = fleetd.md()
+    cases = [
+        (lambda: fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="a/b", trip=trip()), metadata=md), "trip_id"),
+        (lambda: fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="x", trip=fe.Trip(trip_type=fe.TripType.EXCLUSIVE)), metadata=md), "pickup_point"),
+        (lambda: fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="x", trip=trip(pickup_point=fe.TerminalLocation(point={"latitude": 91, "longitude": 0}))), metadata=md), "latitude"),
+        (lambda: fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=f"{P}/trips/x", trip=fe.Trip()), metadata=md), "update_mask cannot be empty"),
+        (lambda: fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="v", vehicle=vehicle(maximum_capacity=0)), metadata=md), "maximum_capacity"),
+        (lambda: fleetd.vehicles.list_vehicles(request=fe.ListVehiclesRequest(parent=P), metadata=md), "vehicle_type_categories"),
+        (lambda: fleetd.trips.get_trip(request=fe.GetTripRequest(name="trips/x"), metadata=md), "name"),
+        (lambda: fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="x", trip=trip(trip_type=7)), metadata=md), "trip.trip_type"),
+    ]
+    for call, fragment in cases:
+        with pytest.raises(gx.InvalidArgument) as error:
+            call()
+        assert fragment in error.value.message, error.value.message
+
+
+def test_malformed_protobuf_is_invalid_argument(fleetd):
+    raw = fleetd.channel.unary_unary("/maps.fleetengine.v1.TripService/GetTrip")
+    with pytest.raises(grpc.RpcError) as error:
+        raw(b"\x1a\xff\xff\xff", metadata=fleetd.md())
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # A string field holding invalid UTF-8 (field 3 = name).
+    with pytest.raises(grpc.RpcError) as error:
+        raw(b"\x1a\x02\xc3\x28", metadata=fleetd.md())
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_not_found_already_exists_failed_precondition_unimplemented(fleetd):
+    md = fleetd.md()
+    with pytest.raises(gx.NotFound):
+        fleetd.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/none"), metadata=md)
+    fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="car", vehicle=vehicle()), metadata=md)
+    with pytest.raises(gx.AlreadyExists):
+        fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="car", vehicle=vehicle()), metadata=md)
+    t = fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="t", trip=trip("car")), metadata=md)
+    with pytest.raises(gx.FailedPrecondition):
+        fleetd.vehicles.delete_vehicle(request=fe.DeleteVehicleRequest(name=f"{P}/vehicles/car"), metadata=md)
+    with pytest.raises(gx.FailedPrecondition):
+        fleetd.trips.delete_trip(request=fe.DeleteTripRequest(name=t.name), metadata=md)
+    fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=t.name, trip=fe.Trip(trip_status=fe.TripStatus.ARRIVED_AT_PICKUP), update_mask=mask("trip_status")), metadata=md)
+    with pytest.raises(gx.FailedPrecondition):
+        fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=t.name, trip=fe.Trip(trip_status=fe.TripStatus.ENROUTE_TO_PICKUP), update_mask=mask("trip_status")), metadata=md)
+    with pytest.raises(gx.MethodNotImplemented):
+        fleetd.vehicles.search_vehicles(request=fe.SearchVehiclesRequest(
+            parent=P, pickup_point=fe.TerminalLocation(point={"latitude": 43.7, "longitude": 7.4}), pickup_radius_meters=1000,
+            count=5, minimum_capacity=1, trip_types=[fe.TripType.EXCLUSIVE], vehicle_types=[fe.Vehicle.VehicleType(category=1)]), metadata=md)
+
+
+def test_roles_and_permission_denied(fleetd):
+    md = fleetd.md()
+    fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="car", vehicle=vehicle()), metadata=md)
+    fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="mine", trip=trip("car")), metadata=md)
+    fleetd.trips.create_trip(request=fe.CreateTripRequest(parent=P, trip_id="other", trip=trip()), metadata=md)
+
+    consumer = fleetd.md(role="consumer", trip="mine")
+    seen = fleetd.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/mine"), metadata=consumer)
+    assert seen.view == fe.TripView.JOURNEY_SHARING_V1S
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/other"), metadata=consumer)
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=f"{P}/vehicles/car"), metadata=consumer)
+
+    driver = fleetd.md(role="driver", vehicle="car")
+    fleetd.vehicles.update_vehicle(request=fe.UpdateVehicleRequest(name=f"{P}/vehicles/car", vehicle=fe.Vehicle(
+        last_location=fe.VehicleLocation(location={"latitude": 43.73, "longitude": 7.42})), update_mask=mask("last_location")), metadata=driver)
+    fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=f"{P}/trips/mine", trip=fe.Trip(trip_status=fe.TripStatus.ENROUTE_TO_PICKUP), update_mask=mask("trip_status")), metadata=driver)
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/other"), metadata=driver)
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="x", vehicle=vehicle()), metadata=driver)
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=f"{P}/vehicles/car"), metadata=fleetd.md(role="driver", vehicle="else"))
+
+    viewer = fleetd.md(role="viewer")
+    assert fleetd.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/other"), metadata=viewer).name.endswith("other")
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.trips.delete_trip(request=fe.DeleteTripRequest(name=f"{P}/trips/other"), metadata=viewer)
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/other"), metadata=fleetd.md(role="admin", provider="someone-else"))
+
+
+def test_unauthenticated(fleetd):
+    name = fe.GetTripRequest(name=f"{P}/trips/x")
+    good = fleetd.token()
+    header, claims, _ = good.split(".")
+    none = base64.urlsafe_b64encode(json.dumps({"alg": "none", "typ": "JWT"}).encode()).decode().rstrip("=")
+    hs256 = base64.urlsafe_b64encode(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "x"}).encode()).decode().rstrip("=")
+    bad_tokens = [
+        None, "garbage", f"{none}.{claims}.", f"{hs256}.{claims}.c2ln", good[:-4] + "AAAA",
+        fleetd.token(lifetime=60, now=time.time() - 7200),          # expired
+        fleetd.token(now=time.time() + 3600),                      # iat beyond the 10-minute skew
+        fleetd.token(lifetime=7200),                               # exp more than an hour ahead
+        fleetd.token(aud="https://example.com/"),                  # wrong audience
+    ]
+    for token in bad_tokens:
+        md = [("authorization", f"Bearer {token}")] if token else []
+        with pytest.raises(gx.Unauthenticated):
+            fleetd.trips.get_trip(request=name, metadata=md)
+    # A key that fleetd does not know.
+    stranger = Fleetd()
+    stranger.add_key("admin")
+    with pytest.raises(gx.Unauthenticated):
+        fleetd.trips.get_trip(request=name, metadata=[("authorization", "Bearer " + stranger.token())])
+
+
+def test_resource_exhausted():
+    server = Fleetd(extra=["--quota", "read=3"]).start()
+    try:
+        md = server.md()
+        for _ in range(3):
+            with pytest.raises(gx.NotFound):
+                server.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/x"), metadata=md)
+        with pytest.raises(gx.ResourceExhausted) as error:
+            server.trips.get_trip(request=fe.GetTripRequest(name=f"{P}/trips/x"), metadata=md, retry=None)
+        assert "retry in" in error.value.message
+    finally:
+        server.stop()
+
+
+def test_deadline_exceeded(fleetd):
+    with pytest.raises(gx.DeadlineExceeded):
+        fleetd.trips.search_trips(request=fe.SearchTripsRequest(parent=P), metadata=fleetd.md(), timeout=0.000001, retry=None)
+
+
+def test_acknowledged_writes_survive_kill_9():
+    server = Fleetd().start()
+    md = server.md()
+    acknowledged = []
+    for i in range(50):
+        server.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=f"v{i}", vehicle=vehicle()), metadata=md)
+        server.vehicles.update_vehicle(request=fe.UpdateVehicleRequest(name=f"{P}/vehicles/v{i}", vehicle=fe.Vehicle(
+            last_location=fe.VehicleLocation(location={"latitude": 43.7 + i / 1000, "longitude": 7.4})),
+            update_mask=mask("last_location")), metadata=md)
+        acknowledged.append(i)
+    server.kill(sig_kill=True)  # SIGKILL right after the last acknowledged response
+    restarted = Fleetd(data_dir=server.data_dir)
+    restarted.keys = server.keys
+    restarted.start()
+    try:
+        for i in acknowledged:
+            v = restarted.vehicles.get_vehicle(request=fe.GetVehicleRequest(name=f"{P}/vehicles/v{i}"), metadata=md)
+            assert v.last_location.location.latitude == pytest.approx(43.7 + i / 1000)
+    finally:
+        restarted.stop()

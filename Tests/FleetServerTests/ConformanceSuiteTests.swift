@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// Runs Conformance/ — Google's published Python client (google-maps-fleetengine, from PyPI)
+/// against real fleetd processes — as part of `swift test`. The suite's virtualenv is created
+/// under .build/ on first use.
+@Suite("Conformance with Google's Python client")
+struct ConformanceSuiteTests {
+  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  /// The fleetd built next to this test binary.
+  static var fleetdBinary: String {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("fleetd")
+    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
+    return packageRoot.appendingPathComponent(".build/debug/fleetd").path
+  }
+
+  @discardableResult
+  static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.currentDirectoryURL = packageRoot
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+  }
+
+  static func python() throws -> String {
+    let venv = packageRoot.appendingPathComponent(".build/conformance-venv").path
+    let python = venv + "/bin/python"
+    let requirements = packageRoot.appendingPathComponent("Conformance/requirements.txt").path
+    let ready = FileManager.default.isExecutableFile(atPath: python)
+      && (try? run([python, "-c", "import google.maps.fleetengine_v1, pytest"]).0) == 0
+    if !ready {
+      let (created, log) = try run(["python3", "-m", "venv", venv])
+      guard created == 0 else { throw SetupError(log) }
+      let (installed, pipLog) = try run([python, "-m", "pip", "install", "--quiet", "-r", requirements])
+      guard installed == 0 else { throw SetupError(pipLog) }
+    }
+    return python
+  }
+
+  struct SetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ log: String) { description = "could not set up the conformance virtualenv:\n\(log)" }
+  }
+
+  @Test(.timeLimit(.minutes(10)))
+  func googlesClientPassesTheConformanceSuite() throws {
+    let python = try Self.python()
+    let (status, output) = try Self.run(
+      [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "Conformance"],
+      environment: ["FLEETD_BINARY": Self.fleetdBinary])
+    print(output)
+    #expect(status == 0, "conformance suite failed:\n\(output)")
+    #expect(output.contains(" passed"))
+    #expect(!output.contains(" failed"))
+  }
+}
