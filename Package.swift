@@ -13,6 +13,7 @@ let package = Package(
   products: [
     .executable(name: "fleetd", targets: ["fleetd"]),
     .library(name: "FleetCore", targets: ["FleetCore"]),
+    .library(name: "FleetAuth", targets: ["FleetAuth"]),
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
   ],

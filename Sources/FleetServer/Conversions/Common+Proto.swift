@@ -17,12 +17,18 @@ extension LatLng {
 }
 
 extension Date {
+  /// Timestamp's valid range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+  static let protoRange: ClosedRange<Double> = -62_135_596_800...253_402_300_799
+
   init(_ timestamp: Google_Protobuf_Timestamp) {
-    self.init(timeIntervalSince1970: Double(timestamp.seconds) + Double(timestamp.nanos) / 1e9)
+    // Clamped so that a hostile value can never overflow on the way back out.
+    let seconds = min(max(Double(timestamp.seconds), Self.protoRange.lowerBound), Self.protoRange.upperBound)
+    self.init(timeIntervalSince1970: seconds + Double(min(max(timestamp.nanos, 0), 999_999_999)) / 1e9)
   }
   var proto: Google_Protobuf_Timestamp {
     // Round to the microsecond: fleetd's versions are kept to the microsecond.
-    let micros = (timeIntervalSince1970 * 1_000_000).rounded()
+    let clamped = min(max(timeIntervalSince1970, Self.protoRange.lowerBound), Self.protoRange.upperBound)
+    let micros = (clamped * 1_000_000).rounded()
     let seconds = (micros / 1_000_000).rounded(.down)
     return Google_Protobuf_Timestamp(seconds: Int64(seconds), nanos: Int32((micros - seconds * 1_000_000) * 1000))
   }

@@ -41,7 +41,10 @@ final class RequestIDs: Sendable {
 /// gRPC's `grpc-timeout` header: up to 8 digits and a unit (H, M, S, m, u, n).
 enum GRPCTimeout {
   static func parse(_ value: String?) -> Duration? {
-    guard let value, let unit = value.last, let amount = Int64(value.dropLast()), amount >= 0 else { return nil }
+    // At most 8 digits (the gRPC spec), which also keeps the arithmetic below from overflowing.
+    guard let value, let unit = value.last, (1...8).contains(value.count - 1),
+      let amount = Int64(value.dropLast()), amount >= 0
+    else { return nil }
     switch unit {
     case "H": return .seconds(amount * 3600)
     case "M": return .seconds(amount * 60)

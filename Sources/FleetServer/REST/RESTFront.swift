@@ -39,7 +39,7 @@ struct RESTFront: Sendable {
         route: route, body: Data(buffer: body),
         query: query.map { (String($0.key), String($0.value)) })
       let authorization = request.headers[.authorization]
-      let timeout = request.headers[.init("x-server-timeout")!].flatMap(Double.init).map { Duration.milliseconds(Int64($0 * 1000)) }
+      let timeout = request.headers[.init("x-server-timeout")!].flatMap(Double.init).map(Self.timeout)
       let json = try await gate.run(
         route.operation, transport: "rest", authorization: authorization, requestID: requestID, timeout: timeout
       ) { [rpcs] caller throws(FleetError) in try await call.perform(rpcs, caller) }
@@ -50,6 +50,12 @@ struct RESTFront: Sendable {
     } catch {
       return errorResponse(error, status: error.code.httpStatus, requestID: requestID)
     }
+  }
+
+  /// `X-Server-Timeout` in seconds, bounded to a day so that no value can overflow.
+  static func timeout(_ seconds: Double) -> Duration {
+    guard seconds.isFinite, seconds > 0 else { return .zero }
+    return .milliseconds(Int64(min(seconds, 86_400) * 1000))
   }
 
   /// Google's error body: {"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}.

@@ -1,0 +1,27 @@
+// swift-tools-version:6.1
+// Benchmarks live in their own package so that CI's build of FleetKit does not carry them.
+import PackageDescription
+
+let package = Package(
+  name: "FleetKitBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(path: ".."),
+    .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+    .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+  ],
+  targets: [
+    .executableTarget(
+      name: "fleet-load",
+      dependencies: [
+        .product(name: "FleetProto", package: "FleetKit"),
+        .product(name: "FleetAuth", package: "FleetKit"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    )
+  ]
+)

@@ -1,0 +1,111 @@
+import ArgumentParser
+import FleetAuth
+import FleetProto
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+
+/// Simulated vehicles sending UpdateVehicle(last_location) over gRPC to a running fleetd, as the
+/// Driver SDK does, as fast as each vehicle's previous update is acknowledged (closed loop).
+/// Prints acknowledged updates per second and latency percentiles.
+@main
+struct FleetLoad: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fleet-load", abstract: "Load generator: concurrent vehicles sending location updates to fleetd.")
+
+  @Option(help: "fleetd gRPC address.") var host = "127.0.0.1"
+  @Option(help: "fleetd gRPC port.") var port = 50051
+  @Option(help: "Service-account key file (role server or admin).") var key: String
+  @Option(help: "Concurrent simulated vehicles.") var vehicles = 200
+  @Option(help: "HTTP/2 connections the vehicles share.") var connections = 4
+  @Option(help: "Measured seconds.") var duration = 20.0
+  @Option(help: "Unmeasured warm-up seconds.") var warmup = 3.0
+
+  func run() async throws {
+    let account = try ServiceAccountKey.load(path: key)
+    let provider = account.projectID
+    let metadata: Metadata = ["authorization": "Bearer \(try TokenSigner(key: account).token())"]
+    let clients = try (0..<connections).map { _ in
+      GRPCClient(
+        transport: try HTTP2ClientTransport.Posix(
+          target: .ipv4(address: host, port: port), transportSecurity: .plaintext))
+    }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for client in clients { group.addTask { try await client.runConnections() } }
+      defer { for client in clients { client.beginGracefulShutdown() } }
+
+      // One vehicle per simulated driver; existing ones are reused.
+      for i in 0..<vehicles {
+        var create = Maps_Fleetengine_V1_CreateVehicleRequest()
+        create.parent = "providers/\(provider)"
+        create.vehicleID = "load-\(i)"
+        create.vehicle.vehicleState = .online
+        create.vehicle.supportedTripTypes = [.exclusive]
+        create.vehicle.maximumCapacity = 4
+        create.vehicle.vehicleType.category = .auto
+        do {
+          _ = try await Maps_Fleetengine_V1_VehicleService.Client(wrapping: clients[i % connections])
+            .createVehicle(create, metadata: metadata)
+        } catch let error as RPCError where error.code == .alreadyExists {}
+      }
+
+      let clock = ContinuousClock()
+      let start = clock.now
+      let measureFrom = start + .seconds(warmup)
+      let end = measureFrom + .seconds(duration)
+      let results = try await withThrowingTaskGroup(of: VehicleResult.self) { drivers in
+        for i in 0..<vehicles {
+          let service = Maps_Fleetengine_V1_VehicleService.Client(wrapping: clients[i % connections])
+          drivers.addTask {
+            var result = VehicleResult()
+            var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+            request.name = "providers/\(provider)/vehicles/load-\(i)"
+            request.updateMask.paths = ["last_location"]
+            var step = 0.0
+            while clock.now < end {
+              step += 1
+              request.vehicle.lastLocation.location.latitude = 43.73 + (Double(i % 100) + step.truncatingRemainder(dividingBy: 100) / 100) / 10_000
+              request.vehicle.lastLocation.location.longitude = 7.42 + Double(i / 100) / 10_000
+              request.vehicle.lastLocation.updateTime = .init(date: Date())
+              let sent = clock.now
+              do {
+                _ = try await service.updateVehicle(request, metadata: metadata)
+                if sent >= measureFrom && clock.now <= end { result.latencies.append(clock.now - sent) }
+              } catch {
+                if sent >= measureFrom { result.errors += 1 }
+              }
+            }
+            return result
+          }
+        }
+        var all = VehicleResult()
+        for try await result in drivers {
+          all.latencies += result.latencies
+          all.errors += result.errors
+        }
+        return all
+      }
+      report(results)
+      for client in clients { client.beginGracefulShutdown() }
+      try await group.waitForAll()
+    }
+  }
+
+  func report(_ results: VehicleResult) {
+    let sorted = results.latencies.sorted()
+    func percentile(_ p: Double) -> String {
+      guard !sorted.isEmpty else { return "-" }
+      let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+      return String(format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
+    }
+    print("vehicles: \(vehicles)  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
+    print("acknowledged updates: \(sorted.count)  errors: \(results.errors)")
+    print(String(format: "throughput: %.0f acknowledged updates/s", Double(sorted.count) / duration))
+    print("latency: p50 \(percentile(0.50))  p90 \(percentile(0.90))  p99 \(percentile(0.99))  max \(percentile(1.0))")
+  }
+}
+
+struct VehicleResult: Sendable {
+  var latencies: [Duration] = []
+  var errors = 0
+}

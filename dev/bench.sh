@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Load benchmark: a release fleetd on a fresh SQLite data directory, and fleet-load sending
+# UpdateVehicle(last_location) over gRPC from N concurrent simulated vehicles, on this machine.
+#   dev/bench.sh [VEHICLES] [SECONDS] [CONNECTIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VEHICLES="${1:-200}"; SECONDS_MEASURED="${2:-20}"; CONNECTIONS="${3:-4}"
+
+swift build -c release --product fleetd
+(cd Benchmarks && swift build -c release --product fleet-load)
+FLEETD="$(swift build -c release --show-bin-path)/fleetd"
+LOAD="$(cd Benchmarks && swift build -c release --show-bin-path)/fleet-load"
+
+DATA=$(mktemp -d /tmp/fleetd-bench.XXXXXX)
+trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$DATA"' EXIT
+"$FLEETD" keys add --data-dir "$DATA" --provider bench --role server --out "$DATA/server.json" >/dev/null
+"$FLEETD" serve --data-dir "$DATA" --grpc-port 50151 --http-port 18151 --log-level warning &
+PID=$!
+for _ in $(seq 100); do curl -sf http://127.0.0.1:18151/healthz >/dev/null && break; sleep 0.1; done
+
+echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, SQLite (WAL, synchronous=FULL) in $DATA"
+"$LOAD" --port 50151 --key "$DATA/server.json" --vehicles "$VEHICLES" --duration "$SECONDS_MEASURED" --connections "$CONNECTIONS"
+echo "fleetd CPU: $(ps -o cputime= -p $PID)"
