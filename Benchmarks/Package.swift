@@ -6,7 +6,7 @@ let package = Package(
   name: "FleetKitBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(path: ".."),
+    .package(name: "FleetKit", path: ".."),
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
     .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmark: a release fleetd on a fresh SQLite data directory, and fleet-load sending
-# UpdateVehicle(last_location) over gRPC from N concurrent simulated vehicles, on this machine.
+# UpdateVehicle(last_location) over gRPC from N concurrent simulated vehicles, on this machine;
+# then GetVehicle from the same vehicles, as the read-only baseline of the gRPC stack.
 #   dev/bench.sh [VEHICLES] [SECONDS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,5 +20,10 @@ PID=$!
 for _ in $(seq 100); do curl -sf http://127.0.0.1:18151/healthz >/dev/null && break; sleep 0.1; done
 
 echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, SQLite (WAL, synchronous=FULL) in $DATA"
-"$LOAD" --port 50151 --key "$DATA/server.json" --vehicles "$VEHICLES" --duration "$SECONDS_MEASURED" --connections "$CONNECTIONS"
-echo "fleetd CPU: $(ps -o cputime= -p $PID)"
+for RPC in update get; do
+  before=$(ps -o cputime= -p $PID)
+  "$LOAD" --port 50151 --key "$DATA/server.json" --vehicles "$VEHICLES" --duration "$SECONDS_MEASURED" \
+    --connections "$CONNECTIONS" --rpc "$RPC"
+  echo "fleetd CPU time: $before -> $(ps -o cputime= -p $PID)"
+  echo
+done

@@ -62,17 +62,47 @@ public final class TokenVerifier: Sendable {
     guard let header = authorizationHeader, !header.isEmpty else {
       throw .unauthenticated("missing 'authorization: Bearer <token>' header")
     }
-    let parts = header.split(separator: " ", maxSplits: 1)
-    guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+    guard let token = Self.bearerToken(header) else {
       throw .unauthenticated("the authorization header must be 'Bearer <token>'")
     }
-    return try await verify(token: String(parts[1]).trimmingCharacters(in: .whitespaces))
+    return try await verify(token: token)
+  }
+
+  /// The token after a case-insensitive "Bearer" and spaces; plain UTF-8 work, no Foundation.
+  static func bearerToken(_ header: String) -> String? {
+    let bytes = Array(header.utf8)
+    let scheme = Array("bearer".utf8)
+    guard bytes.count > scheme.count + 1,
+      zip(bytes, scheme).allSatisfy({ ($0 | 0x20) == $1 }), bytes[scheme.count] == 0x20
+    else { return nil }
+    var start = scheme.count
+    while start < bytes.count, bytes[start] == 0x20 { start += 1 }
+    var end = bytes.count
+    while end > start, bytes[end - 1] == 0x20 { end -= 1 }
+    guard start < end else { return nil }
+    return String(decoding: bytes[start..<end], as: UTF8.self)
   }
 
   public func verify(token: String) async throws(FleetError) -> Caller {
     let now = clock()
+    if let caller = cachedCaller(token, now: now) { return caller }
+    return try await verifyUncached(token, now: now)
+  }
+
+  /// The hot path: a token seen before, unexpired, whose key is known, fresh and not revoked.
+  func cachedCaller(_ token: String, now: Date) -> Caller? {
+    caches.withLock { c -> Caller? in
+      guard let cached = c.tokens[token], cached.expiry > now, let key = c.keys[cached.keyID],
+        now.timeIntervalSince(key.fetched) <= configuration.keyCacheTTL,
+        let registered = key.key, registered.revokeTime.map({ $0 > now }) ?? true
+      else { return nil }
+      return cached.caller
+    }
+  }
+
+  func verifyUncached(_ token: String, now: Date) async throws(FleetError) -> Caller {
     if let cached = caches.withLock({ $0.tokens[token] }), cached.expiry > now {
-      // The key may have been revoked since; the key cache bounds how long that takes to show.
+      // Seen before but its key needs a fresh look (it may have been revoked since).
       _ = try await publicKey(cached.keyID, now: now)
       return cached.caller
     }

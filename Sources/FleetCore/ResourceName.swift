@@ -4,15 +4,19 @@ import Foundation
 /// `providers/{provider}/vehicles/{vehicle}`.
 public enum ResourceID {
   static let forbidden: Set<Character> = ["/", ":", "?", ",", "#"]
+  static let forbiddenBytes: Set<UInt8> = Set("/:?,#".utf8)
 
   /// Fleet Engine: at most 64 characters, NFC-normalized, none of `/ : ? , #`.
   public static func validate(_ id: String, field: String) throws(FleetError) {
     guard !id.isEmpty else { throw .invalid("\(field) is required") }
-    guard id.count <= 64 else { throw .invalid("\(field) must be at most 64 characters, got \(id.count)") }
-    guard id.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(id.unicodeScalars) else {
+    let ascii = id.utf8.allSatisfy { $0 < 0x80 }
+    let length = ascii ? id.utf8.count : id.count
+    guard length <= 64 else { throw .invalid("\(field) must be at most 64 characters, got \(length)") }
+    // ASCII is always NFC; only other text needs the (costly) normalization check.
+    if !ascii && !id.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(id.unicodeScalars) {
       throw .invalid("\(field) must be normalized to Unicode NFC")
     }
-    if let bad = id.first(where: { forbidden.contains($0) }) {
+    if id.utf8.contains(where: { forbiddenBytes.contains($0) }), let bad = id.first(where: { forbidden.contains($0) }) {
       throw .invalid("\(field) must not contain '\(bad)' (forbidden: / : ? , #)")
     }
   }

@@ -25,19 +25,16 @@ final class RequestGate: Sendable {
     _ body: @escaping @Sendable (Caller) async throws(FleetError) -> T
   ) async throws(FleetError) -> T {
     let start = ContinuousClock.now
-    var logger = logger
-    logger[metadataKey: "request.id"] = "\(requestID)"
-    logger[metadataKey: "rpc"] = "\(operation.rawValue)"
+    var caller: Caller?
     let result: Result<T, FleetError>
     do {
-      let caller = try await verifier.verify(authorizationHeader: authorization)
-      logger[metadataKey: "provider"] = "\(caller.provider)"
-      logger[metadataKey: "role"] = "\(caller.role.rawValue)"
+      let verified = try await verifier.verify(authorizationHeader: authorization)
+      caller = verified
       let now = (start - epoch).seconds
       try quotas.withLock { (q: inout QuotaLimiter) throws(FleetError) in
-        try q.acquire(provider: caller.provider, bucket: operation.bucket, now: now)
+        try q.acquire(provider: verified.provider, bucket: operation.bucket, now: now)
       }
-      result = .success(try await Self.within(timeout) { () async throws(FleetError) -> T in try await body(caller) })
+      result = .success(try await Self.within(timeout) { () async throws(FleetError) -> T in try await body(verified) })
     } catch {
       result = .failure(error)
     }
@@ -46,13 +43,30 @@ final class RequestGate: Sendable {
     metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed)
     switch result {
     case .success(let value):
-      logger.debug("ok", metadata: ["duration.ms": "\(elapsed.milliseconds)"])
+      if logger.logLevel <= .debug {
+        logger.debug("ok", metadata: metadata(operation, requestID, caller, elapsed))
+      }
       return value
     case .failure(let error):
       let level: Logger.Level = error.code == .internal || error.code == .unavailable ? .error : .info
-      logger.log(level: level, "\(error.code.rawValue): \(error.message)", metadata: ["duration.ms": "\(elapsed.milliseconds)"])
+      logger.log(
+        level: level, "\(error.code.rawValue): \(error.message)", metadata: metadata(operation, requestID, caller, elapsed))
       throw error
     }
+  }
+
+  /// Built only when a line is logged: the hot path of a successful request logs nothing.
+  func metadata(_ operation: FleetOperation, _ requestID: String, _ caller: Caller?, _ elapsed: Duration)
+    -> Logger.Metadata
+  {
+    var metadata: Logger.Metadata = [
+      "request.id": "\(requestID)", "rpc": "\(operation.rawValue)", "duration.ms": "\(elapsed.milliseconds)",
+    ]
+    if let caller {
+      metadata["provider"] = "\(caller.provider)"
+      metadata["role"] = "\(caller.role.rawValue)"
+    }
+    return metadata
   }
 
   /// Runs `body`, failing with DEADLINE_EXCEEDED if `timeout` passes first.

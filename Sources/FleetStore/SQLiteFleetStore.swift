@@ -76,8 +76,50 @@ public final class SQLiteFleetStore: FleetStorage {
 
   struct Entry {
     let id: UInt64
-    let changes: [StoredChange]
+    let changes: [EncodedChange]
     let continuation: CheckedContinuation<Turn, Never>
+  }
+
+  /// A change ready to write: encoded by the committing task, so the single writer only runs SQL.
+  enum EncodedChange: Sendable {
+    /// A row of `trips` or `vehicles`; a nil body is a tombstone.
+    case row(table: Table, provider: String, id: String, revision: Int64, body: Data?)
+    case billableTrip(provider: String, id: String, reportTime: Double, body: Data)
+  }
+
+  enum Table: String, Sendable {
+    case trips, vehicles
+
+    /// Upsert that keeps the newest revision whatever order commits land in.
+    var upsert: String {
+      """
+      INSERT INTO \(rawValue) (provider, id, revision, body) VALUES (?, ?, ?, ?)
+      ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
+      WHERE excluded.revision > \(rawValue).revision
+      """
+    }
+  }
+
+  // JSONEncoder is safe to share once configured.
+  static let encoder = JSONEncoder()
+
+  static func encode(_ changes: [StoredChange]) throws -> [EncodedChange] {
+    try changes.map { change in
+      switch change {
+      case .putTrip(let t):
+        .row(table: .trips, provider: t.provider, id: t.id, revision: Int64(t.revision), body: try encoder.encode(t))
+      case .putVehicle(let v):
+        .row(table: .vehicles, provider: v.provider, id: v.id, revision: Int64(v.revision), body: try encoder.encode(v))
+      case .deleteTrip(let provider, let id, let revision):
+        .row(table: .trips, provider: provider, id: id, revision: Int64(revision), body: nil)
+      case .deleteVehicle(let provider, let id, let revision):
+        .row(table: .vehicles, provider: provider, id: id, revision: Int64(revision), body: nil)
+      case .putBillableTrip(let r):
+        .billableTrip(
+          provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
+          body: try encoder.encode(r))
+      }
+    }
   }
 
   enum Turn {
@@ -93,6 +135,7 @@ public final class SQLiteFleetStore: FleetStorage {
   }
 
   public func commit(_ changes: [StoredChange]) async throws {
+    let changes = try Self.encode(changes)
     let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
       let lead = queue.withLock { q -> Bool in
         q.nextID += 1
@@ -137,40 +180,18 @@ public final class SQLiteFleetStore: FleetStorage {
     try result.get()
   }
 
-  func write(_ changes: [StoredChange]) async throws {
-    let encoder = JSONEncoder()
+  func write(_ changes: [EncodedChange]) async throws {
     try await pool.write { db in
       for change in changes {
         switch change {
-        case .putTrip(let trip):
-          try Self.put(db, table: "trips", provider: trip.provider, id: trip.id, revision: trip.revision,
-                       body: try encoder.encode(trip))
-        case .putVehicle(let vehicle):
-          try Self.put(db, table: "vehicles", provider: vehicle.provider, id: vehicle.id, revision: vehicle.revision,
-                       body: try encoder.encode(vehicle))
-        case .deleteTrip(let provider, let id, let revision):
-          try Self.put(db, table: "trips", provider: provider, id: id, revision: revision, body: nil)
-        case .deleteVehicle(let provider, let id, let revision):
-          try Self.put(db, table: "vehicles", provider: provider, id: id, revision: revision, body: nil)
-        case .putBillableTrip(let report):
-          try db.execute(
-            sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)",
-            arguments: [report.provider, report.billableTripID, report.reportTime.timeIntervalSince1970,
-                        try encoder.encode(report)])
+        case .row(let table, let provider, let id, let revision, let body):
+          try db.cachedStatement(sql: table.upsert).execute(arguments: [provider, id, revision, body])
+        case .billableTrip(let provider, let id, let reportTime, let body):
+          try db.cachedStatement(sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [provider, id, reportTime, body])
         }
       }
     }
-  }
-
-  /// Upsert that keeps the newest revision whatever order commits land in.
-  static func put(_ db: Database, table: String, provider: String, id: String, revision: UInt64, body: Data?) throws {
-    try db.execute(
-      sql: """
-        INSERT INTO \(table) (provider, id, revision, body) VALUES (?, ?, ?, ?)
-        ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
-        WHERE excluded.revision > \(table).revision
-        """,
-      arguments: [provider, id, Int64(revision), body])
   }
 
   // MARK: - Signing keys

@@ -20,6 +20,8 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "HTTP/2 connections the vehicles share.") var connections = 4
   @Option(help: "Measured seconds.") var duration = 20.0
   @Option(help: "Unmeasured warm-up seconds.") var warmup = 3.0
+  @Option(help: "update (UpdateVehicle with last_location, durable) or get (GetVehicle, read-only baseline).")
+  var rpc = "update"
 
   func run() async throws {
     let account = try ServiceAccountKey.load(path: key)
@@ -57,6 +59,7 @@ struct FleetLoad: AsyncParsableCommand {
         for i in 0..<vehicles {
           let service = Maps_Fleetengine_V1_VehicleService.Client(wrapping: clients[i % connections])
           drivers.addTask {
+            let rpc = self.rpc
             var result = VehicleResult()
             var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
             request.name = "providers/\(provider)/vehicles/load-\(i)"
@@ -69,7 +72,13 @@ struct FleetLoad: AsyncParsableCommand {
               request.vehicle.lastLocation.updateTime = .init(date: Date())
               let sent = clock.now
               do {
-                _ = try await service.updateVehicle(request, metadata: metadata)
+                if rpc == "get" {
+                  var get = Maps_Fleetengine_V1_GetVehicleRequest()
+                  get.name = request.name
+                  _ = try await service.getVehicle(get, metadata: metadata)
+                } else {
+                  _ = try await service.updateVehicle(request, metadata: metadata)
+                }
                 if sent >= measureFrom && clock.now <= end { result.latencies.append(clock.now - sent) }
               } catch {
                 if sent >= measureFrom { result.errors += 1 }
@@ -98,7 +107,7 @@ struct FleetLoad: AsyncParsableCommand {
       let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
       return String(format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
     }
-    print("vehicles: \(vehicles)  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
+    print("rpc: \(rpc)  vehicles: \(vehicles)  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
     print("acknowledged updates: \(sorted.count)  errors: \(results.errors)")
     print(String(format: "throughput: %.0f acknowledged updates/s", Double(sorted.count) / duration))
     print("latency: p50 \(percentile(0.50))  p90 \(percentile(0.90))  p99 \(percentile(0.99))  max \(percentile(1.0))")
