@@ -27,6 +27,7 @@ public final class Fleet: Sendable {
   /// Loads the stored fleet. `clock` is injectable for tests.
   public init(storage: any FleetStorage, clock: @escaping @Sendable () -> Date = { Date() }) async throws {
     var initial = State()
+    initial.revision = try await storage.highestRevision()
     for trip in try await storage.loadTrips() {
       initial.trips[trip.provider, default: [:]][trip.id] = trip
       initial.revision = max(initial.revision, trip.revision)

@@ -65,6 +65,9 @@ public struct SigningKey: Sendable, Hashable, Codable {
 public protocol FleetStorage: Sendable {
   func loadTrips() async throws -> [Trip]
   func loadVehicles() async throws -> [Vehicle]
+  /// The highest revision ever stored, deletions (tombstones) included, so that new revisions
+  /// always sort after everything on disk.
+  func highestRevision() async throws -> UInt64
   func commit(_ changes: [StoredChange]) async throws
   func signingKey(id: String) async throws -> SigningKey?
   func signingKeys() async throws -> [SigningKey]

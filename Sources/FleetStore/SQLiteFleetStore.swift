@@ -63,6 +63,15 @@ public final class SQLiteFleetStore: FleetStorage {
   public func loadTrips() async throws -> [Trip] { try await load("trips") }
   public func loadVehicles() async throws -> [Vehicle] { try await load("vehicles") }
 
+  public func highestRevision() async throws -> UInt64 {
+    try await pool.read { db in
+      UInt64(
+        try Int64.fetchOne(
+          db, sql: "SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles)")
+          ?? 0)
+    }
+  }
+
   func load<T: Decodable & Sendable>(_ table: String) async throws -> [T] {
     try await pool.read { db in
       let decoder = JSONDecoder()

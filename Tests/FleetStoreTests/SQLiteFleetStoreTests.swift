@@ -49,6 +49,31 @@ struct SQLiteFleetStoreTests {
     #expect(try await store.loadVehicles().first?.maximumCapacity == 7)
   }
 
+  @Test func aRecreatedIDSurvivesRestartsAfterADeletion() async throws {
+    let dir = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let admin = Caller.admin(of: "p")
+    var input = Vehicle(provider: "p", id: "v")
+    input.state = .online
+    input.supportedTripTypes = [.exclusive]
+    input.maximumCapacity = 2
+    input.category = .auto
+    do {
+      let fleet = try await Fleet(storage: try SQLiteFleetStore(directory: dir))
+      _ = try await fleet.createVehicle(caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
+      _ = try await fleet.createVehicle(caller: admin, provider: "p", vehicleID: "w", vehicle: VehicleInput(vehicle: input))
+      try await fleet.deleteVehicle(caller: admin, name: ResourceName(provider: "p", kind: .vehicles, id: "v"))
+    }
+    // After a restart the tombstone of "v" carries the highest revision on disk.
+    do {
+      let fleet = try await Fleet(storage: try SQLiteFleetStore(directory: dir))
+      input.maximumCapacity = 3
+      _ = try await fleet.createVehicle(caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
+    }
+    let vehicles = try await SQLiteFleetStore(directory: dir).loadVehicles()
+    #expect(vehicles.first { $0.id == "v" }?.maximumCapacity == 3)
+  }
+
   @Test func concurrentCommitsAllLand() async throws {
     let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
