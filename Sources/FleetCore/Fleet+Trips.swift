@@ -63,15 +63,8 @@ extension Fleet {
       trip.createTime = now
       trip.updateTime = now
       trip.remainingWaypointsVersion = now
-      var vehicles = try Self.syncVehicles(old: nil, new: trip, order: vehicleWaypoints, state: s, now: now)
-      trip.revision = s.nextRevision()
-      s.trips[provider, default: [:]][tripID] = trip
-      var changes: [StoredChange] = [.putTrip(trip)]
-      for i in vehicles.indices {
-        vehicles[i].revision = s.nextRevision()
-        s.vehicles[provider]![vehicles[i].id] = vehicles[i]
-        changes.append(.putVehicle(vehicles[i]))
-      }
+      let vehicles = try Self.syncVehicles(old: nil, new: trip, order: vehicleWaypoints, state: s, now: now)
+      let changes = [s.put(trip)] + vehicles.map { s.put($0) }
       return (Self.snapshot(trip, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
     }
   }
@@ -188,16 +181,9 @@ extension Fleet {
         trip.remainingWaypointsVersion = now
       }
       let order = mask.contains("vehicle_waypoints") ? vehicleWaypoints : []
-      var vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
+      let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
       trip.updateTime = now
-      trip.revision = s.nextRevision()
-      s.trips[name.provider]![trip.id] = trip
-      var changes: [StoredChange] = [.putTrip(trip)]
-      for i in vehicles.indices {
-        vehicles[i].revision = s.nextRevision()
-        s.vehicles[name.provider]![vehicles[i].id] = vehicles[i]
-        changes.append(.putVehicle(vehicles[i]))
-      }
+      let changes = [s.put(trip)] + vehicles.map { s.put($0) }
       return (Self.snapshot(trip, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
     }
   }

@@ -50,9 +50,8 @@ extension Fleet {
       vehicle.lastLocation = v.lastLocation.map { Self.received($0, now: now) }
       vehicle.createTime = now
       vehicle.updateTime = now
-      vehicle.revision = s.nextRevision()
-      s.vehicles[provider, default: [:]][vehicleID] = vehicle
-      return (vehicle, [.putVehicle(vehicle)])
+      let change = s.put(vehicle)
+      return (s.vehicles[provider]![vehicleID]!, [change])
     }
   }
 
@@ -158,9 +157,8 @@ extension Fleet {
         }
       }
       vehicle.updateTime = now
-      vehicle.revision = s.nextRevision()
-      s.vehicles[name.provider]![name.id] = vehicle
-      return (vehicle, [.putVehicle(vehicle)])
+      let change = s.put(vehicle)
+      return (s.vehicles[name.provider]![name.id]!, [change])
     }
   }
 
@@ -188,9 +186,7 @@ extension Fleet {
       try Attribute.validate(merged, field: "vehicle.attributes")
       vehicle.attributes = merged
       vehicle.updateTime = now
-      vehicle.revision = s.nextRevision()
-      s.vehicles[name.provider]![name.id] = vehicle
-      return (merged, [.putVehicle(vehicle)])
+      return (merged, [s.put(vehicle)])
     }
   }
 

@@ -18,6 +18,22 @@ public final class Fleet: Sendable {
       revision += 1
       return revision
     }
+
+    /// Stores a changed trip under a new revision and returns the change to commit.
+    mutating func put(_ trip: Trip) -> StoredChange {
+      var trip = trip
+      trip.revision = nextRevision()
+      trips[trip.provider, default: [:]][trip.id] = trip
+      return .putTrip(trip)
+    }
+
+    /// Stores a changed vehicle under a new revision and returns the change to commit.
+    mutating func put(_ vehicle: Vehicle) -> StoredChange {
+      var vehicle = vehicle
+      vehicle.revision = nextRevision()
+      vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      return .putVehicle(vehicle)
+    }
   }
 
   let state: Mutex<State>
