@@ -221,3 +221,11 @@ def test_acknowledged_writes_survive_kill_9():
             assert v.last_location.location.latitude == pytest.approx(43.7 + i / 1000)
     finally:
         restarted.stop()
+
+
+def test_sigterm_shuts_down_gracefully():
+    server = Fleetd().start()
+    server.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="v", vehicle=vehicle()), metadata=server.md())
+    server.process.terminate()
+    assert server.process.wait(timeout=20) == 0
+    server.channel.close()
