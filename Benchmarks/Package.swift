@@ -10,6 +10,9 @@ let package = Package(
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
     .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+    .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
   ],
   targets: [
     .executableTarget(
@@ -20,6 +23,10 @@ let package = Package(
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load benchmark: a release fleetd on a fresh SQLite data directory, and fleet-load sending
 # UpdateVehicle(last_location) over gRPC from N concurrent simulated vehicles, on this machine;
-# then GetVehicle from the same vehicles, as the read-only baseline of the gRPC stack.
+# then the same from grpc-swift's client, then GetVehicle as the read-only baseline.
 #   dev/bench.sh [VEHICLES] [SECONDS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +20,12 @@ PID=$!
 for _ in $(seq 100); do curl -sf http://127.0.0.1:18151/healthz >/dev/null && break; sleep 0.1; done
 
 echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, SQLite (WAL, synchronous=FULL) in $DATA"
-for RPC in update get; do
+# update/raw is the headline figure: the lean HTTP/2 client leaves the cores to fleetd.
+# update/grpc is the same load from grpc-swift's client; get/raw is the read-only baseline.
+for RUN in update/raw update/grpc get/raw; do
   before=$(ps -o cputime= -p $PID)
   "$LOAD" --port 50151 --key "$DATA/server.json" --vehicles "$VEHICLES" --duration "$SECONDS_MEASURED" \
-    --connections "$CONNECTIONS" --rpc "$RPC"
+    --connections "$CONNECTIONS" --rpc "${RUN%/*}" --client "${RUN#*/}"
   echo "fleetd CPU time: $before -> $(ps -o cputime= -p $PID)"
   echo
 done

@@ -4,6 +4,7 @@ import FleetProto
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import NIOCore
 
 /// Simulated vehicles sending UpdateVehicle(last_location) over gRPC to a running fleetd, as the
 /// Driver SDK does, as fast as each vehicle's previous update is acknowledged (closed loop).
@@ -22,6 +23,8 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "Unmeasured warm-up seconds.") var warmup = 3.0
   @Option(help: "update (UpdateVehicle with last_location, durable) or get (GetVehicle, read-only baseline).")
   var rpc = "update"
+  @Option(help: "raw (lean HTTP/2 frames on SwiftNIO; the default, so the cores go to fleetd) or grpc (grpc-swift's client).")
+  var client = "raw"
 
   func run() async throws {
     let account = try ServiceAccountKey.load(path: key)
@@ -51,6 +54,17 @@ struct FleetLoad: AsyncParsableCommand {
         } catch let error as RPCError where error.code == .alreadyExists {}
       }
 
+      if client == "raw" {
+        let measureFrom = NIODeadline.now() + .milliseconds(Int64(warmup * 1000))
+        let end = measureFrom + .milliseconds(Int64(duration * 1000))
+        let raw = RawGRPCLoad(
+          host: host, port: port, authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
+          provider: provider, vehicles: vehicles, connections: connections, rpc: rpc)
+        report(try await raw.run(measureFrom: measureFrom, end: end))
+        for client in clients { client.beginGracefulShutdown() }
+        try await group.waitForAll()
+        return
+      }
       let clock = ContinuousClock()
       let start = clock.now
       let measureFrom = start + .seconds(warmup)
@@ -107,7 +121,7 @@ struct FleetLoad: AsyncParsableCommand {
       let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
       return String(format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
     }
-    print("rpc: \(rpc)  vehicles: \(vehicles)  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
+    print("rpc: \(rpc)  client: \(client)  vehicles: \(vehicles)  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
     print("acknowledged updates: \(sorted.count)  errors: \(results.errors)")
     print(String(format: "throughput: %.0f acknowledged updates/s", Double(sorted.count) / duration))
     print("latency: p50 \(percentile(0.50))  p90 \(percentile(0.90))  p99 \(percentile(0.99))  max \(percentile(1.0))")
