@@ -125,8 +125,12 @@ struct UpdateMask {
   let paths: Set<String>
 
   init(_ raw: [String], updatable: Set<String>, serverOwned: Set<String>, resource: String) throws(FleetError) {
-    let paths = raw.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
-      .filter { !$0.isEmpty }
+    // Usually already one clean path per entry; split and trim only when needed.
+    let clean = raw.allSatisfy { !$0.isEmpty && !$0.utf8.contains(where: { $0 == 0x2C || $0 == 0x20 }) }
+    let paths =
+      clean
+      ? raw
+      : raw.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     // Fleet Engine's wording.
     guard !paths.isEmpty else { throw .invalid("update_mask cannot be empty") }
     for path in paths {

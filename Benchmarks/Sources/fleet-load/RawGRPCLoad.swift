@@ -6,10 +6,10 @@ import NIOHTTP2
 import NIOPosix
 import SwiftProtobuf
 
-/// A lean gRPC client for load generation: unary calls written as HTTP/2 frames straight on
-/// SwiftNIO, each simulated vehicle sending its next call from the completion callback of the
-/// previous one, on its connection's event loop. It costs far less per call than a full gRPC
-/// client, so the machine's cores go to the server being measured.
+/// A lean gRPC client for load generation: unary calls written as HTTP/2 frames straight on the
+/// connection (no child channel per call), each simulated vehicle sending its next call as soon
+/// as the previous one's trailers arrive, on its connection's event loop. It costs far less per
+/// call than a full gRPC client, so the machine's cores go to the server being measured.
 struct RawGRPCLoad {
   let host: String
   let port: Int
@@ -21,21 +21,28 @@ struct RawGRPCLoad {
 
   func run(measureFrom: NIODeadline, end: NIODeadline) async throws -> VehicleResult {
     let group = MultiThreadedEventLoopGroup.singleton
-    var loads: [ConnectionLoad] = []
+    var loads: [FrameLoad] = []
     for c in 0..<connections {
-      let channel = try await ClientBootstrap(group: group).connect(host: host, port: port).get()
-      let multiplexer = try await channel.configureHTTP2Pipeline(mode: .client, inboundStreamInitializer: nil).get()
       let ids = Array(stride(from: c, to: vehicles, by: connections))
-      loads.append(
-        ConnectionLoad(
-          channel: channel, multiplexer: multiplexer, vehicleIDs: ids, call: self, measureFrom: measureFrom, end: end))
+      let load = FrameLoad(vehicleIDs: ids, call: self, measureFrom: measureFrom, end: end)
+      let channel = try await ClientBootstrap(group: group)
+        .channelInitializer { channel in
+          channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandlers([NIOHTTP2Handler(mode: .client), load])
+          }
+        }
+        .connect(host: host, port: port).get()
+      load.done = channel.eventLoop.makePromise()
+      loads.append(load)
     }
+    // Start every connection before waiting on any, so all vehicles run in the same window.
+    let started = loads.map { $0.start() }
     var total = VehicleResult()
-    for load in loads {
-      let result = try await load.start().get()
+    for (load, future) in zip(loads, started) {
+      let result = try await future.get()
       total.latencies += result.latencies
       total.errors += result.errors
-      try? await load.channel.close()
+      try? await load.context?.channel.close()
     }
     return total
   }
@@ -76,127 +83,115 @@ struct RawGRPCLoad {
   }
 }
 
-/// The vehicles of one connection. Confined to the connection's event loop: every property is
-/// touched only from callbacks on that loop, hence `@unchecked Sendable`.
-final class ConnectionLoad: @unchecked Sendable {
-  let channel: any Channel
-  let multiplexer: HTTP2StreamMultiplexer
+/// The vehicles of one connection, as HTTP/2 frames on it. Confined to the connection's event
+/// loop: every property is touched only from handler callbacks or tasks on that loop, hence
+/// `@unchecked Sendable`.
+final class FrameLoad: ChannelInboundHandler, @unchecked Sendable {
+  typealias InboundIn = HTTP2Frame
+  typealias OutboundOut = HTTP2Frame
+
+  struct Call {
+    let vehicle: Int
+    let sent: NIODeadline
+    var status: String?
+  }
+
   let vehicleIDs: [Int]
   let call: RawGRPCLoad
   let measureFrom: NIODeadline
   let end: NIODeadline
   let headers: HPACKHeaders
+  var context: ChannelHandlerContext?
+  var done: EventLoopPromise<VehicleResult>?
   var result = VehicleResult()
   var running = 0
   var steps: [Int: Int] = [:]
-  let done: EventLoopPromise<VehicleResult>
+  var inFlight: [HTTP2StreamID: Call] = [:]
+  var nextStreamID = 1
+  /// Response bytes not yet returned to the server's connection-level flow-control window.
+  var consumed = 0
 
-  init(
-    channel: any Channel, multiplexer: HTTP2StreamMultiplexer, vehicleIDs: [Int], call: RawGRPCLoad,
-    measureFrom: NIODeadline, end: NIODeadline
-  ) {
-    self.channel = channel
-    self.multiplexer = multiplexer
+  init(vehicleIDs: [Int], call: RawGRPCLoad, measureFrom: NIODeadline, end: NIODeadline) {
     self.vehicleIDs = vehicleIDs
     self.call = call
     self.measureFrom = measureFrom
     self.end = end
     self.headers = call.headers
-    self.done = channel.eventLoop.makePromise()
   }
 
+  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
   func start() -> EventLoopFuture<VehicleResult> {
-    channel.eventLoop.execute {
+    let done = self.done!
+    done.futureResult.eventLoop.execute {
       self.running = self.vehicleIDs.count
-      if self.running == 0 { self.done.succeed(self.result) }
+      if self.running == 0 { done.succeed(self.result) }
       for id in self.vehicleIDs { self.send(id) }
+      self.context?.flush()
     }
     return done.futureResult
   }
 
   func send(_ vehicle: Int) {
     let now = NIODeadline.now()
-    guard now < end else {
+    guard now < end, let context, let body = try? call.body(vehicle: vehicle, step: steps[vehicle, default: 0] + 1)
+    else {
       running -= 1
-      if running == 0 { done.succeed(result) }
+      if running == 0 { done?.succeed(result) }
       return
     }
-    let step = steps[vehicle, default: 0] + 1
-    steps[vehicle] = step
-    guard let body = try? call.body(vehicle: vehicle, step: step) else { return }
-    let headers = self.headers
-    multiplexer.createStreamChannel(promise: nil) { stream in
-      stream.pipeline.addHandler(
-        UnaryCallHandler(headers: headers, body: body) { ok in
-          self.finished(vehicle, sent: now, ok: ok)
-        })
-    }
-  }
-
-  func finished(_ vehicle: Int, sent: NIODeadline, ok: Bool) {
-    let now = NIODeadline.now()
-    if sent >= measureFrom && now <= end {
-      if ok {
-        result.latencies.append(.nanoseconds((now - sent).nanoseconds))
-      } else {
-        result.errors += 1
-      }
-    }
-    send(vehicle)
-  }
-}
-
-/// One unary call on its own HTTP/2 stream: headers and message out, status from the trailers.
-final class UnaryCallHandler: ChannelInboundHandler, RemovableChannelHandler {
-  typealias InboundIn = HTTP2Frame.FramePayload
-  typealias OutboundOut = HTTP2Frame.FramePayload
-
-  let headers: HPACKHeaders
-  let body: ByteBuffer
-  let completion: (Bool) -> Void
-  var status: String?
-  var completed = false
-
-  init(headers: HPACKHeaders, body: ByteBuffer, completion: @escaping (Bool) -> Void) {
-    self.headers = headers
-    self.body = body
-    self.completion = completion
-  }
-
-  func handlerAdded(context: ChannelHandlerContext) {
-    if context.channel.isActive { start(context) }
-  }
-
-  func channelActive(context: ChannelHandlerContext) {
-    start(context)
-    context.fireChannelActive()
-  }
-
-  func start(_ context: ChannelHandlerContext) {
-    context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
-    context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+    steps[vehicle, default: 0] += 1
+    let stream = HTTP2StreamID(nextStreamID)
+    nextStreamID += 2
+    inFlight[stream] = Call(vehicle: vehicle, sent: now)
+    context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
+    context.write(
+      wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
+      promise: nil)
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-    switch unwrapInboundIn(data) {
-    case .headers(let frame):
-      if let value = frame.headers.first(name: "grpc-status") { status = value }
-      if frame.endStream { complete(context) }
-    case .data(let frame):
-      if frame.endStream { complete(context) }
+    let frame = unwrapInboundIn(data)
+    switch frame.payload {
+    case .headers(let headers):
+      if let status = headers.headers.first(name: "grpc-status") { inFlight[frame.streamID]?.status = status }
+      if headers.endStream { finish(frame.streamID) }
+    case .data(let data):
+      consumed += data.data.readableBytes
+      if data.endStream { finish(frame.streamID) }
+    case .rstStream:
+      finish(frame.streamID)
     default:
       break
     }
   }
 
-  func channelInactive(context: ChannelHandlerContext) {
-    complete(context)
+  func channelReadComplete(context: ChannelHandlerContext) {
+    if consumed > 16_384 {
+      context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumed))), promise: nil)
+      consumed = 0
+    }
+    context.flush()
   }
 
-  func complete(_ context: ChannelHandlerContext) {
-    guard !completed else { return }
-    completed = true
-    // The stream channel closes by itself once both sides have ended the stream.
-    completion(status == "0")
+  func channelInactive(context: ChannelHandlerContext) {
+    for stream in Array(inFlight.keys) { finish(stream) }
+    if running > 0 {
+      running = 0
+      done?.succeed(result)
+    }
+  }
+
+  func finish(_ stream: HTTP2StreamID) {
+    guard let call = inFlight.removeValue(forKey: stream) else { return }
+    let now = NIODeadline.now()
+    if call.sent >= measureFrom && now <= end {
+      if call.status == "0" {
+        result.latencies.append(.nanoseconds((now - call.sent).nanoseconds))
+      } else {
+        result.errors += 1
+      }
+    }
+    send(call.vehicle)
   }
 }
