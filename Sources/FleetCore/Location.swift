@@ -85,7 +85,10 @@ public struct VehicleLocation: Sendable, Hashable, Codable {
         throw .invalid("\(field).\(name) must be a non-negative number, got \(value)")
       }
     }
-    if let speed, !speed.isFinite { throw .invalid("\(field).speed must be finite") }
+    for (name, value) in [("speed", speed), ("altitude", altitude), ("flp_latlng_accuracy_meters", flpLatlngAccuracyMeters),
+                          ("supplemental_location_accuracy", supplementalLocationAccuracy)] {
+      if let value, !value.isFinite { throw .invalid("\(field).\(name) must be a finite number, got \(value)") }
+    }
     // Fleet Engine: FLEET_ENGINE_LOCATION is output only and rejected on input.
     for (name, sensor) in [("location_sensor", locationSensor), ("raw_location_sensor", rawLocationSensor),
                            ("supplemental_location_sensor", supplementalLocationSensor)]
@@ -130,6 +133,9 @@ public struct Attribute: Sendable, Hashable, Codable {
     for (i, attribute) in attributes.enumerated() {
       guard !attribute.key.isEmpty else { throw .invalid("\(field)[\(i)].key is required") }
       guard !attribute.key.contains(":") else { throw .invalid("\(field)[\(i)].key must not contain ':'") }
+      if case .number(let n) = attribute.value, !n.isFinite {
+        throw .invalid("\(field)[\(i)].number_value must be a finite number")
+      }
       guard "\(attribute.key):\(attribute.value)".count <= 256 else {
         throw .invalid("\(field)[\(i)]: \"key:value\" must be at most 256 characters")
       }

@@ -74,7 +74,7 @@ public final class SQLiteFleetStore: FleetStorage {
 
   func load<T: Decodable & Sendable>(_ table: String) async throws -> [T] {
     try await pool.read { db in
-      let decoder = JSONDecoder()
+      let decoder = Self.decoder
       return try Data.fetchAll(db, sql: "SELECT body FROM \(table) WHERE body IS NOT NULL").map {
         try decoder.decode(T.self, from: $0)
       }
@@ -109,8 +109,18 @@ public final class SQLiteFleetStore: FleetStorage {
     }
   }
 
-  // JSONEncoder is safe to share once configured.
-  static let encoder = JSONEncoder()
+  // Shared once configured. Non-finite numbers are written as strings so that encoding can never
+  // fail on a value that slipped past validation: a failed commit stops all writes (fail-stop).
+  static let encoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    return encoder
+  }()
+  static let decoder: JSONDecoder = {
+    let decoder = JSONDecoder()
+    decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    return decoder
+  }()
 
   static func encode(_ changes: [StoredChange]) throws -> [EncodedChange] {
     try changes.map { change in

@@ -29,6 +29,33 @@ struct HostileInputTests {
     }
   }
 
+  @Test func nonFiniteNumbersAreRejectedAndNeverPoisonTheStore() async throws {
+    try await TestServer.run { server in
+      let token = try server.admin.token()
+      try await server.withClients { _, vehicles in
+        _ = try await vehicles.createVehicle(newVehicleRequest("car"), metadata: auth(token))
+        var update = Maps_Fleetengine_V1_UpdateVehicleRequest()
+        update.name = "providers/acme/vehicles/car"
+        update.vehicle.lastLocation.location = latLng(1, 1)
+        update.updateMask.paths = ["last_location"]
+        for poison in [Double.nan, .infinity] {
+          update.vehicle.lastLocation.altitude = .init(poison)
+          #expect(await rpcCode { _ = try await vehicles.updateVehicle(update, metadata: auth(token)) } == .invalidArgument)
+        }
+        var attributes = Maps_Fleetengine_V1_UpdateVehicleAttributesRequest()
+        attributes.name = "providers/acme/vehicles/car"
+        var a = Maps_Fleetengine_V1_VehicleAttribute()
+        a.key = "x"
+        a.numberValue = .nan
+        attributes.attributes = [a]
+        #expect(await rpcCode { _ = try await vehicles.updateVehicleAttributes(attributes, metadata: auth(token)) } == .invalidArgument)
+        // Writes still work afterwards.
+        update.vehicle.lastLocation.altitude = .init(12.5)
+        #expect(try await vehicles.updateVehicle(update, metadata: auth(token)).lastLocation.altitude.value == 12.5)
+      }
+    }
+  }
+
   @Test func grpcTimeoutHeaderIsBounded() {
     #expect(GRPCTimeout.parse("100m") == .milliseconds(100))
     #expect(GRPCTimeout.parse("2S") == .seconds(2))
