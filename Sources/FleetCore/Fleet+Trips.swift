@@ -400,7 +400,8 @@ extension TripSnapshot {
 }
 
 extension Duration {
-  var seconds: Double {
+  /// The duration in (fractional) seconds.
+  public var seconds: Double {
     let (s, atto) = components
     return Double(s) + Double(atto) / 1e18
   }

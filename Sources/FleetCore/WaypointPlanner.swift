@@ -30,8 +30,8 @@ public enum WaypointPlanner {
     }
     // Anything else (stops added or removed): put the trip's waypoints where its first one was.
     result.removeAll { $0.tripID == trip.id }
-    let insertAt = slots[0] - current[..<slots[0]].filter { $0.tripID == trip.id }.count
-    result.insert(contentsOf: wanted, at: min(insertAt, result.count))
+    // Nothing of this trip precedes its first slot, so that index is still valid after removal.
+    result.insert(contentsOf: wanted, at: min(slots[0], result.count))
     return result
   }
 

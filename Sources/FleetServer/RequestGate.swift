@@ -95,7 +95,6 @@ final class RequestGate: Sendable {
 }
 
 extension Duration {
-  var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
   var milliseconds: String { String(format: "%.3f", seconds * 1000) }
 }
 

@@ -17,11 +17,7 @@ struct GRPCServerTests {
         let trip = try await trips.createTrip(newTripRequest("trip-1", vehicle: "car-1"), metadata: auth(token))
         #expect(trip.tripStatus == .new && trip.vehicleWaypoints.count == 2)
 
-        var update = Maps_Fleetengine_V1_UpdateVehicleRequest()
-        update.name = "providers/acme/vehicles/car-1"
-        update.vehicle.lastLocation.location = latLng(43.735, 7.421)
-        update.updateMask.paths = ["last_location"]
-        let located = try await vehicles.updateVehicle(update, metadata: auth(token))
+        let located = try await vehicles.updateVehicle(newLocationUpdate("car-1", 43.735, 7.421), metadata: auth(token))
         #expect(located.lastLocation.hasServerTime)
 
         var get = Maps_Fleetengine_V1_GetTripRequest()

@@ -13,12 +13,9 @@ struct HostileInputTests {
       let token = try server.admin.token()
       try await server.withClients { _, vehicles in
         _ = try await vehicles.createVehicle(newVehicleRequest("car"), metadata: auth(token))
-        var update = Maps_Fleetengine_V1_UpdateVehicleRequest()
-        update.name = "providers/acme/vehicles/car"
-        update.vehicle.lastLocation.location = latLng(1, 1)
+        var update = newLocationUpdate("car")
         update.vehicle.lastLocation.updateTime = Google_Protobuf_Timestamp(seconds: .max, nanos: .max)
         update.vehicle.lastLocation.rawLocationTime = Google_Protobuf_Timestamp(seconds: .min, nanos: -5)
-        update.updateMask.paths = ["last_location"]
         let updated = try await vehicles.updateVehicle(update, metadata: auth(token))
         #expect(updated.lastLocation.updateTime.seconds == 253_402_300_799)
         #expect(updated.lastLocation.rawLocationTime.seconds == -62_135_596_800)
@@ -34,10 +31,7 @@ struct HostileInputTests {
       let token = try server.admin.token()
       try await server.withClients { _, vehicles in
         _ = try await vehicles.createVehicle(newVehicleRequest("car"), metadata: auth(token))
-        var update = Maps_Fleetengine_V1_UpdateVehicleRequest()
-        update.name = "providers/acme/vehicles/car"
-        update.vehicle.lastLocation.location = latLng(1, 1)
-        update.updateMask.paths = ["last_location"]
+        var update = newLocationUpdate("car")
         for poison in [Double.nan, .infinity] {
           update.vehicle.lastLocation.altitude = .init(poison)
           #expect(await rpcCode { _ = try await vehicles.updateVehicle(update, metadata: auth(token)) } == .invalidArgument)

@@ -111,6 +111,14 @@ func newVehicleRequest(_ id: String) -> Maps_Fleetengine_V1_CreateVehicleRequest
   return r
 }
 
+func newLocationUpdate(_ vehicle: String, _ lat: Double = 1, _ lng: Double = 1) -> Maps_Fleetengine_V1_UpdateVehicleRequest {
+  var r = Maps_Fleetengine_V1_UpdateVehicleRequest()
+  r.name = "providers/acme/vehicles/\(vehicle)"
+  r.vehicle.lastLocation.location = latLng(lat, lng)
+  r.updateMask.paths = ["last_location"]
+  return r
+}
+
 func newTripRequest(_ id: String, vehicle: String = "") -> Maps_Fleetengine_V1_CreateTripRequest {
   var r = Maps_Fleetengine_V1_CreateTripRequest()
   r.parent = "providers/acme"

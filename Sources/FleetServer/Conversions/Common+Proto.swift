@@ -163,9 +163,7 @@ extension Attribute {
       }
       value = .string(s)
     case .boolValue(let b)?: value = .bool(b)
-    case .numberValue(let n)?:
-      guard n.isFinite else { throw .invalid("\(field).number_value must be finite") }
-      value = .number(n)
+    case .numberValue(let n)?: value = .number(n)
     case nil: value = .string(p.value)
     }
     self.init(key: p.key, value: value)
@@ -176,9 +174,7 @@ extension Attribute {
     switch p.tripAttributeValue {
     case .stringValue(let s)?: value = .string(s)
     case .boolValue(let b)?: value = .bool(b)
-    case .numberValue(let n)?:
-      guard n.isFinite else { throw .invalid("\(field).number_value must be finite") }
-      value = .number(n)
+    case .numberValue(let n)?: value = .number(n)
     case nil: value = .string("")
     }
     self.init(key: p.key, value: value)
