@@ -93,7 +93,10 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
-    .testTarget(name: "FleetStoreTests", dependencies: ["FleetStore", "FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetStoreTests",
+      dependencies: ["FleetStore", "FleetCore", .product(name: "GRDB", package: "GRDB.swift")],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetServerTests",
       dependencies: [

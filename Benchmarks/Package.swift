@@ -29,6 +29,17 @@ let package = Package(
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
-    )
+    ),
+    .executableTarget(
+      name: "grpc-floor",
+      dependencies: [
+        .product(name: "FleetProto", package: "FleetKit"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
   ]
 )

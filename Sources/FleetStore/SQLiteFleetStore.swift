@@ -72,12 +72,32 @@ public final class SQLiteFleetStore: FleetStorage {
     }
   }
 
-  func load<T: Decodable & Sendable>(_ table: String) async throws -> [T] {
+  func load<T: RowCodable & Decodable & Sendable>(_ table: String) async throws -> [T] {
     try await pool.read { db in
-      let decoder = Self.decoder
-      return try Data.fetchAll(db, sql: "SELECT body FROM \(table) WHERE body IS NOT NULL").map {
-        try decoder.decode(T.self, from: $0)
+      let rows = try Row.fetchCursor(db, sql: "SELECT provider, id, body FROM \(table) WHERE body IS NOT NULL")
+      var values: [T] = []
+      while let row = try rows.next() {
+        let body: Data = row["body"]
+        do {
+          values.append(try Self.decode(body))
+        } catch {
+          throw StoreError.damagedRow(table: table, provider: row["provider"], id: row["id"], reason: "\(error)")
+        }
       }
+      return values
+    }
+  }
+
+  /// Reads either row format: binary, or the JSON of rows written before it.
+  static func decode<T: RowCodable & Decodable>(_ body: Data) throws -> T {
+    switch body.first {
+    case RowFormat.binaryV1:
+      var reader = RowReader([UInt8](body), from: 1)
+      let value = try T(row: &reader)
+      guard !reader.hasMore else { throw reader.damaged("unread bytes at the end (written by a newer fleetd?)") }
+      return value
+    case RowFormat.json: return try decoder.decode(T.self, from: body)
+    case let format: throw RowFormatError(offset: 0, reason: "unknown row format \(format.map(String.init) ?? "(empty)")")
     }
   }
 
@@ -109,8 +129,9 @@ public final class SQLiteFleetStore: FleetStorage {
     }
   }
 
-  // Shared once configured. Non-finite numbers are written as strings so that encoding can never
-  // fail on a value that slipped past validation: a failed commit stops all writes (fail-stop).
+  // Billable trip reports (and trips and vehicles stored before the binary row format) are JSON.
+  // Non-finite numbers are written as strings so that encoding can never fail on a value that
+  // slipped past validation: a failed commit stops all writes (fail-stop).
   static let encoder: JSONEncoder = {
     let encoder = JSONEncoder()
     encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
@@ -126,9 +147,9 @@ public final class SQLiteFleetStore: FleetStorage {
     try changes.map { change in
       switch change {
       case .putTrip(let t):
-        .row(table: .trips, provider: t.provider, id: t.id, revision: Int64(t.revision), body: try encoder.encode(t))
+        .row(table: .trips, provider: t.provider, id: t.id, revision: Int64(t.revision), body: Data(t.rowBytes))
       case .putVehicle(let v):
-        .row(table: .vehicles, provider: v.provider, id: v.id, revision: Int64(v.revision), body: try encoder.encode(v))
+        .row(table: .vehicles, provider: v.provider, id: v.id, revision: Int64(v.revision), body: Data(v.rowBytes))
       case .deleteTrip(let provider, let id, let revision):
         .row(table: .trips, provider: provider, id: id, revision: Int64(revision), body: nil)
       case .deleteVehicle(let provider, let id, let revision):
