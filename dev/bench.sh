@@ -7,7 +7,7 @@
 #   dev/bench.sh [VEHICLES] [SECONDS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VEHICLES="${1:-200}"; SECONDS_MEASURED="${2:-20}"; CONNECTIONS="${3:-4}"
+VEHICLES="${1:-100}"; SECONDS_MEASURED="${2:-20}"; CONNECTIONS="${3:-4}"
 
 swift build -c release --product fleetd
 (cd Benchmarks && swift build -c release --product fleet-load && swift build -c release --product grpc-floor)
