@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "FleetAuth", targets: ["FleetAuth"]),
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
+    .library(name: "FleetRouting", targets: ["FleetRouting"]),
   ],
   dependencies: [
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -65,6 +66,21 @@ let package = Package(
       exclude: ["README.md"],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
+    // Generated code only: the OpenStreetMap PBF format; regenerate with dev/generate-protos.sh.
+    .target(
+      name: "OSMProto",
+      dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+      exclude: ["README.md"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // The system zlib (Debian: zlib1g-dev), for the compressed blocks of OSM PBF files.
+    .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+    // Road network from OpenStreetMap, routes, ETAs, matrices, snapping and map matching.
+    .target(
+      name: "FleetRouting",
+      dependencies: ["FleetCore", "OSMProto", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+      swiftSettings: swiftSettings
+    ),
     // gRPC services, REST routes, auth, quotas, metrics; the process builder.
     .target(
       name: "FleetServer",
@@ -93,6 +109,7 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetStoreTests",
       dependencies: ["FleetStore", "FleetCore", .product(name: "GRDB", package: "GRDB.swift")],

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates Sources/FleetProto from Protos/ with protoc (Debian's protobuf-compiler) and the
+# Regenerates Sources/FleetProto (Fleet Engine) and Sources/OSMProto (OpenStreetMap PBF) from
+# Protos/ with protoc (Debian's protobuf-compiler) and the
 # swift-protobuf and grpc-swift-protobuf plugins built from the pinned packages.
 # Run by hand after editing Protos/; the output is committed so builds never run protoc.
 set -euo pipefail
@@ -16,8 +17,8 @@ BIN="$(swift build -c release --show-bin-path)"
 
 OUT=Sources/FleetProto
 # Old output is removed only now: the plugin build above needs the target to have sources.
-find "$OUT" -name '*.pb.swift' -delete
-PROTOS=$(cd Protos && find . -name '*.proto' | sed 's|^\./||' | sort)
+find "$OUT" Sources/OSMProto -name '*.pb.swift' -delete
+PROTOS=$(cd Protos && find . -name '*.proto' -not -path './osmpbf/*' | sed 's|^\./||' | sort)
 
 (cd Protos && protoc -I . -I "$WKT_INCLUDE" \
   --plugin=protoc-gen-swift="$BIN/protoc-gen-swift" \
@@ -30,4 +31,10 @@ SERVICES=$(cd Protos && find . -name '*_api.proto' | sed 's|^\./||' | sort)
   --grpc-swift_out="../$OUT" --grpc-swift_opt=Visibility=Public,Server=true,Client=true,FileNaming=PathToUnderscores \
   $SERVICES)
 
-echo "generated: $(ls "$OUT"/*.pb.swift | wc -l) files in $OUT"
+OSM_PROTOS=$(cd Protos && find osmpbf -name '*.proto' | sort)
+(cd Protos && protoc -I . \
+  --plugin=protoc-gen-swift="$BIN/protoc-gen-swift" \
+  --swift_out=../Sources/OSMProto --swift_opt=Visibility=Public --swift_opt=FileNaming=PathToUnderscores \
+  $OSM_PROTOS)
+
+echo "generated: $(ls "$OUT"/*.pb.swift | wc -l) files in $OUT, $(ls Sources/OSMProto/*.pb.swift | wc -l) in Sources/OSMProto"

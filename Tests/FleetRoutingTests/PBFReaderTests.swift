@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+@testable import FleetRouting
+
+/// The shared Monaco extract (../shared/data beside the project root).
+enum SharedData {
+  static let directory: String = {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    return root.deletingLastPathComponent().appendingPathComponent("shared/data").path
+  }()
+  static var monaco: String { directory + "/monaco.osm.pbf" }
+  static var monacoRequests: String { directory + "/monaco.requests" }
+}
+
+func temporaryFile(_ name: String) -> String {
+  NSTemporaryDirectory() + "fleetkit-\(UUID().uuidString)-\(name)"
+}
+
+@Suite("OSM PBF reader")
+struct PBFReaderTests {
+  @Test func readsTheMonacoExtract() throws {
+    var nodes = 0
+    var ways = 0
+    var relations = 0
+    var taggedNodes = 0
+    var inMonaco = true
+    var maxRef: Int64 = 0
+    try PBFReader(path: SharedData.monaco).read(
+      [.nodes, .ways, .relations],
+      node: { node in
+        nodes += 1
+        if !node.tags.isEmpty { taggedNodes += 1 }
+        inMonaco = inMonaco && (43.5...43.9).contains(node.latitude) && (7.3...7.6).contains(node.longitude)
+      },
+      way: { way in
+        ways += 1
+        maxRef = max(maxRef, way.nodeIDs.max() ?? 0)
+      },
+      relation: { _ in relations += 1 })
+    // The shared README: 180k nodes, 27k ways.
+    #expect((170_000...190_000).contains(nodes))
+    #expect((25_000...29_000).contains(ways))
+    #expect(relations > 100)
+    #expect(taggedNodes > 1000)
+    #expect(inMonaco)
+    #expect(maxRef > 1_000_000)
+  }
+
+  @Test func tagsAndRelationMembersAreDecoded() throws {
+    var restrictions = 0
+    var namedRoads = Set<String>()
+    try PBFReader(path: SharedData.monaco).read(
+      [.ways, .relations],
+      way: { way in
+        if way.tags["highway"] != nil, let name = way.tags["name"] { namedRoads.insert(name) }
+      },
+      relation: { relation in
+        guard relation.tags["type"] == "restriction" else { return }
+        restrictions += 1
+        #expect(relation.members.contains { $0.role == "from" && $0.type == .way })
+      })
+    let expected = ["Boulevard Albert 1er", "Boulevard Princesse Charlotte", "Avenue Princesse Grace"]
+    #expect(expected.filter { !namedRoads.contains($0) } == [])
+    #expect(namedRoads.count > 300)
+    #expect(restrictions > 10)
+  }
+
+  @Test func aTruncatedFileNamesTheOffset() throws {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: SharedData.monaco))
+    let path = temporaryFile("truncated.osm.pbf")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
+    do {
+      try PBFReader(path: path).read([.nodes, .ways])
+      Issue.record("a truncated file was read without an error")
+    } catch let error as OSMFileError {
+      #expect(error.kind == .truncated)
+      #expect(error.offset == bytes.count / 2)
+      #expect(error.description.contains("truncated at byte \(bytes.count / 2)"))
+    }
+  }
+
+  @Test func corruptBytesGiveAnErrorNotACrash() throws {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: SharedData.monaco))
+    let path = temporaryFile("corrupt.osm.pbf")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    // Damage in the compressed data of a block, in a length prefix, and at the very start.
+    for position in [bytes.count / 3, 0, 2] {
+      var damaged = bytes
+      for i in position..<min(position + 16, damaged.count) { damaged[i] ^= 0x5A }
+      try damaged.write(to: URL(fileURLWithPath: path))
+      #expect(throws: OSMFileError.self) { try PBFReader(path: path).read([.nodes, .ways, .relations]) }
+    }
+    try Data("not a pbf at all".utf8).write(to: URL(fileURLWithPath: path))
+    #expect(throws: OSMFileError.self) { try PBFReader(path: path).read([.nodes]) }
+    try Data().write(to: URL(fileURLWithPath: path))
+    #expect(throws: OSMFileError.self) { try PBFReader(path: path).read([.nodes]) }
+    #expect(throws: OSMFileError.self) { try PBFReader(path: "/nonexistent/x.osm.pbf").read([.nodes]) }
+  }
+}
