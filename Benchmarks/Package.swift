@@ -31,6 +31,15 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
+      name: "routing-bench",
+      dependencies: [
+        .product(name: "FleetRouting", package: "FleetKit"),
+        .product(name: "FleetCore", package: "FleetKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
       name: "grpc-floor",
       dependencies: [
         .product(name: "FleetProto", package: "FleetKit"),

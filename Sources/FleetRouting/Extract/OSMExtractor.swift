@@ -1,0 +1,170 @@
+/// Builds the drivable `RoadNetwork` from an OSM PBF file in two streaming passes: ways and
+/// relations first (what is drivable, which nodes it uses, turn restrictions), then only the
+/// nodes those ways use. Memory follows the road network, not the file.
+public struct OSMExtractor: Sendable {
+  public var profile: CarProfile
+
+  public init(profile: CarProfile = CarProfile()) { self.profile = profile }
+
+  struct DrivableWay {
+    var id: Int64
+    var nodes: [Int64]
+    var attributes: WayAttributes
+  }
+
+  struct Restriction {
+    var fromWay: Int64
+    var viaNode: Int64
+    var toWay: Int64
+    var isOnly: Bool
+  }
+
+  /// What the extraction saw, for logs and the build report.
+  public struct Summary: Sendable {
+    public var drivableWays = 0
+    public var restrictions = 0
+    public var unsupportedRestrictions = 0
+    public var missingNodes = 0
+  }
+
+  public func extract(path: String) throws -> (RoadNetwork, Summary) {
+    let reader = PBFReader(path: path)
+    var summary = Summary()
+    var ways: [DrivableWay] = []
+    var uses: [Int64: UInt8] = [:]
+    var restrictions: [Restriction] = []
+
+    try reader.read(
+      [.ways, .relations],
+      way: { way in
+        guard way.nodeIDs.count >= 2, let attributes = profile.way(way.tags) else { return }
+        ways.append(DrivableWay(id: way.id, nodes: way.nodeIDs, attributes: attributes))
+        for node in way.nodeIDs { uses[node, default: 0] &+= 1 }
+        // Ends of ways are junctions even when nothing else meets them there.
+        uses[way.nodeIDs.first!, default: 0] &+= 1
+        uses[way.nodeIDs.last!, default: 0] &+= 1
+      },
+      relation: { relation in
+        switch restriction(relation) {
+        case .some(.some(let r)): restrictions.append(r)
+        case .some(.none): summary.unsupportedRestrictions += 1
+        case .none: break
+        }
+      })
+    summary.drivableWays = ways.count
+
+    var coordinates: [Int64: FixedCoordinate] = [:]
+    coordinates.reserveCapacity(uses.count)
+    var nodeAttributes: [Int64: NodeAttributes] = [:]
+    try reader.read(
+      [.nodes],
+      node: { node in
+        guard uses[node.id] != nil else { return }
+        coordinates[node.id] = FixedCoordinate(latitude: node.latitude, longitude: node.longitude)
+        let attributes = profile.node(node.tags)
+        if !attributes.isPlain { nodeAttributes[node.id] = attributes }
+      })
+
+    var network = RoadNetwork()
+    var pointIndex: [Int64: Int32] = [:]
+    var junctionIndex: [Int64: Int32] = [:]
+    let point = { (id: Int64) -> Int32 in
+      if let index = pointIndex[id] { return index }
+      let index = Int32(network.points.count)
+      network.points.append(coordinates[id]!)
+      pointIndex[id] = index
+      return index
+    }
+    let junction = { (id: Int64) -> Int32 in
+      if let index = junctionIndex[id] { return index }
+      let index = Int32(network.junctions.count)
+      let location = point(id)  // Not inside the append: both touch `network`.
+      network.junctions.append(location)
+      let attributes = nodeAttributes[id] ?? NodeAttributes()
+      network.junctionDelays.append(Float(attributes.delay))
+      network.blockedJunctions.append(attributes.blocks)
+      junctionIndex[id] = index
+      return index
+    }
+    var nameIndex: [String: Int32] = ["": 0]
+
+    for way in ways {
+      let label = way.attributes.name.isEmpty ? way.attributes.ref : way.attributes.name
+      let name: Int32
+      if let known = nameIndex[label] {
+        name = known
+      } else {
+        name = Int32(network.names.count)
+        network.names.append(label)
+        nameIndex[label] = name
+      }
+      // A way clipped at the extract's border refers to nodes the file lacks: split it there.
+      var piece: [Int64] = []
+      let flush = {
+        defer { piece = [] }
+        guard piece.count >= 2 else { return }
+        var start = 0
+        for i in 1..<piece.count {
+          let id = piece[i]
+          let isJunction = (uses[id] ?? 0) >= 2 || nodeAttributes[id] != nil || i == piece.count - 1
+          guard isJunction else { continue }
+          let from = junction(piece[start])
+          let to = junction(id)
+          let geometryStart = Int32(network.geometry.count)
+          var length = 0.0
+          for j in start...i {
+            let shapePoint = point(piece[j])
+            network.geometry.append(shapePoint)
+            if j > start { length += Geo.distance(coordinates[piece[j - 1]]!, coordinates[piece[j]]!) }
+          }
+          let cost = { (direction: WayDirection?) -> EdgeCost? in
+            direction.map {
+              EdgeCost(duration: length / ($0.speed / 3.6), weight: length / ($0.rate / 3.6), restricted: $0.restricted)
+            }
+          }
+          network.edges.append(
+            RoadEdge(
+              from: from, to: to, geometryStart: geometryStart, geometryEnd: Int32(network.geometry.count),
+              length: length, forward: cost(way.attributes.forward), backward: cost(way.attributes.backward),
+              nameIndex: name, wayID: way.id, isRoundabout: way.attributes.isRoundabout))
+          start = i
+        }
+      }
+      for id in way.nodes {
+        if coordinates[id] != nil {
+          piece.append(id)
+        } else {
+          summary.missingNodes += 1
+          flush()
+        }
+      }
+      flush()
+    }
+
+    for r in restrictions {
+      guard let via = junctionIndex[r.viaNode] else { continue }
+      network.restrictions.append(TurnRestriction(via: via, fromWay: r.fromWay, toWay: r.toWay, isOnly: r.isOnly))
+    }
+    summary.restrictions = network.restrictions.count
+    return (network, summary)
+  }
+
+  /// nil: not a turn restriction for cars; .some(nil): one this extractor cannot use (a via way).
+  func restriction(_ relation: OSMRelation) -> Restriction?? {
+    let tags = relation.tags
+    guard tags["type"] == "restriction" else { return nil }
+    let value = ["motorcar", "motor_vehicle", "vehicle"].lazy.compactMap { tags["restriction:\($0)"] }.first
+      ?? tags["restriction"]
+    guard let value, value.hasPrefix("no_") || value.hasPrefix("only_") else { return nil }
+    if let except = tags["except"] {
+      let exempt = except.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+      if exempt.contains(where: { ["motorcar", "motor_vehicle", "vehicle"].contains($0) }) { return nil }
+    }
+    let from = relation.members.filter { $0.role == "from" && $0.type == .way }
+    let to = relation.members.filter { $0.role == "to" && $0.type == .way }
+    let via = relation.members.filter { $0.role == "via" }
+    guard from.count == 1, to.count == 1, via.count == 1 else { return .some(nil) }
+    guard via[0].type == .node else { return .some(nil) }
+    return Restriction(fromWay: from[0].id, viaNode: via[0].id, toWay: to[0].id, isOnly: value.hasPrefix("only_"))
+  }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A point on the road network: an edge, where along it, and how far from the asked point.
+public struct RoadPosition: Sendable, Hashable {
+  public var edge: Int
+  /// Index of the shape segment the point lies on (between shape points `segment` and `segment + 1`).
+  public var segment: Int
+  /// Metres from the edge's `from` end along its shape.
+  public var offset: Double
+  public var point: FixedCoordinate
+  /// Metres from the queried point to `point`.
+  public var distance: Double
+}
+
+/// A uniform grid over shape segments for nearest-road queries.
+public struct SegmentIndex: Sendable {
+  /// About 110 m of latitude: a few dozen segments per cell in a city.
+  static let cellSizeE6: Int32 = 1000
+
+  struct Cell: Hashable {
+    var x: Int32
+    var y: Int32
+  }
+
+  let cells: [Cell: [(edge: Int32, segment: Int32)]]
+
+  public init(network: RoadNetwork, include: (RoadEdge) -> Bool = { _ in true }) {
+    var cells: [Cell: [(edge: Int32, segment: Int32)]] = [:]
+    for (i, edge) in network.edges.enumerated() where include(edge) {
+      let shape = network.shape(of: edge)
+      for k in 0..<(shape.count - 1) {
+        let a = network.points[Int(shape[shape.startIndex + k])]
+        let b = network.points[Int(shape[shape.startIndex + k + 1])]
+        let low = Self.cell(FixedCoordinate(
+          latitudeE6: min(a.latitudeE6, b.latitudeE6), longitudeE6: min(a.longitudeE6, b.longitudeE6)))
+        let high = Self.cell(FixedCoordinate(
+          latitudeE6: max(a.latitudeE6, b.latitudeE6), longitudeE6: max(a.longitudeE6, b.longitudeE6)))
+        for x in low.x...high.x {
+          for y in low.y...high.y { cells[Cell(x: x, y: y), default: []].append((Int32(i), Int32(k))) }
+        }
+      }
+    }
+    self.cells = cells
+  }
+
+  static func cell(_ c: FixedCoordinate) -> Cell {
+    Cell(x: c.longitudeE6 >= 0 ? c.longitudeE6 / cellSizeE6 : (c.longitudeE6 + 1) / cellSizeE6 - 1,
+         y: c.latitudeE6 >= 0 ? c.latitudeE6 / cellSizeE6 : (c.latitudeE6 + 1) / cellSizeE6 - 1)
+  }
+
+  /// The nearest positions on distinct edges, closest first, within `radius` metres.
+  public func nearest(
+    _ point: FixedCoordinate, in network: RoadNetwork, count: Int = 1, radius: Double = .infinity,
+    accept: (Int) -> Bool = { _ in true }
+  ) -> [RoadPosition] {
+    let center = Self.cell(point)
+    // One ring of cells is at least this many metres wide.
+    let ringMeters = Double(Self.cellSizeE6) / 1e6 * 111_320 * max(0.1, cos(point.latitude * Geo.degreeToRadian))
+    var best: [Int: RoadPosition] = [:]
+    let maximumRing = Int32(min(2000, radius.isFinite ? radius / ringMeters + 2 : 2000))
+    var ring: Int32 = 0
+    while ring <= maximumRing {
+      for cell in Self.ring(ring, around: center) {
+        guard let entries = cells[cell] else { continue }
+        for entry in entries where accept(Int(entry.edge)) {
+          let position = Self.position(point, edge: Int(entry.edge), segment: Int(entry.segment), network)
+          if position.distance <= radius, position.distance < (best[position.edge]?.distance ?? .infinity) {
+            best[position.edge] = position
+          }
+        }
+      }
+      // Anything in farther rings is at least `ring * ringMeters` away.
+      let found = best.values.sorted { $0.distance < $1.distance }
+      if found.count >= count, let last = found.prefix(count).last, last.distance <= Double(ring) * ringMeters {
+        return Array(found.prefix(count))
+      }
+      ring += 1
+    }
+    return Array(best.values.sorted { $0.distance < $1.distance }.prefix(count))
+  }
+
+  /// The cells at Chebyshev distance `r` from `center` (its perimeter only).
+  static func ring(_ r: Int32, around center: Cell) -> [Cell] {
+    guard r > 0 else { return [center] }
+    var result: [Cell] = []
+    result.reserveCapacity(Int(8 * r))
+    for x in (center.x - r)...(center.x + r) {
+      result.append(Cell(x: x, y: center.y - r))
+      result.append(Cell(x: x, y: center.y + r))
+    }
+    for y in (center.y - r + 1)...(center.y + r - 1) {
+      result.append(Cell(x: center.x - r, y: y))
+      result.append(Cell(x: center.x + r, y: y))
+    }
+    return result
+  }
+
+  static func position(_ p: FixedCoordinate, edge: Int, segment: Int, _ network: RoadNetwork) -> RoadPosition {
+    let e = network.edges[edge]
+    let shape = network.shape(of: e)
+    let a = network.points[Int(shape[shape.startIndex + segment])]
+    let b = network.points[Int(shape[shape.startIndex + segment + 1])]
+    let t = Geo.projection(of: p, onto: a, b)
+    let snapped = Geo.interpolate(a, b, t)
+    var offset = 0.0
+    for k in 0..<segment {
+      offset += Geo.distance(network.points[Int(shape[shape.startIndex + k])], network.points[Int(shape[shape.startIndex + k + 1])])
+    }
+    offset += Geo.distance(a, snapped)
+    return RoadPosition(edge: edge, segment: segment, offset: min(offset, e.length), point: snapped, distance: Geo.distance(p, snapped))
+  }
+}

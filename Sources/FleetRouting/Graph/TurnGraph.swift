@@ -1,0 +1,185 @@
+/// The edge-based graph routing runs on: a node per drivable direction of a road edge
+/// (`edge * 2`, `+ 1` when driven `to → from`), an arc per allowed turn. Turn restrictions, U-turn
+/// rules, barriers and turn costs live here, so every search honours them for free.
+public struct TurnGraph: Sendable, Codable {
+  /// Arcs leaving directed edge `d`: `firstArc[d]..<firstArc[d + 1]`.
+  public var firstArc: [Int32] = []
+  public var arcTarget: [Int32] = []
+  /// Seconds the turn costs (also its weight).
+  public var arcTurnCost: [Float] = []
+  /// Extra weight that keeps routes from driving through restricted roads (OSRM's max turn weight).
+  public var arcPenalty: [Float] = []
+
+  public static let restrictedEntryPenalty: Float = 3276.7
+
+  public var directedEdgeCount: Int { firstArc.count - 1 }
+
+  public func arcs(from directed: Int32) -> Range<Int> { Int(firstArc[Int(directed)])..<Int(firstArc[Int(directed) + 1]) }
+
+  public static func directed(_ edge: Int, reversed: Bool) -> Int32 { Int32(edge * 2 + (reversed ? 1 : 0)) }
+  public static func edge(of directed: Int32) -> Int { Int(directed) >> 1 }
+  public static func isReversed(_ directed: Int32) -> Bool { directed & 1 == 1 }
+
+  /// Bearing sample distance: the direction of a road at a junction is taken over its first metres.
+  static let bearingSampleMeters = 10.0
+
+  public init() {}
+
+  public init(network: RoadNetwork, profile: CarProfile) {
+    let edgeCount = network.edges.count
+    // Edge ends per junction: (edge, true when the junction is the edge's `from`).
+    var ends = Array(repeating: [(edge: Int, atFrom: Bool)](), count: network.junctions.count)
+    for (i, edge) in network.edges.enumerated() {
+      ends[Int(edge.from)].append((i, true))
+      ends[Int(edge.to)].append((i, false))
+    }
+    var restrictionsAt: [Int32: [TurnRestriction]] = [:]
+    for r in network.restrictions { restrictionsAt[r.via, default: []].append(r) }
+
+    var turnsFrom = Array(repeating: [(target: Int32, cost: Float, penalty: Float)](), count: edgeCount * 2)
+    for junction in network.junctions.indices {
+      let incident = ends[junction]
+      // Arriving: driven towards this junction. Leaving: driven away from it.
+      let arriving = incident.compactMap { end -> Int32? in
+        let edge = network.edges[end.edge]
+        // At `from`, arrival is the backward direction; at `to`, the forward one.
+        return edge.cost(reversed: end.atFrom) != nil ? Self.directed(end.edge, reversed: end.atFrom) : nil
+      }
+      let leaving = incident.compactMap { end -> Int32? in
+        let edge = network.edges[end.edge]
+        return edge.cost(reversed: !end.atFrom) != nil ? Self.directed(end.edge, reversed: !end.atFrom) : nil
+      }
+      let roads = incident.count
+      let blocked = network.blockedJunctions[junction]
+      let delay = network.junctionDelays[junction]
+      let restrictions = restrictionsAt[Int32(junction)] ?? []
+      for a in arriving {
+        let fromEdge = network.edges[Self.edge(of: a)]
+        let fromRestrictions = restrictions.filter { $0.fromWay == fromEdge.wayID }
+        var allowed: [Int32] = []
+        var uTurn: Int32?
+        for b in leaving {
+          let toEdge = network.edges[Self.edge(of: b)]
+          if Self.edge(of: b) == Self.edge(of: a) && fromEdge.from != fromEdge.to {
+            uTurn = b
+            continue
+          }
+          if blocked { continue }
+          if fromRestrictions.contains(where: { $0.isOnly ? $0.toWay != toEdge.wayID : $0.toWay == toEdge.wayID }) {
+            continue
+          }
+          allowed.append(b)
+        }
+        // Turning back only where nothing else is possible: dead ends, barriers, forbidden exits.
+        if allowed.isEmpty, let uTurn { allowed.append(uTurn) }
+        let inBearing = Self.bearing(network, a, atEnd: true)
+        let aRestricted = fromEdge.cost(reversed: Self.isReversed(a))?.restricted ?? false
+        for b in allowed {
+          let toEdge = network.edges[Self.edge(of: b)]
+          let isUTurn = Self.edge(of: b) == Self.edge(of: a)
+          let angle = isUTurn ? 180 : Geo.turnAngle(from: inBearing, to: Self.bearing(network, b, atEnd: false))
+          let cost = Float(
+            profile.turnCost(
+              angle: angle, roads: roads, isUTurn: isUTurn,
+              involvesRoundabout: fromEdge.isRoundabout || toEdge.isRoundabout)) + delay
+          let bRestricted = toEdge.cost(reversed: Self.isReversed(b))?.restricted ?? false
+          let penalty: Float = !aRestricted && bRestricted ? Self.restrictedEntryPenalty : 0
+          turnsFrom[Int(a)].append((b, cost, penalty))
+        }
+      }
+    }
+    firstArc.reserveCapacity(edgeCount * 2 + 1)
+    for turns in turnsFrom {
+      firstArc.append(Int32(arcTarget.count))
+      for turn in turns {
+        arcTarget.append(turn.target)
+        arcTurnCost.append(turn.cost)
+        arcPenalty.append(turn.penalty)
+      }
+    }
+    firstArc.append(Int32(arcTarget.count))
+  }
+
+  /// The direction of a directed edge over its first (`atEnd: false`) or last metres.
+  static func bearing(_ network: RoadNetwork, _ directed: Int32, atEnd: Bool) -> Double {
+    let edge = network.edges[Self.edge(of: directed)]
+    var shape = Array(network.shape(of: edge))
+    if isReversed(directed) { shape.reverse() }
+    // Departure: from the first point forward. Arrival: from a point before the last to the last.
+    if atEnd { shape.reverse() }
+    let anchor = network.points[Int(shape[0])]
+    var travelled = 0.0
+    var previous = anchor
+    var sample = network.points[Int(shape[shape.count - 1])]
+    for index in shape.dropFirst() {
+      let p = network.points[Int(index)]
+      let step = Geo.distance(previous, p)
+      if travelled + step >= bearingSampleMeters {
+        sample = step > 0 ? Geo.interpolate(previous, p, (bearingSampleMeters - travelled) / step) : p
+        break
+      }
+      travelled += step
+      previous = p
+    }
+    return atEnd ? Geo.bearing(sample, anchor) : Geo.bearing(anchor, sample)
+  }
+}
+
+extension TurnGraph {
+  /// Strongly connected components (iterative Tarjan): a component id per directed edge, and each
+  /// component's size. A point snapped into a tiny component (a fenced car park, a private
+  /// cul-de-sac) cannot reach most of the network, so snapping prefers big components.
+  public func stronglyConnectedComponents() -> (component: [Int32], size: [Int32]) {
+    let count = directedEdgeCount
+    var index = [Int32](repeating: -1, count: count)
+    var low = [Int32](repeating: 0, count: count)
+    var onStack = [Bool](repeating: false, count: count)
+    var component = [Int32](repeating: -1, count: count)
+    var sizes: [Int32] = []
+    var stack: [Int32] = []
+    var next: Int32 = 0
+    // (node, next arc to look at)
+    var work: [(node: Int32, arc: Int)] = []
+    for root in 0..<count where index[root] < 0 {
+      work.append((Int32(root), Int(firstArc[root])))
+      index[root] = next
+      low[root] = next
+      next += 1
+      stack.append(Int32(root))
+      onStack[root] = true
+      while let (node, arc) = work.last {
+        let end = Int(firstArc[Int(node) + 1])
+        if arc < end {
+          work[work.count - 1].arc = arc + 1
+          let target = Int(arcTarget[arc])
+          if index[target] < 0 {
+            index[target] = next
+            low[target] = next
+            next += 1
+            stack.append(Int32(target))
+            onStack[target] = true
+            work.append((Int32(target), Int(firstArc[target])))
+          } else if onStack[target] {
+            low[Int(node)] = min(low[Int(node)], index[target])
+          }
+          continue
+        }
+        work.removeLast()
+        if let parent = work.last { low[Int(parent.node)] = min(low[Int(parent.node)], low[Int(node)]) }
+        if low[Int(node)] == index[Int(node)] {
+          let id = Int32(sizes.count)
+          var size: Int32 = 0
+          while true {
+            let member = stack.removeLast()
+            onStack[Int(member)] = false
+            component[Int(member)] = id
+            size += 1
+            if member == node { break }
+          }
+          sizes.append(size)
+        }
+      }
+    }
+    return (component, sizes)
+  }
+}

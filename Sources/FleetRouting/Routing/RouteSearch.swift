@@ -1,0 +1,147 @@
+/// Where a search starts or ends on one drivable direction of an edge, and what the part of
+/// the edge between the point and the edge's end (for a start) or start (for an end) costs.
+struct Endpoint {
+  var directed: Int32
+  var weight: Double
+  var duration: Double
+  var distance: Double
+}
+
+/// A path found by a search: the directed edges driven, in order, and its totals.
+struct FoundPath {
+  var directedEdges: [Int32]
+  var weight: Double
+  var duration: Double
+  var distance: Double
+}
+
+/// The endpoints of a road position, one per direction a car may drive there.
+func endpoints(of position: RoadPosition, in network: RoadNetwork, asSource: Bool) -> [Endpoint] {
+  let edge = network.edges[position.edge]
+  let along = edge.length > 0 ? position.offset / edge.length : 0
+  var result: [Endpoint] = []
+  for reversed in [false, true] {
+    guard let cost = edge.cost(reversed: reversed) else { continue }
+    // Share of the edge between the point and the end a start leaves by (or the start an end comes from).
+    let share = asSource != reversed ? 1 - along : along
+    result.append(
+      Endpoint(
+        directed: TurnGraph.directed(position.edge, reversed: reversed), weight: cost.weight * share,
+        duration: cost.duration * share, distance: edge.length * share))
+  }
+  return result
+}
+
+/// A binary min-heap of (key, node).
+struct MinHeap {
+  var keys: [Double] = []
+  var nodes: [Int32] = []
+
+  var isEmpty: Bool { keys.isEmpty }
+  var minimum: Double { keys.first ?? .infinity }
+
+  mutating func push(_ key: Double, _ node: Int32) {
+    keys.append(key)
+    nodes.append(node)
+    var i = keys.count - 1
+    while i > 0 {
+      let parent = (i - 1) / 2
+      guard keys[parent] > keys[i] else { break }
+      keys.swapAt(parent, i)
+      nodes.swapAt(parent, i)
+      i = parent
+    }
+  }
+
+  mutating func pop() -> (key: Double, node: Int32) {
+    let top = (keys[0], nodes[0])
+    let lastKey = keys.removeLast()
+    let lastNode = nodes.removeLast()
+    if !keys.isEmpty {
+      keys[0] = lastKey
+      nodes[0] = lastNode
+      var i = 0
+      while true {
+        let left = 2 * i + 1
+        let right = left + 1
+        var smallest = i
+        if left < keys.count && keys[left] < keys[smallest] { smallest = left }
+        if right < keys.count && keys[right] < keys[smallest] { smallest = right }
+        if smallest == i { break }
+        keys.swapAt(smallest, i)
+        nodes.swapAt(smallest, i)
+        i = smallest
+      }
+    }
+    return top
+  }
+}
+
+/// Dijkstra over the turn graph from start endpoints to end endpoints (exact; the reference the
+/// faster searches are checked against).
+struct DijkstraSearch {
+  let network: RoadNetwork
+  let graph: TurnGraph
+
+  func shortestPath(from sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?) -> FoundPath? {
+    let count = graph.directedEdgeCount
+    var weight = [Double](repeating: .infinity, count: count)
+    var duration = [Double](repeating: 0, count: count)
+    var distance = [Double](repeating: 0, count: count)
+    var parent = [Int32](repeating: -1, count: count)
+    var heap = MinHeap()
+    for s in sources where s.weight < weight[Int(s.directed)] {
+      weight[Int(s.directed)] = s.weight
+      duration[Int(s.directed)] = s.duration
+      distance[Int(s.directed)] = s.distance
+      heap.push(s.weight, s.directed)
+    }
+    var targetsByEdge: [Int32: Endpoint] = [:]
+    for t in targets { targetsByEdge[t.directed] = t }
+    var best = sameEdge
+    var bestLast: Int32 = -1
+    var bestTarget: Endpoint?
+
+    while !heap.isEmpty {
+      let (key, node) = heap.pop()
+      if key > weight[Int(node)] { continue }
+      if key >= (best?.weight ?? .infinity) { break }
+      for arc in graph.arcs(from: node) {
+        let next = graph.arcTarget[arc]
+        let turnWeight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc])
+        let turnDuration = Double(graph.arcTurnCost[arc])
+        if let target = targetsByEdge[next] {
+          let total = key + turnWeight + target.weight
+          if total < (best?.weight ?? .infinity) {
+            best = FoundPath(
+              directedEdges: [], weight: total, duration: duration[Int(node)] + turnDuration + target.duration,
+              distance: distance[Int(node)] + target.distance)
+            bestLast = node
+            bestTarget = target
+          }
+        }
+        let edge = network.edges[TurnGraph.edge(of: next)]
+        guard let cost = edge.cost(reversed: TurnGraph.isReversed(next)) else { continue }
+        let candidate = key + turnWeight + cost.weight
+        if candidate < weight[Int(next)] {
+          weight[Int(next)] = candidate
+          duration[Int(next)] = duration[Int(node)] + turnDuration + cost.duration
+          distance[Int(next)] = distance[Int(node)] + edge.length
+          parent[Int(next)] = node
+          heap.push(candidate, next)
+        }
+      }
+    }
+    guard var path = best else { return nil }
+    if let bestTarget {
+      var edges = [bestTarget.directed]
+      var node = bestLast
+      while node >= 0 {
+        edges.append(node)
+        node = parent[Int(node)]
+      }
+      path.directedEdges = edges.reversed()
+    }
+    return path
+  }
+}

@@ -1,0 +1,241 @@
+import FleetCore
+
+/// Why a routing query has no answer. Codes are OSRM's, so the HTTP API can pass them through.
+public struct RoutingError: Error, Sendable, Hashable, CustomStringConvertible {
+  public enum Code: String, Sendable {
+    /// A point has no road within reach.
+    case noSegment = "NoSegment"
+    /// The points are on roads that do not connect.
+    case noRoute = "NoRoute"
+    case invalidQuery = "InvalidQuery"
+  }
+
+  public var code: Code
+  public var message: String
+
+  public init(_ code: Code, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// A point snapped to the road network.
+public struct SnappedPoint: Sendable, Hashable {
+  public var location: LatLng
+  /// The road's name (or ref), empty when it has none.
+  public var name: String
+  /// Metres from the asked point.
+  public var distance: Double
+}
+
+/// One stretch of a route between consecutive waypoints.
+public struct RouteLeg: Sendable, Hashable {
+  public var distance: Double
+  public var duration: Double
+  public var geometry: [LatLng]
+}
+
+public struct Route: Sendable, Hashable {
+  public var distance: Double
+  public var duration: Double
+  /// What the route minimised (seconds with the profile's preferences).
+  public var weight: Double
+  public var legs: [RouteLeg]
+  public var waypoints: [SnappedPoint]
+
+  /// The whole route's shape, legs joined.
+  public var geometry: [LatLng] {
+    var points: [LatLng] = []
+    for leg in legs {
+      points.append(contentsOf: points.last == leg.geometry.first ? leg.geometry.dropFirst() : leg.geometry[...])
+    }
+    return points
+  }
+}
+
+/// The one entry point to routing: immutable after it is built, so any number of queries may run
+/// on it concurrently.
+public final class RoutingEngine: Sendable {
+  public let network: RoadNetwork
+  public let profile: CarProfile
+  let turns: TurnGraph
+  let index: SegmentIndex
+  /// Strongly connected component of each directed edge, and the components' sizes.
+  let component: [Int32]
+  let componentSize: [Int32]
+  /// The area the network covers, with a margin: points outside it get `NoSegment`.
+  let bounds: (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>)
+
+  /// Components smaller than this (directed edges) are "tiny", as in OSRM (`--small-component-size`).
+  public static let smallComponentSize: Int32 = 1000
+  /// How far outside the network's bounding box a point may be and still be snapped (degrees).
+  static let boundsMargin = 0.5
+
+  public init(network: RoadNetwork, profile: CarProfile = CarProfile()) {
+    self.network = network
+    self.profile = profile
+    turns = TurnGraph(network: network, profile: profile)
+    index = SegmentIndex(network: network)
+    (component, componentSize) = turns.stronglyConnectedComponents()
+    let latitudes = network.points.map(\.latitude)
+    let longitudes = network.points.map(\.longitude)
+    if let south = latitudes.min(), let north = latitudes.max(), let west = longitudes.min(), let east = longitudes.max() {
+      bounds = ((south - Self.boundsMargin)...(north + Self.boundsMargin), (west - Self.boundsMargin)...(east + Self.boundsMargin))
+    } else {
+      bounds = (0...0, 0...0)
+    }
+  }
+
+  /// Extracts the network from an OSM PBF file.
+  public convenience init(osm path: String, profile: CarProfile = CarProfile()) throws {
+    let (network, _) = try OSMExtractor(profile: profile).extract(path: path)
+    self.init(network: network, profile: profile)
+  }
+
+  // MARK: - Nearest road
+
+  /// The `count` nearest roads to a point, closest first; `radius` in metres limits the search.
+  public func nearest(_ point: LatLng, count: Int = 1, radius: Double? = nil) throws(RoutingError) -> [SnappedPoint] {
+    try validate(point, "coordinate")
+    let found = index.nearest(
+      FixedCoordinate(latitude: point.latitude, longitude: point.longitude), in: network, count: count,
+      radius: radius ?? .infinity)
+    guard !found.isEmpty else { throw RoutingError(.noSegment, "no road within \(radius ?? 0) m of the coordinate") }
+    return found.map(snapped)
+  }
+
+  func snapped(_ position: RoadPosition) -> SnappedPoint {
+    SnappedPoint(
+      location: LatLng(latitude: position.point.latitude, longitude: position.point.longitude),
+      name: network.names[Int(network.edges[position.edge].nameIndex)], distance: position.distance)
+  }
+
+  /// The component a position is in: its forward direction's when that is drivable.
+  func componentOf(_ edge: Int) -> Int32 {
+    let e = network.edges[edge]
+    return component[Int(TurnGraph.directed(edge, reversed: e.forward == nil))]
+  }
+
+  func isInBigComponent(_ edge: Int) -> Bool {
+    componentSize[Int(component[Int(TurnGraph.directed(edge, reversed: false))])] >= Self.smallComponentSize
+      || componentSize[Int(component[Int(TurnGraph.directed(edge, reversed: true))])] >= Self.smallComponentSize
+  }
+
+  /// Snaps waypoints as OSRM does: to the nearest road, unless that leaves some of them in a tiny
+  /// component the others are not in; then each goes to its nearest road in a big component.
+  func positions(_ points: [LatLng], radiuses: [Double?]? = nil) throws(RoutingError) -> [RoadPosition] {
+    var nearest: [RoadPosition] = []
+    var nearestBig: [RoadPosition?] = []
+    for (i, point) in points.enumerated() {
+      try validate(point, "coordinate \(i)")
+      let radius = radiuses?[i] ?? .infinity
+      let fixed = FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
+      guard let first = index.nearest(fixed, in: network, radius: radius).first else {
+        throw RoutingError(.noSegment, "coordinate \(i) has no road within \(radius) m")
+      }
+      nearest.append(first)
+      nearestBig.append(
+        isInBigComponent(first.edge) ? first : index.nearest(fixed, in: network, radius: radius, accept: isInBigComponent).first)
+    }
+    let components = Set(nearest.map { componentOf($0.edge) })
+    if components.count == 1 { return nearest }
+    return zip(nearest, nearestBig).map { $1 ?? $0 }
+  }
+
+  func validate(_ point: LatLng, _ label: String) throws(RoutingError) {
+    guard point.latitude.isFinite, point.longitude.isFinite, (-90...90).contains(point.latitude),
+      (-180...180).contains(point.longitude)
+    else { throw RoutingError(.invalidQuery, "\(label) \(point) is not a valid coordinate") }
+    guard bounds.latitude.contains(point.latitude), bounds.longitude.contains(point.longitude) else {
+      throw RoutingError(.noSegment, "\(label) is outside the area the road network covers")
+    }
+  }
+
+  // MARK: - Routes
+
+  /// The fastest route through `waypoints` (at least two), in order.
+  public func route(_ waypoints: [LatLng]) throws(RoutingError) -> Route {
+    guard waypoints.count >= 2 else { throw RoutingError(.invalidQuery, "a route needs at least two coordinates") }
+    let positions = try positions(waypoints)
+    var legs: [RouteLeg] = []
+    var weight = 0.0
+    for i in 0..<(positions.count - 1) {
+      guard let path = search(from: positions[i], to: positions[i + 1]) else {
+        throw RoutingError(.noRoute, "no route from coordinate \(i) to coordinate \(i + 1)")
+      }
+      weight += path.weight
+      legs.append(
+        RouteLeg(
+          distance: path.distance, duration: path.duration,
+          geometry: geometry(of: path, from: positions[i], to: positions[i + 1])))
+    }
+    return Route(
+      distance: legs.reduce(0) { $0 + $1.distance }, duration: legs.reduce(0) { $0 + $1.duration }, weight: weight,
+      legs: legs, waypoints: positions.map(snapped))
+  }
+
+  public func route(from: LatLng, to: LatLng) throws(RoutingError) -> Route { try route([from, to]) }
+
+  func search(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
+    let sources = endpoints(of: source, in: network, asSource: true)
+    let targets = endpoints(of: target, in: network, asSource: false)
+    var direct: FoundPath?
+    if source.edge == target.edge {
+      let edge = network.edges[source.edge]
+      for reversed in [false, true] {
+        guard let cost = edge.cost(reversed: reversed) else { continue }
+        let metres = reversed ? source.offset - target.offset : target.offset - source.offset
+        guard metres >= 0, edge.length > 0 else { continue }
+        let share = metres / edge.length
+        let path = FoundPath(
+          directedEdges: [TurnGraph.directed(source.edge, reversed: reversed)], weight: cost.weight * share,
+          duration: cost.duration * share, distance: metres)
+        if path.weight < (direct?.weight ?? .infinity) { direct = path }
+      }
+    }
+    return DijkstraSearch(network: network, graph: turns).shortestPath(from: sources, to: targets, sameEdge: direct)
+  }
+
+  /// The shape driven: the rest of the first edge, whole edges, the start of the last edge.
+  func geometry(of path: FoundPath, from source: RoadPosition, to target: RoadPosition) -> [LatLng] {
+    var points: [FixedCoordinate] = []
+    for (i, directed) in path.directedEdges.enumerated() {
+      let edgeIndex = TurnGraph.edge(of: directed)
+      let edge = network.edges[edgeIndex]
+      let reversed = TurnGraph.isReversed(directed)
+      let shape = network.shape(of: edge).map { network.points[Int($0)] }
+      // Positions along this edge in metres from `from`: where the driven part starts and ends.
+      let startOffset = i == 0 ? source.offset : (reversed ? edge.length : 0)
+      let endOffset = i == path.directedEdges.count - 1 ? target.offset : (reversed ? 0 : edge.length)
+      var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
+      if reversed { part.reverse() }
+      for p in part where points.last != p { points.append(p) }
+    }
+    if points.isEmpty { points = [source.point, target.point] }
+    return points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }
+  }
+
+  /// The part of a shape between two distances along it.
+  static func cut(_ shape: [FixedCoordinate], from: Double, to: Double) -> [FixedCoordinate] {
+    var result: [FixedCoordinate] = []
+    var travelled = 0.0
+    for k in 0..<(shape.count - 1) {
+      let a = shape[k]
+      let b = shape[k + 1]
+      let step = Geo.distance(a, b)
+      let segmentStart = travelled
+      let segmentEnd = travelled + step
+      travelled = segmentEnd
+      if segmentEnd < from || segmentStart > to { continue }
+      let t0 = step > 0 ? max(0, (from - segmentStart) / step) : 0
+      let t1 = step > 0 ? min(1, (to - segmentStart) / step) : 1
+      let p0 = t0 <= 0 ? a : Geo.interpolate(a, b, t0)
+      let p1 = t1 >= 1 ? b : Geo.interpolate(a, b, t1)
+      if result.last != p0 { result.append(p0) }
+      if result.last != p1 { result.append(p1) }
+    }
+    return result.isEmpty ? [shape.first!] : result
+  }
+}
