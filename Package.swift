@@ -102,7 +102,7 @@ let package = Package(
     .executableTarget(
       name: "fleetd",
       dependencies: [
-        "FleetServer", "FleetAuth", "FleetStore", "FleetCore",
+        "FleetServer", "FleetAuth", "FleetStore", "FleetCore", "FleetRouting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],

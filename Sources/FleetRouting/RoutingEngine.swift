@@ -88,6 +88,12 @@ public final class RoutingEngine: Sendable {
     }
   }
 
+  /// Loads a graph file written by `GraphFile.write` (`fleetd graph build`).
+  public convenience init(graph path: String) throws {
+    let (network, profile) = try GraphFile.read(path)
+    self.init(network: network, profile: profile)
+  }
+
   /// Extracts the network from an OSM PBF file.
   public convenience init(osm path: String, profile: CarProfile = CarProfile()) throws {
     let (network, _) = try OSMExtractor(profile: profile).extract(path: path)

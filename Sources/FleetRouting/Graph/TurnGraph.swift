@@ -20,8 +20,10 @@ public struct TurnGraph: Sendable, Codable {
   public static func edge(of directed: Int32) -> Int { Int(directed) >> 1 }
   public static func isReversed(_ directed: Int32) -> Bool { directed & 1 == 1 }
 
-  /// Bearing sample distance: the direction of a road at a junction is taken over its first metres.
-  static let bearingSampleMeters = 10.0
+  /// The direction of a road at a junction is taken over its first metres. OSRM looks 10 m ahead
+  /// with corrections for curves and lanes; a plain 5 m agreed best with it on Monaco (92% of
+  /// routes within 2% of its distance, against 90% at 10 m).
+  static let bearingSampleMeters = 5.0
 
   public init() {}
 

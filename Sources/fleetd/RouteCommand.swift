@@ -1,0 +1,42 @@
+import ArgumentParser
+import FleetCore
+import FleetRouting
+import Foundation
+
+struct RouteCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "route", abstract: "Print the fastest driving route between two points.")
+
+  @Option(help: "Graph file written by 'fleetd graph build'.")
+  var graph: String
+  @Option(help: "Start, as LAT,LNG.")
+  var from: String
+  @Option(help: "Destination, as LAT,LNG.")
+  var to: String
+  @Option(help: "Points to pass through on the way, as LAT,LNG (repeatable).")
+  var via: [String] = []
+
+  func run() throws {
+    let points = try ([from] + via + [to]).map(Self.parse)
+    let engine = try RoutingEngine(graph: graph)
+    do {
+      let route = try engine.route(points)
+      print(String(format: "distance: %.0f m, duration: %.0f s (%.1f min)", route.distance, route.duration, route.duration / 60))
+      for (i, leg) in route.legs.enumerated() where route.legs.count > 1 {
+        print(String(format: "  leg %d: %.0f m, %.0f s", i + 1, leg.distance, leg.duration))
+      }
+      print("from \(route.waypoints.first!.name.isEmpty ? "(unnamed road)" : route.waypoints.first!.name) to \(route.waypoints.last!.name.isEmpty ? "(unnamed road)" : route.waypoints.last!.name)")
+      print("polyline: \(Polyline.encode(route.geometry, precision: 5))")
+    } catch {
+      throw ValidationError("\(error)")
+    }
+  }
+
+  static func parse(_ text: String) throws -> LatLng {
+    let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+    guard parts.count == 2, let lat = parts[0], let lng = parts[1], (-90...90).contains(lat), (-180...180).contains(lng) else {
+      throw ValidationError("'\(text)' is not LAT,LNG (e.g. 43.7384,7.4246)")
+    }
+    return LatLng(latitude: lat, longitude: lng)
+  }
+}
