@@ -219,7 +219,10 @@ public final class RoutingEngine: Sendable {
       if reversed { part.reverse() }
       for p in part where points.last != p { points.append(p) }
     }
+    // The ends are exactly the snapped points (the cut above interpolates by distance instead).
     if points.isEmpty { points = [source.point, target.point] }
+    points[0] = source.point
+    if points.count == 1 { points.append(target.point) } else { points[points.count - 1] = target.point }
     return points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }
   }
 

@@ -19,17 +19,14 @@ struct RouteCommand: ParsableCommand {
   func run() throws {
     let points = try ([from] + via + [to]).map(Self.parse)
     let engine = try RoutingEngine(graph: graph)
-    do {
-      let route = try engine.route(points)
-      print(String(format: "distance: %.0f m, duration: %.0f s (%.1f min)", route.distance, route.duration, route.duration / 60))
-      for (i, leg) in route.legs.enumerated() where route.legs.count > 1 {
-        print(String(format: "  leg %d: %.0f m, %.0f s", i + 1, leg.distance, leg.duration))
-      }
-      print("from \(route.waypoints.first!.name.isEmpty ? "(unnamed road)" : route.waypoints.first!.name) to \(route.waypoints.last!.name.isEmpty ? "(unnamed road)" : route.waypoints.last!.name)")
-      print("polyline: \(Polyline.encode(route.geometry, precision: 5))")
-    } catch {
-      throw ValidationError("\(error)")
+    let route = try engine.route(points)
+    print(String(format: "distance: %.0f m, duration: %.0f s (%.1f min)", route.distance, route.duration, route.duration / 60))
+    for (i, leg) in route.legs.enumerated() where route.legs.count > 1 {
+      print(String(format: "  leg %d: %.0f m, %.0f s", i + 1, leg.distance, leg.duration))
     }
+    let name = { (point: SnappedPoint) in point.name.isEmpty ? "(unnamed road)" : point.name }
+    print("from \(name(route.waypoints.first!)) to \(name(route.waypoints.last!))")
+    print("polyline: \(Polyline.encode(route.geometry, precision: 5))")
   }
 
   static func parse(_ text: String) throws -> LatLng {

@@ -63,6 +63,7 @@ struct RoutingBench: AsyncParsableCommand {
     print("distance within 2% of OSRM: \(distanceAgree) (\(pct(distanceAgree)))")
     print("duration within 10% of OSRM: \(durationAgree) (\(pct(durationAgree)))")
     for (_, line) in disagreements.sorted(by: { $0.0 > $1.0 }).prefix(worst) { print("  " + line) }
+    if ProcessInfo.processInfo.environment["SHOW_FIRST"] != nil { for (_, line) in disagreements.prefix(12) { print("  first: " + line) } }
   }
 
   static func queries(_ path: String) throws -> [[LatLng]] {

@@ -28,7 +28,10 @@ public struct OSMExtractor: Sendable {
   }
 
   public func extract(path: String) throws -> (RoadNetwork, Summary) {
-    let reader = PBFReader(path: path)
+    try extract(from: PBFReader(path: path))
+  }
+
+  public func extract(from reader: some OSMElementSource) throws -> (RoadNetwork, Summary) {
     var summary = Summary()
     var ways: [DrivableWay] = []
     var uses: [Int64: UInt8] = [:]
@@ -36,6 +39,7 @@ public struct OSMExtractor: Sendable {
 
     try reader.read(
       [.ways, .relations],
+      node: { _ in },
       way: { way in
         guard way.nodeIDs.count >= 2, let attributes = profile.way(way.tags) else { return }
         ways.append(DrivableWay(id: way.id, nodes: way.nodeIDs, attributes: attributes))
@@ -63,7 +67,7 @@ public struct OSMExtractor: Sendable {
         coordinates[node.id] = FixedCoordinate(latitude: node.latitude, longitude: node.longitude)
         let attributes = profile.node(node.tags)
         if !attributes.isPlain { nodeAttributes[node.id] = attributes }
-      })
+      }, way: { _ in }, relation: { _ in })
 
     var network = RoadNetwork()
     var pointIndex: [Int64: Int32] = [:]

@@ -23,6 +23,9 @@ public struct SegmentIndex: Sendable {
   }
 
   let cells: [Cell: [(edge: Int32, segment: Int32)]]
+  /// The occupied cells' extent: a search stops once its ring has passed all of them.
+  let lowCell: Cell
+  let highCell: Cell
 
   public init(network: RoadNetwork, include: (RoadEdge) -> Bool = { _ in true }) {
     var cells: [Cell: [(edge: Int32, segment: Int32)]] = [:]
@@ -41,6 +44,8 @@ public struct SegmentIndex: Sendable {
       }
     }
     self.cells = cells
+    lowCell = Cell(x: cells.keys.map(\.x).min() ?? 0, y: cells.keys.map(\.y).min() ?? 0)
+    highCell = Cell(x: cells.keys.map(\.x).max() ?? 0, y: cells.keys.map(\.y).max() ?? 0)
   }
 
   static func cell(_ c: FixedCoordinate) -> Cell {
@@ -57,7 +62,10 @@ public struct SegmentIndex: Sendable {
     // One ring of cells is at least this many metres wide.
     let ringMeters = Double(Self.cellSizeE6) / 1e6 * 111_320 * max(0.1, cos(point.latitude * Geo.degreeToRadian))
     var best: [Int: RoadPosition] = [:]
-    let maximumRing = Int32(min(2000, radius.isFinite ? radius / ringMeters + 2 : 2000))
+    // Beyond this ring every occupied cell has been visited.
+    let coveringRing = max(
+      abs(center.x - lowCell.x), abs(center.x - highCell.x), abs(center.y - lowCell.y), abs(center.y - highCell.y))
+    let maximumRing = min(coveringRing, Int32(min(100_000, radius.isFinite ? radius / ringMeters + 2 : 100_000)))
     var ring: Int32 = 0
     while ring <= maximumRing {
       for cell in Self.ring(ring, around: center) {

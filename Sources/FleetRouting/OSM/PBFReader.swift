@@ -73,9 +73,17 @@ public struct OSMElementKinds: OptionSet, Sendable {
   public static let relations = OSMElementKinds(rawValue: 4)
 }
 
+/// Anything that can hand out OSM elements in file order (nodes, then ways, then relations):
+/// a PBF file, or hand-drawn maps in tests.
+public protocol OSMElementSource {
+  func read(
+    _ kinds: OSMElementKinds, node: (OSMNode) throws -> Void, way: (OSMWay) throws -> Void,
+    relation: (OSMRelation) throws -> Void) throws
+}
+
 /// Reads an OpenStreetMap `.osm.pbf` file one blob at a time, so memory stays at one block
 /// (at most 32 MiB by the format) whatever the file's size.
-public struct PBFReader: Sendable {
+public struct PBFReader: OSMElementSource, Sendable {
   public let path: String
 
   /// The format's limits: a BlobHeader under 64 KiB, a blob under 32 MiB.

@@ -1,0 +1,76 @@
+import FleetCore
+import Foundation
+
+@testable import FleetRouting
+
+/// A hand-drawn road map, in the manner of OSRM's and Valhalla's feature tests: letters are OSM
+/// nodes, digits are query points, every character is `gridMeters` apart (rows and columns);
+/// anything else is decoration. Ways, node tags and restrictions are added by name.
+struct MapFixture: OSMElementSource {
+  let gridMeters: Double
+  private(set) var locations: [Character: LatLng] = [:]
+  private var nodeTags: [Character: [String: String]] = [:]
+  private var ways: [(nodes: String, tags: [String: String])] = []
+  private var relations: [OSMRelation] = []
+
+  static let origin = LatLng(latitude: 43.7, longitude: 7.4)
+
+  init(_ drawing: String, gridMeters: Double = 25) {
+    self.gridMeters = gridMeters
+    let degreesPerMeter = 1 / (Geo.earthRadius * Geo.degreeToRadian)
+    for (row, line) in drawing.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      for (column, character) in line.enumerated() where character.isLetter || character.isNumber {
+        locations[character] = LatLng(
+          latitude: Self.origin.latitude - Double(row) * gridMeters * degreesPerMeter,
+          longitude: Self.origin.longitude + Double(column) * gridMeters * degreesPerMeter
+            / cos(Self.origin.latitude * Geo.degreeToRadian))
+      }
+    }
+  }
+
+  func nodeID(_ c: Character) -> Int64 { Int64(c.unicodeScalars.first!.value) }
+  func wayID(_ nodes: String) -> Int64 { Int64(ways.firstIndex { $0.nodes == nodes }! + 1) }
+
+  mutating func way(_ nodes: String, _ tags: [String: String] = ["highway": "primary"]) {
+    precondition(nodes.allSatisfy { locations[$0] != nil }, "way \(nodes) uses a node not on the map")
+    ways.append((nodes, tags))
+  }
+
+  mutating func tag(_ node: Character, _ tags: [String: String]) { nodeTags[node] = tags }
+
+  mutating func restriction(_ kind: String, from: String, via: Character, to: String) {
+    relations.append(
+      OSMRelation(
+        id: Int64(relations.count + 1),
+        members: [
+          .init(type: .way, id: wayID(from), role: "from"), .init(type: .node, id: nodeID(via), role: "via"),
+          .init(type: .way, id: wayID(to), role: "to"),
+        ],
+        tags: OSMTags([("type", "restriction"), ("restriction", kind)])))
+  }
+
+  func point(_ c: Character) -> LatLng { locations[c]! }
+
+  func engine(profile: CarProfile = CarProfile()) throws -> RoutingEngine {
+    RoutingEngine(network: try OSMExtractor(profile: profile).extract(from: self).0, profile: profile)
+  }
+
+  func read(
+    _ kinds: OSMElementKinds, node: (OSMNode) throws -> Void, way: (OSMWay) throws -> Void,
+    relation: (OSMRelation) throws -> Void
+  ) throws {
+    if kinds.contains(.nodes) {
+      for (c, location) in locations.sorted(by: { $0.key < $1.key }) where c.isLetter {
+        let tags = (nodeTags[c] ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+        try node(OSMNode(id: nodeID(c), latitude: location.latitude, longitude: location.longitude, tags: OSMTags(tags)))
+      }
+    }
+    if kinds.contains(.ways) {
+      for (i, w) in ways.enumerated() {
+        let tags = w.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+        try way(OSMWay(id: Int64(i + 1), nodeIDs: w.nodes.map(nodeID), tags: OSMTags(tags)))
+      }
+    }
+    if kinds.contains(.relations) { for r in relations { try relation(r) } }
+  }
+}
