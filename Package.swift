@@ -85,7 +85,7 @@ let package = Package(
     .target(
       name: "FleetServer",
       dependencies: [
-        "FleetCore", "FleetAuth", "FleetStore", "FleetProto",
+        "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -117,6 +117,7 @@ let package = Package(
     .testTarget(
       name: "FleetServerTests",
       dependencies: [
+        "FleetRouting",
         "fleetd",  // built before the tests: the conformance suite runs the real binary
         "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore",
         .product(name: "GRPCCore", package: "grpc-swift-2"),

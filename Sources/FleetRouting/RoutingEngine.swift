@@ -161,10 +161,14 @@ public final class RoutingEngine: Sendable {
 
   // MARK: - Routes
 
-  /// The fastest route through `waypoints` (at least two), in order.
-  public func route(_ waypoints: [LatLng]) throws(RoutingError) -> Route {
+  /// The fastest route through `waypoints` (at least two), in order. `radiuses` (metres, one per
+  /// waypoint, nil for unlimited) bounds how far each may be from its road.
+  public func route(_ waypoints: [LatLng], radiuses: [Double?]? = nil) throws(RoutingError) -> Route {
     guard waypoints.count >= 2 else { throw RoutingError(.invalidQuery, "a route needs at least two coordinates") }
-    let positions = try positions(waypoints)
+    if let radiuses, radiuses.count != waypoints.count {
+      throw RoutingError(.invalidQuery, "give one radius per coordinate (\(waypoints.count)), not \(radiuses.count)")
+    }
+    let positions = try positions(waypoints, radiuses: radiuses)
     var legs: [RouteLeg] = []
     var weight = 0.0
     for i in 0..<(positions.count - 1) {
@@ -187,21 +191,58 @@ public final class RoutingEngine: Sendable {
   func search(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
     let sources = endpoints(of: source, in: network, asSource: true)
     let targets = endpoints(of: target, in: network, asSource: false)
+    return DijkstraSearch(network: network, graph: turns)
+      .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target))
+  }
+
+  /// Driving straight along one edge from one position to a later one on it, if possible.
+  func directPath(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
+    guard source.edge == target.edge else { return nil }
+    let edge = network.edges[source.edge]
     var direct: FoundPath?
-    if source.edge == target.edge {
-      let edge = network.edges[source.edge]
-      for reversed in [false, true] {
-        guard let cost = edge.cost(reversed: reversed) else { continue }
-        let metres = reversed ? source.offset - target.offset : target.offset - source.offset
-        guard metres >= 0, edge.length > 0 else { continue }
-        let share = metres / edge.length
-        let path = FoundPath(
-          directedEdges: [TurnGraph.directed(source.edge, reversed: reversed)], weight: cost.weight * share,
-          duration: cost.duration * share, distance: metres)
-        if path.weight < (direct?.weight ?? .infinity) { direct = path }
-      }
+    for reversed in [false, true] {
+      guard let cost = edge.cost(reversed: reversed) else { continue }
+      let metres = reversed ? source.offset - target.offset : target.offset - source.offset
+      guard metres >= 0 else { continue }
+      let share = edge.length > 0 ? metres / edge.length : 0
+      let path = FoundPath(
+        directedEdges: [TurnGraph.directed(source.edge, reversed: reversed)], weight: cost.weight * share,
+        duration: cost.duration * share, distance: metres)
+      if path.weight < (direct?.weight ?? .infinity) { direct = path }
     }
-    return DijkstraSearch(network: network, graph: turns).shortestPath(from: sources, to: targets, sameEdge: direct)
+    return direct
+  }
+
+  // MARK: - Matrices
+
+  /// Durations (s) and distances (m) from every source to every destination; nil where no route.
+  public struct Matrix: Sendable, Hashable {
+    public var durations: [[Double?]]
+    public var distances: [[Double?]]
+    public var sources: [SnappedPoint]
+    public var destinations: [SnappedPoint]
+  }
+
+  /// The matrix between `sources` and `destinations` (one search per source).
+  public func matrix(sources: [LatLng], destinations: [LatLng]) throws(RoutingError) -> Matrix {
+    guard !sources.isEmpty, !destinations.isEmpty else {
+      throw RoutingError(.invalidQuery, "a matrix needs at least one source and one destination")
+    }
+    let positions = try positions(sources + destinations)
+    let from = Array(positions.prefix(sources.count))
+    let to = Array(positions.suffix(destinations.count))
+    let ends = to.map { endpoints(of: $0, in: network, asSource: false) }
+    let search = DijkstraSearch(network: network, graph: turns)
+    var durations: [[Double?]] = []
+    var distances: [[Double?]] = []
+    for source in from {
+      let found = search.oneToMany(
+        from: endpoints(of: source, in: network, asSource: true), to: ends,
+        direct: to.map { directPath(from: source, to: $0) })
+      durations.append(found.map { $0?.duration })
+      distances.append(found.map { $0?.distance })
+    }
+    return Matrix(durations: durations, distances: distances, sources: from.map(snapped), destinations: to.map(snapped))
   }
 
   /// The shape driven: the rest of the first edge, whole edges, the start of the last edge.

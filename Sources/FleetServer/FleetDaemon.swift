@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetRouting
 import FleetStore
 import Foundation
 import GRPCCore
@@ -27,10 +28,17 @@ public final class FleetDaemon: Sendable {
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
     let fleet = try await Fleet(storage: storage)
-    return FleetDaemon(configuration: configuration, fleet: fleet, storage: storage, logger: logger)
+    var routing: RoutingEngine?
+    if let graph = configuration.graphPath {
+      routing = try RoutingEngine(graph: graph)
+      logger.notice(
+        "road graph loaded",
+        metadata: ["graph": "\(graph)", "edges": "\(routing!.network.edges.count)"])
+    }
+    return FleetDaemon(configuration: configuration, fleet: fleet, storage: storage, routing: routing, logger: logger)
   }
 
-  init(configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, logger: Logger) {
+  init(configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?, logger: Logger) {
     self.fleet = fleet
     self.storage = storage
     self.logger = logger
@@ -51,6 +59,7 @@ public final class FleetDaemon: Sendable {
 
     let router = Router(context: BasicRequestContext.self)
     RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)
+    OSRMFront(engine: routing).addRoutes(to: router)
     router.get("/healthz") { _, _ -> Response in
       let healthy = fleet.isHealthy
       return Response(

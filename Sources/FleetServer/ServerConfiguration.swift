@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
   public var quotas = QuotaConfiguration()
   /// Largest accepted request body, gRPC and REST alike.
   public var maximumRequestBytes = 4 * 1024 * 1024
+  /// A road graph from `fleetd graph build`: serves OSRM's HTTP API (route, table, nearest).
+  public var graphPath: String?
 
   public init() {}
 }

@@ -22,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
   var quota: [String] = []
   @Option(help: "Largest request body in bytes.")
   var maxRequestBytes = 4 * 1024 * 1024
+  @Option(help: "Road graph from 'fleetd graph build': serves OSRM's HTTP API on the HTTP port (env FLEETD_GRAPH).")
+  var graph: String?
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
   var logLevel = environment("FLEETD_LOG_LEVEL") ?? "info"
 
@@ -32,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.grpcPort = grpcPort
     configuration.httpPort = httpPort
     configuration.maximumRequestBytes = maxRequestBytes
+    configuration.graphPath = graph ?? environment("FLEETD_GRAPH")
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }
     guard let level = Logger.Level(rawValue: logLevel) else {

@@ -22,7 +22,7 @@ struct TestServer {
 
   static func run(
     quotas: QuotaConfiguration = QuotaConfiguration(), maximumRequestBytes: Int = 4 * 1024 * 1024,
-    _ body: (TestServer) async throws -> Void
+    graph: String? = nil, _ body: (TestServer) async throws -> Void
   ) async throws {
     let dir = NSTemporaryDirectory() + "fleetkit-server-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -32,6 +32,7 @@ struct TestServer {
     configuration.httpPort = 0
     configuration.quotas = quotas
     configuration.maximumRequestBytes = maximumRequestBytes
+    configuration.graphPath = graph
     var logger = Logger(label: "fleetd-test")
     logger.logLevel = .warning
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)

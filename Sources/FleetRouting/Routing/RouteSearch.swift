@@ -145,3 +145,56 @@ struct DijkstraSearch {
     return path
   }
 }
+
+extension DijkstraSearch {
+  /// Costs from one start to many ends in one search: per end, the best (weight, duration,
+  /// distance), or nil when unreachable. `direct[i]` is an end on the start's own edge.
+  func oneToMany(from sources: [Endpoint], to targets: [[Endpoint]], direct: [FoundPath?]) -> [FoundPath?] {
+    let count = graph.directedEdgeCount
+    var weight = [Double](repeating: .infinity, count: count)
+    var duration = [Double](repeating: 0, count: count)
+    var distance = [Double](repeating: 0, count: count)
+    var heap = MinHeap()
+    for s in sources where s.weight < weight[Int(s.directed)] {
+      weight[Int(s.directed)] = s.weight
+      duration[Int(s.directed)] = s.duration
+      distance[Int(s.directed)] = s.distance
+      heap.push(s.weight, s.directed)
+    }
+    // Which ends arrive on each directed edge.
+    var endsOn: [Int32: [(target: Int, endpoint: Endpoint)]] = [:]
+    for (i, endpoints) in targets.enumerated() {
+      for e in endpoints { endsOn[e.directed, default: []].append((i, e)) }
+    }
+    var best = direct
+    while !heap.isEmpty {
+      let (key, node) = heap.pop()
+      if key > weight[Int(node)] { continue }
+      // Done once no end can still improve.
+      if best.allSatisfy({ $0 != nil && $0!.weight <= key }) { break }
+      for arc in graph.arcs(from: node) {
+        let next = graph.arcTarget[arc]
+        let turnWeight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc])
+        let turnDuration = Double(graph.arcTurnCost[arc])
+        for (target, endpoint) in endsOn[next] ?? [] {
+          let total = key + turnWeight + endpoint.weight
+          if total < (best[target]?.weight ?? .infinity) {
+            best[target] = FoundPath(
+              directedEdges: [], weight: total, duration: duration[Int(node)] + turnDuration + endpoint.duration,
+              distance: distance[Int(node)] + endpoint.distance)
+          }
+        }
+        let edge = network.edges[TurnGraph.edge(of: next)]
+        guard let cost = edge.cost(reversed: TurnGraph.isReversed(next)) else { continue }
+        let candidate = key + turnWeight + cost.weight
+        if candidate < weight[Int(next)] {
+          weight[Int(next)] = candidate
+          duration[Int(next)] = duration[Int(node)] + turnDuration + cost.duration
+          distance[Int(next)] = distance[Int(node)] + edge.length
+          heap.push(candidate, next)
+        }
+      }
+    }
+    return best
+  }
+}

@@ -1,0 +1,318 @@
+import FleetCore
+import FleetRouting
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// OSRM's HTTP API (v1: route, table, nearest) over FleetKit's routing engine, with OSRM's
+/// response shapes and codes, so OSRM clients work against fleetd unchanged.
+struct OSRMFront: Sendable {
+  /// nil when fleetd runs without `--graph`: the services then say so.
+  let engine: RoutingEngine?
+
+  func addRoutes(to router: Router<BasicRequestContext>) {
+    for service in ["route", "table", "nearest", "match", "trip", "tile"] {
+      router.get("/\(service)/**") { request, _ in self.handle(service, request) }
+    }
+  }
+
+  func handle(_ service: String, _ request: Request) -> Response {
+    do {
+      guard let engine else {
+        throw OSRMError("InvalidService", "fleetd was started without a road graph: run it with --graph FILE")
+      }
+      let query = try OSRMQuery(service: service, path: request.uri.path, query: request.uri.query ?? "")
+      let body: any Encodable
+      switch service {
+      case "route": body = try route(engine, query)
+      case "table": body = try table(engine, query)
+      case "nearest": body = try nearest(engine, query)
+      default: throw OSRMError("InvalidService", "Service \(service) is not supported by fleetd")
+      }
+      return Self.json(body, status: .ok)
+    } catch let error as OSRMError {
+      return Self.json(error, status: .badRequest)
+    } catch let error as RoutingError {
+      return Self.json(OSRMError(error.code.rawValue, error.message), status: .badRequest)
+    } catch {
+      return Self.json(OSRMError("InvalidQuery", "\(error)"), status: .badRequest)
+    }
+  }
+
+  static func json(_ body: any Encodable, status: HTTPResponse.Status) -> Response {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    let data = (try? encoder.encode(body)) ?? Data(#"{"code":"InternalError"}"#.utf8)
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json; charset=UTF-8"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+  }
+
+  // MARK: - Services
+
+  func route(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMRouteResponse {
+    try query.allow(["overview", "geometries", "steps", "alternatives", "annotations", "continue_straight", "radiuses",
+                     "generate_hints", "hints", "skip_waypoints", "snapping"])
+    guard query.coordinates.count >= 2 else {
+      throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
+    }
+    let overview = try query.choice("overview", ["simplified", "full", "false"], default: "simplified")
+    let geometries = try query.choice("geometries", ["polyline", "polyline6", "geojson"], default: "polyline")
+    guard try query.flag("steps") == false else {
+      throw OSRMError("InvalidOptions", "steps=true is not supported by fleetd; use steps=false")
+    }
+    _ = try query.flag("alternatives")  // Only the best route is returned, which OSRM also allows.
+    guard (query.values["annotations"] ?? "false") == "false" else {
+      throw OSRMError("InvalidOptions", "annotations are not supported by fleetd on /route")
+    }
+    let route = try engine.route(query.coordinates, radiuses: try query.radiuses())
+    let geometry: OSRMGeometry? =
+      overview == "false" ? nil : OSRMGeometry(
+        overview == "simplified" ? Simplify.douglasPeucker(route.geometry, toleranceMeters: 5) : route.geometry,
+        format: geometries)
+    let legs = route.legs.map {
+      OSRMLeg(distance: Self.round($0.distance), duration: Self.round($0.duration), weight: Self.round($0.duration))
+    }
+    return OSRMRouteResponse(
+      routes: [
+        OSRMRoute(
+          geometry: geometry, legs: legs, weight: Self.round(route.weight), duration: Self.round(route.duration),
+          distance: Self.round(route.distance))
+      ],
+      waypoints: query.values["skip_waypoints"] == "true" ? nil : route.waypoints.map(OSRMWaypoint.init))
+  }
+
+  func table(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMTableResponse {
+    try query.allow(["sources", "destinations", "annotations", "radiuses", "generate_hints", "hints", "skip_waypoints",
+                     "fallback_speed", "fallback_coordinate", "scale_factor", "snapping"])
+    guard !query.coordinates.isEmpty else { throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least one.") }
+    let sources = try query.indices("sources")
+    let destinations = try query.indices("destinations")
+    let annotations = Set((query.values["annotations"] ?? "duration").split(separator: ",").map(String.init))
+    guard !annotations.isEmpty, annotations.isSubset(of: ["duration", "distance"]) else {
+      throw OSRMError("InvalidOptions", "annotations must be duration, distance or duration,distance")
+    }
+    let matrix = try engine.matrix(
+      sources: sources.map { query.coordinates[$0] }, destinations: destinations.map { query.coordinates[$0] })
+    return OSRMTableResponse(
+      durations: annotations.contains("duration") ? matrix.durations.map { $0.map { $0.map(Self.round) } } : nil,
+      distances: annotations.contains("distance") ? matrix.distances.map { $0.map { $0.map(Self.round) } } : nil,
+      sources: matrix.sources.map(OSRMWaypoint.init), destinations: matrix.destinations.map(OSRMWaypoint.init))
+  }
+
+  func nearest(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMNearestResponse {
+    try query.allow(["number", "radiuses", "generate_hints", "hints", "bearings", "snapping"])
+    guard query.coordinates.count == 1 else {
+      throw OSRMError("InvalidOptions", "Only one input coordinate is supported")
+    }
+    let number = Int(query.values["number"] ?? "1") ?? 0
+    guard (1...100).contains(number) else { throw OSRMError("InvalidOptions", "Number of results must be 1 to 100") }
+    let radius = try query.radiuses()?.first ?? nil
+    return OSRMNearestResponse(
+      waypoints: try engine.nearest(query.coordinates[0], count: number, radius: radius).map(OSRMWaypoint.init))
+  }
+
+  /// OSRM reports durations and distances to a tenth.
+  static func round(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+}
+
+/// An OSRM error body: `{"code": "...", "message": "..."}`.
+struct OSRMError: Error, Encodable {
+  let code: String
+  let message: String
+  init(_ code: String, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+}
+
+/// A parsed OSRM URL: `/{service}/v1/{profile}/{coordinates}?{options}`.
+struct OSRMQuery {
+  var coordinates: [LatLng] = []
+  var values: [String: String] = [:]
+
+  init(service: String, path: String, query: String) throws {
+    let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    guard parts.count == 4, parts[parts.startIndex] == Substring(service) else {
+      throw OSRMError("InvalidUrl", "URL must be /\(service)/v1/{profile}/{coordinates}")
+    }
+    let version = parts[parts.startIndex + 1]
+    guard version == "v1" else { throw OSRMError("InvalidVersion", "Service version \(version) is not supported") }
+    var text = String(parts[parts.startIndex + 3]).removingPercentEncoding ?? ""
+    if text.hasSuffix(".json") { text.removeLast(5) }
+    coordinates = try Self.coordinates(text)
+    for pair in query.split(separator: "&") where !pair.isEmpty {
+      let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      let key = String(kv[0])
+      let value = kv.count > 1 ? String(kv[1]).removingPercentEncoding ?? "" : ""
+      values[key] = value
+    }
+  }
+
+  static func coordinates(_ text: String) throws -> [LatLng] {
+    for (prefix, precision) in [("polyline6(", 6), ("polyline(", 5)] where text.hasPrefix(prefix) {
+      guard text.hasSuffix(")"), let points = Polyline.decode(String(text.dropFirst(prefix.count).dropLast()), precision: precision)
+      else { throw OSRMError("InvalidQuery", "Query string malformed: the polyline does not decode") }
+      return points
+    }
+    return try text.split(separator: ";", omittingEmptySubsequences: false).map { pair in
+      let numbers = pair.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
+      guard numbers.count == 2, let lon = numbers[0], let lat = numbers[1] else {
+        throw OSRMError("InvalidQuery", "Query string malformed close to '\(pair)': expected lon,lat")
+      }
+      guard lon.isFinite, lat.isFinite, (-180...180).contains(lon), (-90...90).contains(lat) else {
+        throw OSRMError("InvalidValue", "Invalid coordinate value.")
+      }
+      return LatLng(latitude: lat, longitude: lon)
+    }
+  }
+
+  /// Unknown options are errors, as in OSRM, so that a typo is not silently ignored.
+  func allow(_ known: Set<String>) throws {
+    if let unknown = values.keys.sorted().first(where: { !known.contains($0) }) {
+      throw OSRMError("InvalidQuery", "Query string malformed: unknown option '\(unknown)'")
+    }
+  }
+
+  func choice(_ key: String, _ options: [String], default fallback: String) throws -> String {
+    let value = values[key] ?? fallback
+    guard options.contains(value) else {
+      throw OSRMError("InvalidQuery", "\(key) must be one of \(options.joined(separator: ", "))")
+    }
+    return value
+  }
+
+  func flag(_ key: String) throws -> Bool {
+    switch values[key] ?? "false" {
+    case "true": return true
+    case "false": return false
+    default: throw OSRMError("InvalidQuery", "\(key) must be true or false")
+    }
+  }
+
+  /// `sources=0;2` or `all` (the default): indices into the coordinates.
+  func indices(_ key: String) throws -> [Int] {
+    let value = values[key] ?? "all"
+    if value == "all" { return Array(coordinates.indices) }
+    return try value.split(separator: ";", omittingEmptySubsequences: false).map { item in
+      guard let i = Int(item), coordinates.indices.contains(i) else {
+        throw OSRMError("InvalidOptions", "\(key) index '\(item)' is not one of the \(coordinates.count) coordinates")
+      }
+      return i
+    }
+  }
+
+  /// `radiuses=10;unlimited;…`: one per coordinate, metres.
+  func radiuses() throws -> [Double?]? {
+    guard let value = values["radiuses"] else { return nil }
+    let items = value.split(separator: ";", omittingEmptySubsequences: false)
+    guard items.count == coordinates.count else {
+      throw OSRMError("InvalidOptions", "Number of radiuses does not match number of coordinates")
+    }
+    return try items.map { item in
+      if item == "unlimited" || item.isEmpty { return nil }
+      guard let r = Double(item), r.isFinite, r >= 0 else {
+        throw OSRMError("InvalidOptions", "radius '\(item)' must be a number of metres or 'unlimited'")
+      }
+      return r
+    }
+  }
+}
+
+// MARK: - Response shapes
+
+struct OSRMWaypoint: Encodable {
+  var hint = ""
+  var distance: Double
+  var name: String
+  var location: [Double]
+
+  init(_ point: SnappedPoint) {
+    distance = point.distance
+    name = point.name
+    location = [point.location.longitude, point.location.latitude]
+  }
+}
+
+enum OSRMGeometry: Encodable {
+  case encoded(String)
+  case geoJSON([[Double]])
+
+  init(_ points: [LatLng], format: String) {
+    switch format {
+    case "geojson": self = .geoJSON(points.map { [$0.longitude, $0.latitude] })
+    case "polyline6": self = .encoded(Polyline.encode(points, precision: 6))
+    default: self = .encoded(Polyline.encode(points, precision: 5))
+    }
+  }
+
+  struct LineString: Encodable {
+    var type = "LineString"
+    var coordinates: [[Double]]
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .encoded(let text): try container.encode(text)
+    case .geoJSON(let coordinates): try container.encode(LineString(coordinates: coordinates))
+    }
+  }
+}
+
+struct OSRMLeg: Encodable {
+  var steps: [String] = []
+  var summary = ""
+  var distance: Double
+  var duration: Double
+  var weight: Double
+}
+
+struct OSRMRoute: Encodable {
+  var geometry: OSRMGeometry?
+  var legs: [OSRMLeg]
+  var weight_name = "routability"
+  var weight: Double
+  var duration: Double
+  var distance: Double
+}
+
+struct OSRMRouteResponse: Encodable {
+  var code = "Ok"
+  var routes: [OSRMRoute]
+  var waypoints: [OSRMWaypoint]?
+}
+
+struct OSRMTableResponse: Encodable {
+  var code = "Ok"
+  var durations: [[Double?]]?
+  var distances: [[Double?]]?
+  var sources: [OSRMWaypoint]
+  var destinations: [OSRMWaypoint]
+
+  enum CodingKeys: String, CodingKey { case code, durations, distances, sources, destinations }
+
+  // Unreachable cells are null, as in OSRM (the synthesized encoder would drop them).
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(code, forKey: .code)
+    if let durations { try container.encode(durations.map { $0.map(NullableNumber.init) }, forKey: .durations) }
+    if let distances { try container.encode(distances.map { $0.map(NullableNumber.init) }, forKey: .distances) }
+    try container.encode(sources, forKey: .sources)
+    try container.encode(destinations, forKey: .destinations)
+  }
+}
+
+struct NullableNumber: Encodable {
+  let value: Double?
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    if let value { try container.encode(value) } else { try container.encodeNil() }
+  }
+}
+
+struct OSRMNearestResponse: Encodable {
+  var code = "Ok"
+  var waypoints: [OSRMWaypoint]
+}

@@ -1,0 +1,130 @@
+import FleetCore
+import FleetRouting
+import Foundation
+import Testing
+
+/// OSRM's HTTP API on a real fleetd started with a Monaco graph.
+@Suite("OSRM HTTP API")
+struct OSRMAPITests {
+  static let graph: String = {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+    let osm = root.appendingPathComponent("shared/data/monaco.osm.pbf").path
+    let path = NSTemporaryDirectory() + "fleetkit-osrm-\(UUID().uuidString).graph"
+    let (network, _) = try! OSMExtractor().extract(path: osm)
+    try! GraphFile.write(network, profile: CarProfile(), to: path)
+    return path
+  }()
+
+  static let palace = "7.4200,43.7300"
+  static let larvotto = "7.4300,43.7400"
+  static let casino = "7.4280,43.7395"
+
+  @Test func routeAnswersInOSRMsShape() async throws {
+    try await TestServer.run(graph: Self.graph) { server in
+      let (status, json, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=full&geometries=polyline6", token: nil)
+      #expect(status == 200)
+      #expect(json["code"] as? String == "Ok")
+      let route = try #require((json["routes"] as? [[String: Any]])?.first)
+      let distance = try #require(route["distance"] as? Double)
+      let duration = try #require(route["duration"] as? Double)
+      // OSRM on the same extract: 2984.5 m, 293.1 s.
+      #expect(abs(distance - 2984.5) / 2984.5 < 0.02)
+      #expect(abs(duration - 293.1) / 293.1 < 0.10)
+      #expect(route["weight_name"] as? String == "routability")
+      let legs = try #require(route["legs"] as? [[String: Any]])
+      #expect(legs.count == 1)
+      #expect((legs[0]["steps"] as? [Any])?.isEmpty == true)
+      let waypoints = try #require(json["waypoints"] as? [[String: Any]])
+      #expect(waypoints.count == 2)
+      #expect(waypoints[0]["name"] as? String == "Quai Jean-Charles Rey")
+      let start = try #require(waypoints[0]["location"] as? [Double])
+      let encoded = try #require(route["geometry"] as? String)
+      let shape = try #require(Polyline.decode(encoded, precision: 6))
+      #expect(abs(shape[0].longitude - start[0]) < 1e-6 && abs(shape[0].latitude - start[1]) < 1e-6)
+
+      let (_, geo, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.casino);\(Self.larvotto)?geometries=geojson", token: nil)
+      let viaRoute = try #require((geo["routes"] as? [[String: Any]])?.first)
+      #expect((viaRoute["legs"] as? [Any])?.count == 2)
+      let geometry = try #require(viaRoute["geometry"] as? [String: Any])
+      #expect(geometry["type"] as? String == "LineString")
+      #expect(((geometry["coordinates"] as? [[Double]])?.count ?? 0) > 2)
+
+      let (_, bare, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=false", token: nil)
+      #expect((bare["routes"] as? [[String: Any]])?.first?["geometry"] == nil)
+    }
+  }
+
+  @Test func errorsCarryOSRMsCodes() async throws {
+    try await TestServer.run(graph: Self.graph) { server in
+      let cases: [(String, String)] = [
+        ("/route/v1/driving/\(Self.palace)", "InvalidOptions"),
+        ("/route/v1/driving/\(Self.palace);200,43", "InvalidValue"),
+        ("/route/v1/driving/\(Self.palace);\(Self.larvotto)?radiuses=1;1", "NoSegment"),
+        ("/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=bogus", "InvalidQuery"),
+        ("/route/v1/driving/\(Self.palace);\(Self.larvotto)?colour=blue", "InvalidQuery"),
+        ("/route/v1/driving/not-a-coordinate", "InvalidQuery"),
+        ("/route/v2/driving/\(Self.palace);\(Self.larvotto)", "InvalidVersion"),
+        ("/route/v1/driving/\(Self.palace);2.35,48.85", "NoSegment"),
+        ("/table/v1/driving/\(Self.palace);\(Self.larvotto)?sources=5", "InvalidOptions"),
+        ("/match/v1/driving/\(Self.palace);\(Self.larvotto)", "InvalidService"),
+      ]
+      for (path, code) in cases {
+        let (status, json, _) = try await server.http("GET", path, token: nil)
+        #expect(status == 400, "\(path)")
+        #expect(json["code"] as? String == code, "\(path)")
+        #expect((json["message"] as? String)?.isEmpty == false, "\(path)")
+      }
+    }
+  }
+
+  @Test func tableMatchesRoutes() async throws {
+    try await TestServer.run(graph: Self.graph) { server in
+      let coordinates = [Self.palace, Self.casino, Self.larvotto]
+      let (status, json, _) = try await server.http(
+        "GET", "/table/v1/driving/\(coordinates.joined(separator: ";"))?annotations=duration,distance", token: nil)
+      #expect(status == 200)
+      let durations = try #require(json["durations"] as? [[Double]])
+      let distances = try #require(json["distances"] as? [[Double]])
+      #expect(durations.count == 3 && durations.allSatisfy { $0.count == 3 })
+      #expect((json["sources"] as? [Any])?.count == 3)
+      for i in 0..<3 {
+        #expect(durations[i][i] == 0)
+        for j in 0..<3 where i != j {
+          let (_, routeJSON, _) = try await server.http(
+            "GET", "/route/v1/driving/\(coordinates[i]);\(coordinates[j])?overview=false", token: nil)
+          let route = try #require((routeJSON["routes"] as? [[String: Any]])?.first)
+          #expect(abs(durations[i][j] - (route["duration"] as? Double ?? -1)) < 0.11)
+          #expect(abs(distances[i][j] - (route["distance"] as? Double ?? -1)) < 0.11)
+        }
+      }
+      let (_, onlyDurations, _) = try await server.http(
+        "GET", "/table/v1/driving/\(coordinates.joined(separator: ";"))?sources=0&destinations=1;2", token: nil)
+      #expect((onlyDurations["durations"] as? [[Double]])?.map(\.count) == [2])
+      #expect(onlyDurations["distances"] == nil)
+    }
+  }
+
+  @Test func nearestListsRoadsClosestFirst() async throws {
+    try await TestServer.run(graph: Self.graph) { server in
+      let (status, json, _) = try await server.http("GET", "/nearest/v1/driving/\(Self.palace)?number=3", token: nil)
+      #expect(status == 200)
+      let waypoints = try #require(json["waypoints"] as? [[String: Any]])
+      #expect(waypoints.count == 3)
+      let distances = waypoints.compactMap { $0["distance"] as? Double }
+      #expect(distances == distances.sorted())
+    }
+  }
+
+  @Test func withoutAGraphTheServicesSaySo() async throws {
+    try await TestServer.run { server in
+      let (status, json, _) = try await server.http("GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)", token: nil)
+      #expect(status == 400)
+      #expect(json["code"] as? String == "InvalidService")
+      #expect((json["message"] as? String)?.contains("--graph") == true)
+    }
+  }
+}
