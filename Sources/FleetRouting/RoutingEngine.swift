@@ -61,6 +61,8 @@ public final class RoutingEngine: Sendable {
   public let network: RoadNetwork
   public let profile: CarProfile
   let turns: TurnGraph
+  let customized: CustomizedCCH
+  let labels: SearchLabelPool
   let index: SegmentIndex
   /// Strongly connected component of each directed edge, and the components' sizes.
   let component: [Int32]
@@ -77,6 +79,8 @@ public final class RoutingEngine: Sendable {
     self.network = network
     self.profile = profile
     turns = TurnGraph(network: network, profile: profile)
+    customized = CustomizedCCH(cch: CCH(graph: turns, network: network), graph: turns, network: network)
+    labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)
     (component, componentSize) = turns.stronglyConnectedComponents()
     let latitudes = network.points.map(\.latitude)
@@ -191,6 +195,14 @@ public final class RoutingEngine: Sendable {
   func search(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
     let sources = endpoints(of: source, in: network, asSource: true)
     let targets = endpoints(of: target, in: network, asSource: false)
+    return CCHSearch(customized: customized, network: network, graph: turns)
+      .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target), pool: labels)
+  }
+
+  /// The same answer by plain Dijkstra over the turn graph: the reference the CCH is tested against.
+  func searchExactly(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
+    let sources = endpoints(of: source, in: network, asSource: true)
+    let targets = endpoints(of: target, in: network, asSource: false)
     return DijkstraSearch(network: network, graph: turns)
       .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target))
   }
@@ -223,7 +235,7 @@ public final class RoutingEngine: Sendable {
     public var destinations: [SnappedPoint]
   }
 
-  /// The matrix between `sources` and `destinations` (one search per source).
+  /// The matrix between `sources` and `destinations` (one upward search per point, buckets between).
   public func matrix(sources: [LatLng], destinations: [LatLng]) throws(RoutingError) -> Matrix {
     guard !sources.isEmpty, !destinations.isEmpty else {
       throw RoutingError(.invalidQuery, "a matrix needs at least one source and one destination")
@@ -231,17 +243,12 @@ public final class RoutingEngine: Sendable {
     let positions = try positions(sources + destinations)
     let from = Array(positions.prefix(sources.count))
     let to = Array(positions.suffix(destinations.count))
-    let ends = to.map { endpoints(of: $0, in: network, asSource: false) }
-    let search = DijkstraSearch(network: network, graph: turns)
-    var durations: [[Double?]] = []
-    var distances: [[Double?]] = []
-    for source in from {
-      let found = search.oneToMany(
-        from: endpoints(of: source, in: network, asSource: true), to: ends,
-        direct: to.map { directPath(from: source, to: $0) })
-      durations.append(found.map { $0?.duration })
-      distances.append(found.map { $0?.distance })
-    }
+    let found = CCHSearch(customized: customized, network: network, graph: turns).matrix(
+      sources: from.map { endpoints(of: $0, in: network, asSource: true) },
+      targets: to.map { endpoints(of: $0, in: network, asSource: false) },
+      direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
+    let durations = found.map { $0.map { $0?.duration } }
+    let distances = found.map { $0.map { $0?.distance } }
     return Matrix(durations: durations, distances: distances, sources: from.map(snapped), destinations: to.map(snapped))
   }
 

@@ -36,6 +36,18 @@ struct RoutingBench: AsyncParsableCommand {
       let theirs = try await Self.osrmRoute(osrm, query)
       rows.append((i, ours, theirs))
     }
+    // In-process query time, all queries, three rounds (the first warms caches).
+    var times: [Duration] = []
+    for _ in 0..<3 {
+      times = []
+      for query in queries {
+        let t0 = ContinuousClock.now
+        _ = try? engine.route(query)
+        times.append(ContinuousClock.now - t0)
+      }
+    }
+    times.sort()
+    print("FleetKit in-process route: median \(times[times.count / 2]), p99 \(times[times.count * 99 / 100])")
     var compared = 0
     var distanceAgree = 0
     var durationAgree = 0

@@ -59,32 +59,52 @@ public struct SegmentIndex: Sendable {
     accept: (Int) -> Bool = { _ in true }
   ) -> [RoadPosition] {
     let center = Self.cell(point)
+    // Candidates are ranked by a flat-earth distance (exact to a fraction of a per cent over the
+    // few hundred metres a search covers); only the winners get exact positions.
+    let cosLatitude = cos(point.latitude * Geo.degreeToRadian)
+    let metresPerMicrodegree = Geo.earthRadius * Geo.degreeToRadian / 1e6
     // One ring of cells is at least this many metres wide.
-    let ringMeters = Double(Self.cellSizeE6) / 1e6 * 111_320 * max(0.1, cos(point.latitude * Geo.degreeToRadian))
-    var best: [Int: RoadPosition] = [:]
+    let ringMeters = Double(Self.cellSizeE6) * metresPerMicrodegree * max(0.1, cosLatitude)
+    var best: [Int32: (segment: Int32, distance: Double)] = [:]
     // Beyond this ring every occupied cell has been visited.
     let coveringRing = max(
       abs(center.x - lowCell.x), abs(center.x - highCell.x), abs(center.y - lowCell.y), abs(center.y - highCell.y))
     let maximumRing = min(coveringRing, Int32(min(100_000, radius.isFinite ? radius / ringMeters + 2 : 100_000)))
+    let px = Double(point.longitudeE6) * cosLatitude
+    let py = Double(point.latitudeE6)
     var ring: Int32 = 0
     while ring <= maximumRing {
       for cell in Self.ring(ring, around: center) {
         guard let entries = cells[cell] else { continue }
         for entry in entries where accept(Int(entry.edge)) {
-          let position = Self.position(point, edge: Int(entry.edge), segment: Int(entry.segment), network)
-          if position.distance <= radius, position.distance < (best[position.edge]?.distance ?? .infinity) {
-            best[position.edge] = position
+          let shape = network.shape(of: network.edges[Int(entry.edge)])
+          let a = network.points[Int(shape[shape.startIndex + Int(entry.segment)])]
+          let b = network.points[Int(shape[shape.startIndex + Int(entry.segment) + 1])]
+          let ax = Double(a.longitudeE6) * cosLatitude
+          let ay = Double(a.latitudeE6)
+          let dx = Double(b.longitudeE6) * cosLatitude - ax
+          let dy = Double(b.latitudeE6) - ay
+          let length2 = dx * dx + dy * dy
+          let t = length2 > 0 ? min(max(((px - ax) * dx + (py - ay) * dy) / length2, 0), 1) : 0
+          let ex = ax + t * dx - px
+          let ey = ay + t * dy - py
+          let distance = (ex * ex + ey * ey).squareRoot() * metresPerMicrodegree
+          if distance <= radius, distance < (best[entry.edge]?.distance ?? .infinity) {
+            best[entry.edge] = (entry.segment, distance)
           }
         }
       }
       // Anything in farther rings is at least `ring * ringMeters` away.
-      let found = best.values.sorted { $0.distance < $1.distance }
-      if found.count >= count, let last = found.prefix(count).last, last.distance <= Double(ring) * ringMeters {
-        return Array(found.prefix(count))
+      if best.count >= count {
+        let kth = best.values.map(\.distance).sorted()[count - 1]
+        if kth <= Double(ring) * ringMeters { break }
       }
       ring += 1
     }
-    return Array(best.values.sorted { $0.distance < $1.distance }.prefix(count))
+    return best.sorted { $0.value.distance < $1.value.distance }.prefix(count)
+      .map { Self.position(point, edge: Int($0.key), segment: Int($0.value.segment), network) }
+      .filter { $0.distance <= radius }
+      .sorted { $0.distance < $1.distance }
   }
 
   /// The cells at Chebyshev distance `r` from `center` (its perimeter only).

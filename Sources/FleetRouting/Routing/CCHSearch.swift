@@ -1,0 +1,226 @@
+import Synchronization
+
+/// Labels of one upward search, kept between queries: only the nodes a search touched are reset.
+struct SearchLabels: Sendable {
+  var cost: [Double]
+  /// The upward edge a node was reached by; -1 at a start, -2 when not reached.
+  var parent: [Int32]
+  var touched: [Int32] = []
+
+  init(count: Int) {
+    cost = [Double](repeating: .infinity, count: count)
+    parent = [Int32](repeating: -2, count: count)
+  }
+
+  mutating func set(_ node: Int32, _ value: Double, parent edge: Int32) {
+    if parent[Int(node)] == -2 { touched.append(node) }
+    cost[Int(node)] = value
+    parent[Int(node)] = edge
+  }
+
+  mutating func reset() {
+    for node in touched {
+      cost[Int(node)] = .infinity
+      parent[Int(node)] = -2
+    }
+    touched.removeAll(keepingCapacity: true)
+  }
+}
+
+/// A pool of label arrays, so that concurrent queries neither allocate graph-sized arrays each
+/// time nor share them.
+final class SearchLabelPool: Sendable {
+  let nodeCount: Int
+  let free = Mutex<[SearchLabels]>([])
+
+  init(nodeCount: Int) { self.nodeCount = nodeCount }
+
+  func with<T>(_ body: (inout SearchLabels, inout SearchLabels) -> T) -> T {
+    let taken = free.withLock { pool in (pool.popLast(), pool.popLast()) }
+    var first = taken.0 ?? SearchLabels(count: nodeCount)
+    var second = taken.1 ?? SearchLabels(count: nodeCount)
+    defer {
+      first.reset()
+      second.reset()
+      free.withLock { $0.append(contentsOf: [first, second]) }
+    }
+    return body(&first, &second)
+  }
+}
+
+/// Shortest paths on a customized CCH: an upward search from the start, an upward search
+/// (on reversed weights) from the end, and the best node where they meet.
+struct CCHSearch {
+  let customized: CustomizedCCH
+  let network: RoadNetwork
+  let graph: TurnGraph
+
+  /// Explores everything above the starts; CCH search spaces are small (the separators above).
+  func upward(from starts: [(node: Int32, cost: Double)], forward: Bool, into labels: inout SearchLabels) {
+    var heap = MinHeap()
+    for s in starts where s.cost < labels.cost[Int(s.node)] {
+      labels.set(s.node, s.cost, parent: -1)
+      heap.push(s.cost, s.node)
+    }
+    let cch = customized.cch
+    while !heap.isEmpty {
+      let (key, v) = heap.pop()
+      if key > labels.cost[Int(v)] { continue }
+      for e in cch.upEdges(v) {
+        let w = cch.upTarget[e]
+        let candidate = key + (forward ? customized.up[e] : customized.down[e])
+        if candidate < labels.cost[Int(w)] {
+          labels.set(w, candidate, parent: Int32(e))
+          heap.push(candidate, w)
+        }
+      }
+    }
+  }
+
+  func shortestPath(
+    from sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?, pool: SearchLabelPool
+  ) -> FoundPath? {
+    pool.with { forward, backward in
+      upward(from: sources.map { ($0.directed, $0.weight) }, forward: true, into: &forward)
+      upward(from: backwardStarts(targets), forward: false, into: &backward)
+      return shortestPath(forward: forward, backward: backward, sources: sources, to: targets, sameEdge: sameEdge)
+    }
+  }
+
+  /// The backward search's starts: arriving on an end's directed edge pays only the part of it
+  /// up to the point, where arcs into it charge the whole edge.
+  func backwardStarts(_ targets: [Endpoint]) -> [(node: Int32, cost: Double)] {
+    targets.map { t in
+      let full = network.edges[TurnGraph.edge(of: t.directed)].cost(reversed: TurnGraph.isReversed(t.directed))!.weight
+      return (t.directed, t.weight - full)
+    }
+  }
+
+  func shortestPath(
+    forward: SearchLabels, backward: SearchLabels, sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?
+  ) -> FoundPath? {
+    var best = sameEdge?.weight ?? .infinity
+    var meeting: Int32 = -1
+    for node in forward.touched {
+      let total = forward.cost[Int(node)] + backward.cost[Int(node)]
+      // A start and an end on the same directed edge cannot meet there: that is `sameEdge`.
+      if forward.parent[Int(node)] == -1 && backward.parent[Int(node)] == -1 { continue }
+      if total < best {
+        best = total
+        meeting = node
+      }
+    }
+    guard meeting >= 0 else { return sameEdge }
+    return path(through: meeting, forward: forward, backward: backward, sources: sources, targets: targets)
+  }
+
+  /// Unpacks start → meeting (forward edges, walked back) and meeting → end into turn-graph nodes.
+  func path(
+    through meeting: Int32, forward: SearchLabels, backward: SearchLabels, sources: [Endpoint], targets: [Endpoint]
+  ) -> FoundPath? {
+    path(through: meeting, forward: forward, backwardParent: { backward.parent[Int($0)] }, sources: sources, targets: targets)
+  }
+
+  func path(
+    through meeting: Int32, forward: SearchLabels, backwardParent: (Int32) -> Int32, sources: [Endpoint],
+    targets: [Endpoint]
+  ) -> FoundPath? {
+    var upEdges: [Int32] = []
+    var node = meeting
+    while forward.parent[Int(node)] >= 0 {
+      let e = forward.parent[Int(node)]
+      upEdges.append(e)
+      node = customized.cch.edgeSource(Int(e))
+    }
+    var path = [node]
+    for e in upEdges.reversed() { customized.unpack(Int(e), forward: true, into: &path) }
+    node = meeting
+    while backwardParent(node) >= 0 {
+      let e = backwardParent(node)
+      customized.unpack(Int(e), forward: false, into: &path)
+      node = customized.cch.edgeSource(Int(e))
+    }
+    return measure(path, sources: sources, targets: targets)
+  }
+
+  /// Duration and distance of a turn-graph path from a start to an end.
+  func measure(_ path: [Int32], sources: [Endpoint], targets: [Endpoint]) -> FoundPath? {
+    guard let first = sources.first(where: { $0.directed == path.first }),
+      let last = targets.first(where: { $0.directed == path.last })
+    else { return nil }
+    var weight = first.weight
+    var duration = first.duration
+    var distance = first.distance
+    for (i, (x, y)) in zip(path, path.dropFirst()).enumerated() {
+      guard let arc = graph.arcs(from: x).first(where: { graph.arcTarget[$0] == y }) else { return nil }
+      weight += Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc])
+      duration += Double(graph.arcTurnCost[arc])
+      if i == path.count - 2 {
+        weight += last.weight
+        duration += last.duration
+        distance += last.distance
+      } else {
+        let edge = network.edges[TurnGraph.edge(of: y)]
+        let cost = edge.cost(reversed: TurnGraph.isReversed(y))!
+        weight += cost.weight
+        duration += cost.duration
+        distance += edge.length
+      }
+    }
+    return FoundPath(directedEdges: path, weight: weight, duration: duration, distance: distance)
+  }
+}
+
+extension CCHSearch {
+  /// Many-to-many with buckets: one backward search per end leaves (end, cost) at every node it
+  /// reaches; one forward search per start then reads the buckets of the nodes it reaches.
+  func matrix(
+    sources: [[Endpoint]], targets: [[Endpoint]], direct: (Int, Int) -> FoundPath?, pool: SearchLabelPool
+  ) -> [[FoundPath?]] {
+    var buckets: [Int32: [(target: Int, cost: Double)]] = [:]
+    // Each end's backward tree, to unpack the winning paths.
+    var backwardParents: [[Int32: Int32]] = []
+    var backwardStartsAt: [Set<Int32>] = []
+    pool.with { backward, _ in
+      for (t, ends) in targets.enumerated() {
+        upward(from: backwardStarts(ends), forward: false, into: &backward)
+        var parents: [Int32: Int32] = [:]
+        for node in backward.touched {
+          buckets[node, default: []].append((t, backward.cost[Int(node)]))
+          parents[node] = backward.parent[Int(node)]
+        }
+        backwardParents.append(parents)
+        backwardStartsAt.append(Set(ends.map(\.directed)))
+        backward.reset()
+      }
+    }
+    return pool.with { forward, _ in
+      var rows: [[FoundPath?]] = []
+      for (s, starts) in sources.enumerated() {
+        upward(from: starts.map { ($0.directed, $0.weight) }, forward: true, into: &forward)
+        var best = (0..<targets.count).map { direct(s, $0)?.weight ?? .infinity }
+        var meeting = [Int32](repeating: -1, count: targets.count)
+        for node in forward.touched {
+          guard let entries = buckets[node] else { continue }
+          let f = forward.cost[Int(node)]
+          let startsHere = forward.parent[Int(node)] == -1
+          for (t, cost) in entries where f + cost < best[t] {
+            // A start and an end on the same directed edge cannot meet there.
+            if startsHere && backwardParents[t][node] == -1 { continue }
+            best[t] = f + cost
+            meeting[t] = node
+          }
+        }
+        rows.append(
+          (0..<targets.count).map { t in
+            guard meeting[t] >= 0 else { return direct(s, t) }
+            return path(
+              through: meeting[t], forward: forward, backwardParent: { backwardParents[t][$0] ?? -2 },
+              sources: starts, targets: targets[t])
+          })
+        forward.reset()
+      }
+      return rows
+    }
+  }
+}

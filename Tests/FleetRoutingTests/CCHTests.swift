@@ -1,0 +1,69 @@
+import FleetCore
+import Foundation
+import Testing
+
+@testable import FleetRouting
+
+@Suite("Customizable contraction hierarchy")
+struct CCHTests {
+  /// Every one of Monaco's 1,000 benchmark queries: the CCH finds a path exactly as good as
+  /// Dijkstra's over the same turn graph, and its duration and distance are that path's.
+  @Test func agreesWithDijkstraOnAllMonacoQueries() throws {
+    let engine = MonacoRoutingTests.engine
+    let lines = try String(contentsOfFile: SharedData.monacoRequests, encoding: .utf8).split(separator: "\n")
+    var compared = 0
+    for line in lines {
+      guard let start = line.range(of: "/driving/")?.upperBound else { continue }
+      let points = line[start...].prefix { $0 != "?" && $0 != "\"" }.split(separator: ";").map { pair in
+        let v = pair.split(separator: ",").map { Double($0)! }
+        return LatLng(latitude: v[1], longitude: v[0])
+      }
+      let positions = try engine.positions(points)
+      let fast = engine.search(from: positions[0], to: positions[1])
+      let exact = engine.searchExactly(from: positions[0], to: positions[1])
+      #expect((fast == nil) == (exact == nil))
+      guard let fast, let exact else { continue }
+      #expect(abs(fast.weight - exact.weight) < 1e-6, "\(line)")
+      if abs(fast.weight - exact.weight) < 1e-6 && fast.directedEdges == exact.directedEdges {
+        #expect(abs(fast.duration - exact.duration) < 1e-6)
+        #expect(abs(fast.distance - exact.distance) < 1e-6)
+      }
+      compared += 1
+    }
+    #expect(compared == 1000)
+  }
+
+  @Test func matricesAgreeWithDijkstra() throws {
+    let engine = MonacoRoutingTests.engine
+    let points = (0..<12).map { i in
+      LatLng(latitude: 43.726 + Double(i % 4) * 0.006, longitude: 7.412 + Double(i / 4) * 0.012)
+    }
+    let matrix = try engine.matrix(sources: points, destinations: points)
+    let positions = try engine.positions(points)
+    for i in points.indices {
+      for j in points.indices {
+        let exact = engine.searchExactly(from: positions[i], to: positions[j])
+        #expect((matrix.durations[i][j] == nil) == (exact == nil))
+        if let exact, let duration = matrix.durations[i][j] {
+          #expect(abs(duration - exact.duration) < 1e-6 || i == j, "\(i) → \(j)")
+        }
+      }
+    }
+  }
+
+  @Test func theOrderIsAPermutationAndTheTopologyIsChordal() {
+    let engine = MonacoRoutingTests.engine
+    let cch = engine.customized.cch
+    #expect(Set(cch.rank).count == cch.rank.count)
+    // Every upward edge points up, and the upper neighbours of a node are pairwise connected.
+    for v in 0..<cch.rank.count {
+      let ups = cch.upEdges(Int32(v)).map { cch.upTarget[$0] }
+      #expect(ups.allSatisfy { cch.rank[Int($0)] > cch.rank[v] })
+      for u in ups {
+        for w in ups where cch.rank[Int(u)] < cch.rank[Int(w)] {
+          #expect(cch.edge(u, w) != nil)
+        }
+      }
+    }
+  }
+}
