@@ -20,6 +20,8 @@ struct RoutingBench: AsyncParsableCommand {
   var requests: String
   @Option(help: "Base URL of an osrm-routed serving the same extract.")
   var osrm = "http://127.0.0.1:5000"
+  @Option(help: "Base URL of a fleetd started with --graph on the same extract (HTTP latency and /table).")
+  var fleetkit: String?
   @Option(help: "Print the queries that disagree most (count).")
   var worst = 10
 
@@ -71,11 +73,68 @@ struct RoutingBench: AsyncParsableCommand {
       }
     }
     let pct = { (n: Int) in String(format: "%.1f%%", 100 * Double(n) / Double(max(compared, 1))) }
+
     print("queries: \(queries.count), both answered: \(compared), only FleetKit: \(onlyOurs), only OSRM: \(onlyTheirs)")
     print("distance within 2% of OSRM: \(distanceAgree) (\(pct(distanceAgree)))")
     print("duration within 10% of OSRM: \(durationAgree) (\(pct(durationAgree)))")
     for (_, line) in disagreements.sorted(by: { $0.0 > $1.0 }).prefix(worst) { print("  " + line) }
+    try await Self.matrixTimes(engine, queries)
+    if let fleetkit { try await Self.httpComparison(queries, fleetkit: fleetkit, osrm: osrm) }
     if ProcessInfo.processInfo.environment["SHOW_FIRST"] != nil { for (_, line) in disagreements.prefix(12) { print("  first: " + line) } }
+  }
+
+  /// 100×100 matrix over the queries' first 100 start points, in process (median of 5 runs).
+  static func matrixTimes(_ engine: RoutingEngine, _ queries: [[LatLng]]) async throws {
+    let points = Array(queries.prefix(100).map { $0[0] })
+    var times: [Duration] = []
+    for _ in 0..<5 {
+      let t0 = ContinuousClock.now
+      _ = try engine.matrix(sources: points, destinations: points)
+      times.append(ContinuousClock.now - t0)
+    }
+    print("FleetKit in-process 100x100 matrix: median \(times.sorted()[2])")
+  }
+
+  /// The same client (URLSession, one request at a time) against both servers: /route for every
+  /// query, then /table with 100 coordinates.
+  static func httpComparison(_ queries: [[LatLng]], fleetkit: String, osrm: String) async throws {
+    func path(_ points: [LatLng]) -> String { points.map { "\($0.longitude),\($0.latitude)" }.joined(separator: ";") }
+    func timeAll(_ base: String, _ suffix: String, _ paths: [String]) async throws -> [Double] {
+      var times: [Double] = []
+      for p in paths {
+        let url = URL(string: "\(base)\(p)\(suffix)")!
+        let t0 = ContinuousClock.now
+        let (_, response) = try await URLSession.shared.data(from: url)
+        let elapsed = ContinuousClock.now - t0
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { continue }
+        times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+      }
+      return times.sorted()
+    }
+    let routes = queries.map { "/route/v1/driving/" + path($0) }
+    // Warm both, then measure alternately in two rounds to even out the machine's noise.
+    _ = try await timeAll(fleetkit, "?overview=false", Array(routes.prefix(100)))
+    _ = try await timeAll(osrm, "?overview=false", Array(routes.prefix(100)))
+    var ours: [Double] = []
+    var theirs: [Double] = []
+    for round in 0..<2 {
+      let half = round == 0 ? Array(routes.prefix(500)) : Array(routes.suffix(500))
+      ours += try await timeAll(fleetkit, "?overview=full", half)
+      theirs += try await timeAll(osrm, "?overview=full", half)
+    }
+    ours.sort()
+    theirs.sort()
+    let median = { (t: [Double]) in t[t.count / 2] }
+    let p99 = { (t: [Double]) in t[t.count * 99 / 100] }
+    print(String(
+      format: "HTTP /route (%d queries, overview=full): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
+      ours.count, median(ours), p99(ours), median(theirs), p99(theirs), median(ours) / median(theirs), p99(ours) / p99(theirs)))
+    let table = "/table/v1/driving/" + path(Array(queries.prefix(100).map { $0[0] }))
+    let ourTable = try await timeAll(fleetkit, "", Array(repeating: table, count: 5))
+    let theirTable = try await timeAll(osrm, "", Array(repeating: table, count: 5))
+    print(String(
+      format: "HTTP /table 100x100: FleetKit median %.1f ms, OSRM median %.1f ms (ratio %.2fx)",
+      median(ourTable), median(theirTable), median(ourTable) / median(theirTable)))
   }
 
   static func queries(_ path: String) throws -> [[LatLng]] {

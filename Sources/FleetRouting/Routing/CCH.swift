@@ -133,6 +133,11 @@ struct CustomizedCCH: Sendable {
   var downMiddle: [Int32]
   var upArc: [Int32]
   var downArc: [Int32]
+  /// Seconds and metres of the path each weight stands for, so matrices need no unpacking.
+  var upDuration: [Double]
+  var downDuration: [Double]
+  var upDistance: [Double]
+  var downDistance: [Double]
 
   /// Customization: the original turns' weights, then every lower triangle bottom-up.
   init(cch: CCH, graph: TurnGraph, network: RoadNetwork) {
@@ -144,23 +149,32 @@ struct CustomizedCCH: Sendable {
     downMiddle = [Int32](repeating: -1, count: m)
     upArc = [Int32](repeating: -1, count: m)
     downArc = [Int32](repeating: -1, count: m)
+    upDuration = [Double](repeating: 0, count: m)
+    downDuration = [Double](repeating: 0, count: m)
+    upDistance = [Double](repeating: 0, count: m)
+    downDistance = [Double](repeating: 0, count: m)
     for v in 0..<graph.directedEdgeCount {
       for arc in graph.arcs(from: Int32(v)) {
         let w = graph.arcTarget[arc]
-        guard Int(w) != v, let cost = network.edges[TurnGraph.edge(of: w)].cost(reversed: TurnGraph.isReversed(w))
-        else { continue }
+        let edge = network.edges[TurnGraph.edge(of: w)]
+        guard Int(w) != v, let cost = edge.cost(reversed: TurnGraph.isReversed(w)) else { continue }
         let weight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc]) + cost.weight
+        let duration = Double(graph.arcTurnCost[arc]) + cost.duration
         if cch.rank[v] < cch.rank[Int(w)] {
           let e = cch.edge(Int32(v), w)!
           if weight < up[e] {
             up[e] = weight
             upArc[e] = Int32(arc)
+            upDuration[e] = duration
+            upDistance[e] = edge.length
           }
         } else {
           let e = cch.edge(w, Int32(v))!
           if weight < down[e] {
             down[e] = weight
             downArc[e] = Int32(arc)
+            downDuration[e] = duration
+            downDistance[e] = edge.length
           }
         }
       }
@@ -180,11 +194,15 @@ struct CustomizedCCH: Sendable {
           if via < up[uw] {
             up[uw] = via
             upMiddle[uw] = v
+            upDuration[uw] = downDuration[i] + upDuration[j]
+            upDistance[uw] = downDistance[i] + upDistance[j]
           }
           let back = down[j] + up[i]
           if back < down[uw] {
             down[uw] = back
             downMiddle[uw] = v
+            downDuration[uw] = downDuration[j] + upDuration[i]
+            downDistance[uw] = downDistance[j] + upDistance[i]
           }
         }
       }

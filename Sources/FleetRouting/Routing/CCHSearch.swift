@@ -3,18 +3,25 @@ import Synchronization
 /// Labels of one upward search, kept between queries: only the nodes a search touched are reset.
 struct SearchLabels: Sendable {
   var cost: [Double]
+  /// Seconds and metres of the path behind `cost`.
+  var duration: [Double]
+  var distance: [Double]
   /// The upward edge a node was reached by; -1 at a start, -2 when not reached.
   var parent: [Int32]
   var touched: [Int32] = []
 
   init(count: Int) {
     cost = [Double](repeating: .infinity, count: count)
+    duration = [Double](repeating: 0, count: count)
+    distance = [Double](repeating: 0, count: count)
     parent = [Int32](repeating: -2, count: count)
   }
 
-  mutating func set(_ node: Int32, _ value: Double, parent edge: Int32) {
+  mutating func set(_ node: Int32, _ value: Double, _ seconds: Double, _ metres: Double, parent edge: Int32) {
     if parent[Int(node)] == -2 { touched.append(node) }
     cost[Int(node)] = value
+    duration[Int(node)] = seconds
+    distance[Int(node)] = metres
     parent[Int(node)] = edge
   }
 
@@ -56,11 +63,11 @@ struct CCHSearch {
   let graph: TurnGraph
 
   /// Explores everything above the starts; CCH search spaces are small (the separators above).
-  func upward(from starts: [(node: Int32, cost: Double)], forward: Bool, into labels: inout SearchLabels) {
+  func upward(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
     var heap = MinHeap()
-    for s in starts where s.cost < labels.cost[Int(s.node)] {
-      labels.set(s.node, s.cost, parent: -1)
-      heap.push(s.cost, s.node)
+    for s in starts where s.weight < labels.cost[Int(s.directed)] {
+      labels.set(s.directed, s.weight, s.duration, s.distance, parent: -1)
+      heap.push(s.weight, s.directed)
     }
     let cch = customized.cch
     while !heap.isEmpty {
@@ -70,7 +77,10 @@ struct CCHSearch {
         let w = cch.upTarget[e]
         let candidate = key + (forward ? customized.up[e] : customized.down[e])
         if candidate < labels.cost[Int(w)] {
-          labels.set(w, candidate, parent: Int32(e))
+          labels.set(
+            w, candidate, labels.duration[Int(v)] + (forward ? customized.upDuration[e] : customized.downDuration[e]),
+            labels.distance[Int(v)] + (forward ? customized.upDistance[e] : customized.downDistance[e]),
+            parent: Int32(e))
           heap.push(candidate, w)
         }
       }
@@ -81,7 +91,7 @@ struct CCHSearch {
     from sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?, pool: SearchLabelPool
   ) -> FoundPath? {
     pool.with { forward, backward in
-      upward(from: sources.map { ($0.directed, $0.weight) }, forward: true, into: &forward)
+      upward(from: sources, forward: true, into: &forward)
       upward(from: backwardStarts(targets), forward: false, into: &backward)
       return shortestPath(forward: forward, backward: backward, sources: sources, to: targets, sameEdge: sameEdge)
     }
@@ -89,10 +99,13 @@ struct CCHSearch {
 
   /// The backward search's starts: arriving on an end's directed edge pays only the part of it
   /// up to the point, where arcs into it charge the whole edge.
-  func backwardStarts(_ targets: [Endpoint]) -> [(node: Int32, cost: Double)] {
+  func backwardStarts(_ targets: [Endpoint]) -> [Endpoint] {
     targets.map { t in
-      let full = network.edges[TurnGraph.edge(of: t.directed)].cost(reversed: TurnGraph.isReversed(t.directed))!.weight
-      return (t.directed, t.weight - full)
+      let edge = network.edges[TurnGraph.edge(of: t.directed)]
+      let full = edge.cost(reversed: TurnGraph.isReversed(t.directed))!
+      return Endpoint(
+        directed: t.directed, weight: t.weight - full.weight, duration: t.duration - full.duration,
+        distance: t.distance - edge.length)
     }
   }
 
@@ -177,47 +190,36 @@ extension CCHSearch {
   func matrix(
     sources: [[Endpoint]], targets: [[Endpoint]], direct: (Int, Int) -> FoundPath?, pool: SearchLabelPool
   ) -> [[FoundPath?]] {
-    var buckets: [Int32: [(target: Int, cost: Double)]] = [:]
-    // Each end's backward tree, to unpack the winning paths.
-    var backwardParents: [[Int32: Int32]] = []
-    var backwardStartsAt: [Set<Int32>] = []
+    var buckets: [Int32: [(target: Int, cost: Double, duration: Double, distance: Double, isStart: Bool)]] = [:]
     pool.with { backward, _ in
       for (t, ends) in targets.enumerated() {
         upward(from: backwardStarts(ends), forward: false, into: &backward)
-        var parents: [Int32: Int32] = [:]
         for node in backward.touched {
-          buckets[node, default: []].append((t, backward.cost[Int(node)]))
-          parents[node] = backward.parent[Int(node)]
+          buckets[node, default: []].append(
+            (t, backward.cost[Int(node)], backward.duration[Int(node)], backward.distance[Int(node)],
+             backward.parent[Int(node)] == -1))
         }
-        backwardParents.append(parents)
-        backwardStartsAt.append(Set(ends.map(\.directed)))
         backward.reset()
       }
     }
     return pool.with { forward, _ in
       var rows: [[FoundPath?]] = []
       for (s, starts) in sources.enumerated() {
-        upward(from: starts.map { ($0.directed, $0.weight) }, forward: true, into: &forward)
-        var best = (0..<targets.count).map { direct(s, $0)?.weight ?? .infinity }
-        var meeting = [Int32](repeating: -1, count: targets.count)
+        upward(from: starts, forward: true, into: &forward)
+        var best = (0..<targets.count).map { direct(s, $0) }
         for node in forward.touched {
           guard let entries = buckets[node] else { continue }
           let f = forward.cost[Int(node)]
           let startsHere = forward.parent[Int(node)] == -1
-          for (t, cost) in entries where f + cost < best[t] {
+          for entry in entries where f + entry.cost < (best[entry.target]?.weight ?? .infinity) {
             // A start and an end on the same directed edge cannot meet there.
-            if startsHere && backwardParents[t][node] == -1 { continue }
-            best[t] = f + cost
-            meeting[t] = node
+            if startsHere && entry.isStart { continue }
+            best[entry.target] = FoundPath(
+              directedEdges: [], weight: f + entry.cost, duration: forward.duration[Int(node)] + entry.duration,
+              distance: forward.distance[Int(node)] + entry.distance)
           }
         }
-        rows.append(
-          (0..<targets.count).map { t in
-            guard meeting[t] >= 0 else { return direct(s, t) }
-            return path(
-              through: meeting[t], forward: forward, backwardParent: { backwardParents[t][$0] ?? -2 },
-              sources: starts, targets: targets[t])
-          })
+        rows.append(best)
         forward.reset()
       }
       return rows
