@@ -7,6 +7,8 @@ public struct RoutingError: Error, Sendable, Hashable, CustomStringConvertible {
     case noSegment = "NoSegment"
     /// The points are on roads that do not connect.
     case noRoute = "NoRoute"
+    /// No part of a trace fits the roads.
+    case noMatch = "NoMatch"
     case invalidQuery = "InvalidQuery"
   }
 

@@ -70,7 +70,8 @@ struct OSRMAPITests {
         ("/route/v2/driving/\(Self.palace);\(Self.larvotto)", "InvalidVersion"),
         ("/route/v1/driving/\(Self.palace);2.35,48.85", "NoSegment"),
         ("/table/v1/driving/\(Self.palace);\(Self.larvotto)?sources=5", "InvalidOptions"),
-        ("/match/v1/driving/\(Self.palace);\(Self.larvotto)", "InvalidService"),
+        ("/trip/v1/driving/\(Self.palace);\(Self.larvotto)", "InvalidService"),
+        ("/match/v1/driving/\(Self.palace);\(Self.larvotto)?timestamps=1", "InvalidOptions"),
       ]
       for (path, code) in cases {
         let (status, json, _) = try await server.http("GET", path, token: nil)
@@ -105,6 +106,42 @@ struct OSRMAPITests {
         "GET", "/table/v1/driving/\(coordinates.joined(separator: ";"))?sources=0&destinations=1;2", token: nil)
       #expect((onlyDurations["durations"] as? [[Double]])?.map(\.count) == [2])
       #expect(onlyDurations["distances"] == nil)
+    }
+  }
+
+  @Test func matchAnswersInOSRMsShape() async throws {
+    try await TestServer.run(graph: Self.graph) { server in
+      // Points 20 m apart along a route the server itself returns.
+      let (_, routeJSON, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=full&geometries=geojson", token: nil)
+      let routeGeometry = (routeJSON["routes"] as? [[String: Any]])?.first?["geometry"] as? [String: Any]
+      let line = try #require(routeGeometry?["coordinates"] as? [[Double]])
+      var trace: [String] = []
+      var travelled = 0.0
+      for (a, b) in zip(line, line.dropFirst()) where trace.count < 8 {
+        travelled += hypot((b[0] - a[0]) * 80_500, (b[1] - a[1]) * 111_195)
+        if travelled >= 20 || trace.isEmpty {
+          trace.append("\(b[0]),\(b[1] + 0.00003)")  // about 3 m north of the road
+          travelled = 0
+        }
+      }
+      let radiuses = Array(repeating: "10", count: trace.count).joined(separator: ";")
+      let timestamps = trace.indices.map { String($0 * 3) }.joined(separator: ";")
+      let (status, json, _) = try await server.http(
+        "GET",
+        "/match/v1/driving/\(trace.joined(separator: ";"))?radiuses=\(radiuses)&timestamps=\(timestamps)&overview=full",
+        token: nil)
+      #expect(status == 200)
+      #expect(json["code"] as? String == "Ok")
+      let matchings = try #require(json["matchings"] as? [[String: Any]])
+      #expect(matchings.count >= 1)
+      #expect((matchings[0]["confidence"] as? Double).map { (0...1).contains($0) } == true)
+      #expect((matchings[0]["distance"] as? Double ?? 0) > 50)
+      let tracepoints = try #require(json["tracepoints"] as? [Any])
+      #expect(tracepoints.count == trace.count)
+      let first = try #require(tracepoints.first as? [String: Any])
+      #expect(first["matchings_index"] as? Int == 0)
+      #expect((first["location"] as? [Double])?.count == 2)
     }
   }
 

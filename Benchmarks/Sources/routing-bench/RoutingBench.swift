@@ -79,8 +79,64 @@ struct RoutingBench: AsyncParsableCommand {
     print("duration within 10% of OSRM: \(durationAgree) (\(pct(durationAgree)))")
     for (_, line) in disagreements.sorted(by: { $0.0 > $1.0 }).prefix(worst) { print("  " + line) }
     try await Self.matrixTimes(engine, queries)
+    try await Self.matching(engine, queries, fleetkit: fleetkit, osrm: osrm)
     if let fleetkit { try await Self.httpComparison(queries, fleetkit: fleetkit, osrm: osrm) }
     if ProcessInfo.processInfo.environment["SHOW_FIRST"] != nil { for (_, line) in disagreements.prefix(12) { print("  first: " + line) } }
+  }
+
+  /// Map matching: noisy traces (a point every 25 m, up to 8 m off) along the first 50 routes,
+  /// at most 100 points each (OSRM's default limit), matched in process and over HTTP by both.
+  static func matching(_ engine: RoutingEngine, _ queries: [[LatLng]], fleetkit: String?, osrm: String) async throws {
+    var random: UInt64 = 42
+    func noise() -> Double {
+      random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Double(random >> 11) / Double(1 << 53) * 2 - 1
+    }
+    var traces: [[LatLng]] = []
+    for query in queries.prefix(50) {
+      guard let route = try? engine.route(query) else { continue }
+      var trace: [LatLng] = []
+      var carried = 0.0
+      for (a, b) in zip(route.geometry, route.geometry.dropFirst()) {
+        let dy = (b.latitude - a.latitude) * 111_195
+        let dx = (b.longitude - a.longitude) * 111_195 * cos(a.latitude * .pi / 180)
+        let length = (dx * dx + dy * dy).squareRoot()
+        var at = carried
+        while at < length, trace.count < 100 {
+          let t = at / length
+          trace.append(
+            LatLng(
+              latitude: a.latitude + (b.latitude - a.latitude) * t + noise() * 8 / 111_195,
+              longitude: a.longitude + (b.longitude - a.longitude) * t + noise() * 8 / 111_195 / cos(a.latitude * .pi / 180)))
+          at += 25
+        }
+        carried = at - length
+      }
+      if trace.count >= 2 { traces.append(trace) }
+    }
+    let points = traces.reduce(0) { $0 + $1.count }
+    let t0 = ContinuousClock.now
+    for trace in traces { _ = try? engine.match(trace) }
+    let inProcess = ContinuousClock.now - t0
+    let seconds = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+    print(String(format: "map matching: %d traces, %d points; FleetKit in-process %.0f points/s", traces.count, points,
+                 Double(points) / seconds(inProcess)))
+    func overHTTP(_ base: String) async throws -> Double {
+      let t0 = ContinuousClock.now
+      for trace in traces {
+        let coordinates = trace.map { "\($0.longitude),\($0.latitude)" }.joined(separator: ";")
+        let radiuses = Array(repeating: "10", count: trace.count).joined(separator: ";")
+        _ = try await URLSession.shared.data(from: URL(string: "\(base)/match/v1/driving/\(coordinates)?overview=full&radiuses=\(radiuses)")!)
+      }
+      return Double(points) / seconds(ContinuousClock.now - t0)
+    }
+    let theirs = try await overHTTP(osrm)
+    if let fleetkit {
+      let ours = try await overHTTP(fleetkit)
+      print(String(format: "HTTP /match: FleetKit %.0f points/s, OSRM %.0f points/s (ratio %.2fx)", ours, theirs, ours / theirs))
+    } else {
+      print(String(format: "HTTP /match: OSRM %.0f points/s", theirs))
+    }
   }
 
   /// 100×100 matrix over the queries' first 100 start points, in process (median of 5 runs).

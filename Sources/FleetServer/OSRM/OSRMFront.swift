@@ -28,6 +28,7 @@ struct OSRMFront: Sendable {
       case "route": body = try route(engine, query)
       case "table": body = try table(engine, query)
       case "nearest": body = try nearest(engine, query)
+      case "match": body = try match(engine, query)
       default: throw OSRMError("InvalidService", "Service \(service) is not supported by fleetd")
       }
       return Self.json(body, status: .ok)
@@ -111,6 +112,50 @@ struct OSRMFront: Sendable {
     let radius = try query.radiuses()?.first ?? nil
     return OSRMNearestResponse(
       waypoints: try engine.nearest(query.coordinates[0], count: number, radius: radius).map(OSRMWaypoint.init))
+  }
+
+  func match(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMMatchResponse {
+    try query.allow(["overview", "geometries", "steps", "annotations", "timestamps", "radiuses", "gaps", "tidy",
+                     "generate_hints", "hints", "waypoints", "snapping"])
+    guard query.coordinates.count >= 2 else {
+      throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
+    }
+    let overview = try query.choice("overview", ["simplified", "full", "false"], default: "simplified")
+    let geometries = try query.choice("geometries", ["polyline", "polyline6", "geojson"], default: "polyline")
+    guard try query.flag("steps") == false else {
+      throw OSRMError("InvalidOptions", "steps=true is not supported by fleetd; use steps=false")
+    }
+    if let timestamps = query.values["timestamps"] {
+      let values = timestamps.split(separator: ";", omittingEmptySubsequences: false).map { Int($0) }
+      guard values.count == query.coordinates.count, values.allSatisfy({ $0 != nil }) else {
+        throw OSRMError("InvalidOptions", "Number of timestamps does not match number of coordinates")
+      }
+      guard zip(values, values.dropFirst()).allSatisfy({ $0! <= $1! }) else {
+        throw OSRMError("InvalidValue", "Timestamps need to be monotonically increasing")
+      }
+    }
+    let trace = try engine.match(query.coordinates, accuracies: try query.radiuses())
+    let matchings = trace.matchings.map { m in
+      OSRMMatching(
+        confidence: m.confidence,
+        geometry: overview == "false" ? nil : OSRMGeometry(
+          overview == "simplified" ? Simplify.douglasPeucker(m.geometry, toleranceMeters: 5) : m.geometry,
+          format: geometries),
+        legs: m.legs.map {
+          OSRMLeg(distance: Self.round($0.distance), duration: Self.round($0.duration), weight: Self.round($0.duration))
+        },
+        weight: Self.round(m.duration), duration: Self.round(m.duration), distance: Self.round(m.distance))
+    }
+    return OSRMMatchResponse(
+      matchings: matchings,
+      tracepoints: trace.tracepoints.map { point in
+        point.map {
+          OSRMTracepoint(
+            distance: $0.snapped.distance, name: $0.snapped.name,
+            location: [$0.snapped.location.longitude, $0.snapped.location.latitude], matchings_index: $0.matchingIndex,
+            waypoint_index: $0.waypointIndex)
+        }
+      })
   }
 
   /// OSRM reports durations and distances to a tenth.
@@ -309,6 +354,45 @@ struct NullableNumber: Encodable {
   func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     if let value { try container.encode(value) } else { try container.encodeNil() }
+  }
+}
+
+struct OSRMMatching: Encodable {
+  var confidence: Double
+  var geometry: OSRMGeometry?
+  var legs: [OSRMLeg]
+  var weight_name = "routability"
+  var weight: Double
+  var duration: Double
+  var distance: Double
+}
+
+struct OSRMTracepoint: Encodable {
+  var hint = ""
+  var distance: Double
+  var name: String
+  var location: [Double]
+  var matchings_index: Int
+  var waypoint_index: Int
+  var alternatives_count = 0
+}
+
+struct OSRMMatchResponse: Encodable {
+  var code = "Ok"
+  var matchings: [OSRMMatching]
+  var tracepoints: [OSRMTracepoint?]
+
+  enum CodingKeys: String, CodingKey { case code, matchings, tracepoints }
+
+  // Unmatched trace points are null, as in OSRM.
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(code, forKey: .code)
+    try container.encode(matchings, forKey: .matchings)
+    var points = container.nestedUnkeyedContainer(forKey: .tracepoints)
+    for point in tracepoints {
+      if let point { try points.encode(point) } else { try points.encodeNil() }
+    }
   }
 }
 
