@@ -116,14 +116,20 @@ public struct OSMExtractor: Sendable {
           let to = junction(id)
           let geometryStart = Int32(network.geometry.count)
           var length = 0.0
+          var segments: [Double] = []
           for j in start...i {
             let shapePoint = point(piece[j])
             network.geometry.append(shapePoint)
-            if j > start { length += Geo.distance(coordinates[piece[j - 1]]!, coordinates[piece[j]]!) }
+            if j > start {
+              segments.append(Geo.distance(coordinates[piece[j - 1]]!, coordinates[piece[j]]!))
+              length += segments.last!
+            }
           }
           let cost = { (direction: WayDirection?) -> EdgeCost? in
             direction.map {
-              EdgeCost(duration: length / ($0.speed / 3.6), weight: length / ($0.rate / 3.6), restricted: $0.restricted)
+              EdgeCost(
+                duration: Self.seconds(segments, kmh: $0.speed), weight: Self.seconds(segments, kmh: $0.rate),
+                restricted: $0.restricted)
             }
           }
           network.edges.append(
@@ -151,6 +157,13 @@ public struct OSMExtractor: Sendable {
     }
     summary.restrictions = network.restrictions.count
     return (network, summary)
+  }
+
+  /// Time over a shape's segments as OSRM counts it: each segment rounded to a tenth of a second,
+  /// at least a tenth, so that durations (and the choices between near-equal routes) agree.
+  static func seconds(_ segments: [Double], kmh: Double) -> Double {
+    let metresPerSecond = kmh / 3.6
+    return segments.reduce(0) { $0 + max(1, ($1 / metresPerSecond * 10).rounded()) / 10 }
   }
 
   /// nil: not a turn restriction for cars; .some(nil): one this extractor cannot use (a via way).
