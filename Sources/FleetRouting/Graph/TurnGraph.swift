@@ -73,8 +73,9 @@ public struct TurnGraph: Sendable, Codable {
           }
           allowed.append(b)
         }
-        // Turning back only where nothing else is possible: dead ends, barriers, forbidden exits.
-        if allowed.isEmpty, let uTurn { allowed.append(uTurn) }
+        // Turning back, as OSRM allows it: where nothing else is possible (dead ends, barriers,
+        // forbidden exits), and where no other road leads into the junction.
+        if let uTurn, allowed.isEmpty || arriving.count <= 1 { allowed.append(uTurn) }
         let inBearing = Self.bearing(network, a, atEnd: true)
         let aRestricted = fromEdge.cost(reversed: Self.isReversed(a))?.restricted ?? false
         for b in allowed {
