@@ -20,7 +20,6 @@ public struct TurnGraph: Sendable, Codable {
   public static func edge(of directed: Int32) -> Int { Int(directed) >> 1 }
   public static func isReversed(_ directed: Int32) -> Bool { directed & 1 == 1 }
 
-
   public init() {}
 
   public init(network: RoadNetwork, profile: CarProfile) {
