@@ -114,7 +114,9 @@ public final class RoutingEngine: Sendable {
     let found = index.nearest(
       FixedCoordinate(latitude: point.latitude, longitude: point.longitude), in: network, count: count,
       radius: radius ?? .infinity)
-    guard !found.isEmpty else { throw RoutingError(.noSegment, "no road within \(radius ?? 0) m of the coordinate") }
+    guard !found.isEmpty else {
+      throw RoutingError(.noSegment, radius.map { "no road within \($0) m of the coordinate" } ?? "the road network is empty")
+    }
     return found.map(snapped)
   }
 
