@@ -48,13 +48,16 @@ public struct Route: Sendable, Hashable {
   public var waypoints: [SnappedPoint]
 
   /// The whole route's shape, legs joined.
-  public var geometry: [LatLng] {
-    var points: [LatLng] = []
-    for leg in legs {
-      points.append(contentsOf: points.last == leg.geometry.first ? leg.geometry.dropFirst() : leg.geometry[...])
-    }
-    return points
+  public var geometry: [LatLng] { joinedGeometry(legs) }
+}
+
+/// Consecutive legs' shapes as one line (each leg starts where the previous one ended).
+func joinedGeometry(_ legs: [RouteLeg]) -> [LatLng] {
+  var points: [LatLng] = []
+  for leg in legs {
+    points.append(contentsOf: points.last == leg.geometry.first ? leg.geometry.dropFirst() : leg.geometry[...])
   }
+  return points
 }
 
 /// The one entry point to routing: immutable after it is built, so any number of queries may run

@@ -127,13 +127,10 @@ extension RoutingEngine {
         }
         legs.append(RouteLeg(distance: path.distance, duration: path.duration, geometry: geometry(of: path, from: a, to: b)))
       }
-      let route = Route(
-        distance: legs.reduce(0) { $0 + $1.distance }, duration: legs.reduce(0) { $0 + $1.duration }, weight: 0,
-        legs: legs, waypoints: [])
       matchings.append(
         Matching(
-          confidence: exp(scores[m] / Double(2 * segment.count - 1)), distance: route.distance, duration: route.duration,
-          geometry: route.geometry, roads: roads, legs: legs))
+          confidence: exp(scores[m] / Double(2 * segment.count - 1)), distance: legs.reduce(0) { $0 + $1.distance },
+          duration: legs.reduce(0) { $0 + $1.duration }, geometry: joinedGeometry(legs), roads: roads, legs: legs))
       for (w, (point, _)) in segment.enumerated() {
         tracepoints[point] = MatchedPoint(snapped: snapped(positions[w]), matchingIndex: m, waypointIndex: w)
       }

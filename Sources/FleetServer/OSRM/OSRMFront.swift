@@ -68,17 +68,11 @@ struct OSRMFront: Sendable {
       throw OSRMError("InvalidOptions", "annotations are not supported by fleetd on /route")
     }
     let route = try engine.route(query.coordinates, radiuses: try query.radiuses())
-    let geometry: OSRMGeometry? =
-      overview == "false" ? nil : OSRMGeometry(
-        overview == "simplified" ? Simplify.douglasPeucker(route.geometry, toleranceMeters: 5) : route.geometry,
-        format: geometries)
-    let legs = route.legs.map {
-      OSRMLeg(distance: Self.round($0.distance), duration: Self.round($0.duration), weight: Self.round($0.duration))
-    }
     return OSRMRouteResponse(
       routes: [
         OSRMRoute(
-          geometry: geometry, legs: legs, weight: Self.round(route.weight), duration: Self.round(route.duration),
+          geometry: OSRMGeometry(route.geometry, overview: overview, format: geometries),
+          legs: route.legs.map(OSRMLeg.init), weight: Self.round(route.weight), duration: Self.round(route.duration),
           distance: Self.round(route.distance))
       ],
       waypoints: query.values["skip_waypoints"] == "true" ? nil : route.waypoints.map(OSRMWaypoint.init))
@@ -138,12 +132,8 @@ struct OSRMFront: Sendable {
     let matchings = trace.matchings.map { m in
       OSRMMatching(
         confidence: m.confidence,
-        geometry: overview == "false" ? nil : OSRMGeometry(
-          overview == "simplified" ? Simplify.douglasPeucker(m.geometry, toleranceMeters: 5) : m.geometry,
-          format: geometries),
-        legs: m.legs.map {
-          OSRMLeg(distance: Self.round($0.distance), duration: Self.round($0.duration), weight: Self.round($0.duration))
-        },
+        geometry: OSRMGeometry(m.geometry, overview: overview, format: geometries),
+        legs: m.legs.map(OSRMLeg.init),
         weight: Self.round(m.duration), duration: Self.round(m.duration), distance: Self.round(m.distance))
     }
     return OSRMMatchResponse(
@@ -284,6 +274,12 @@ enum OSRMGeometry: Encodable {
   case encoded(String)
   case geoJSON([[Double]])
 
+  /// The route's line as `overview` (simplified, full, false) asks, in `format`.
+  init?(_ points: [LatLng], overview: String, format: String) {
+    guard overview != "false" else { return nil }
+    self.init(overview == "simplified" ? Simplify.douglasPeucker(points, toleranceMeters: 5) : points, format: format)
+  }
+
   init(_ points: [LatLng], format: String) {
     switch format {
     case "geojson": self = .geoJSON(points.map { [$0.longitude, $0.latitude] })
@@ -311,7 +307,15 @@ struct OSRMLeg: Encodable {
   var summary = ""
   var distance: Double
   var duration: Double
+  /// Legs carry no separate weight in FleetKit; their duration stands in, as OSRM's does for
+  /// legs without restricted roads.
   var weight: Double
+
+  init(_ leg: RouteLeg) {
+    distance = OSRMFront.round(leg.distance)
+    duration = OSRMFront.round(leg.duration)
+    weight = duration
+  }
 }
 
 struct OSRMRoute: Encodable {
