@@ -136,7 +136,8 @@ public struct OSMExtractor: Sendable {
             RoadEdge(
               from: from, to: to, geometryStart: geometryStart, geometryEnd: Int32(network.geometry.count),
               length: length, forward: cost(way.attributes.forward), backward: cost(way.attributes.backward),
-              nameIndex: name, wayID: way.id, isRoundabout: way.attributes.isRoundabout))
+              nameIndex: name, wayID: way.id, isRoundabout: way.attributes.isRoundabout,
+              roadClass: RoadClass(highway: way.attributes.highway), lanes: UInt8(clamping: way.attributes.lanes)))
           start = i
         }
       }

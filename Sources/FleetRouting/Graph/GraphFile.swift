@@ -9,7 +9,7 @@ import Foundation
 /// handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 1
+  public static let version: UInt32 = 2
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
@@ -49,6 +49,8 @@ public enum GraphFile {
       out.put(e.nameIndex)
       out.put(e.wayID)
       out.put(UInt8(e.isRoundabout ? 1 : 0))
+      out.put(e.roadClass.rawValue)
+      out.put(e.lanes)
     }
     out.putArray(network.geometry)
     out.put(UInt64(network.names.count))
@@ -103,7 +105,7 @@ public enum GraphFile {
     network.junctions = try input.getArray()
     network.junctionDelays = try input.getArray()
     network.blockedJunctions = (try input.getArray() as [UInt8]).map { $0 != 0 }
-    let edgeCount = try input.count(elementSize: 4 * 4 + 8 + 2 * 17 + 4 + 8 + 1)
+    let edgeCount = try input.count(elementSize: 4 * 4 + 8 + 2 * 17 + 4 + 8 + 3)
     network.edges.reserveCapacity(edgeCount)
     for _ in 0..<edgeCount {
       let from: Int32 = try input.get()
@@ -121,10 +123,16 @@ public enum GraphFile {
       let nameIndex: Int32 = try input.get()
       let wayID: Int64 = try input.get()
       let roundabout: UInt8 = try input.get()
+      let classValue: UInt8 = try input.get()
+      guard let roadClass = RoadClass(rawValue: classValue) else {
+        throw input.failure("unknown road class \(classValue)")
+      }
+      let lanes: UInt8 = try input.get()
       network.edges.append(
         RoadEdge(
           from: from, to: to, geometryStart: geometryStart, geometryEnd: geometryEnd, length: length, forward: costs[0],
-          backward: costs[1], nameIndex: nameIndex, wayID: wayID, isRoundabout: roundabout != 0))
+          backward: costs[1], nameIndex: nameIndex, wayID: wayID, isRoundabout: roundabout != 0, roadClass: roadClass,
+          lanes: lanes))
     }
     network.geometry = try input.getArray()
     let nameCount = try input.count(elementSize: 4)

@@ -24,6 +24,9 @@ public struct RoadEdge: Sendable, Hashable, Codable {
   public var nameIndex: Int32
   public var wayID: Int64
   public var isRoundabout: Bool
+  public var roadClass: RoadClass
+  /// Lanes tagged on the way, 0 when unknown.
+  public var lanes: UInt8
 
   public func cost(reversed: Bool) -> EdgeCost? { reversed ? backward : forward }
 }

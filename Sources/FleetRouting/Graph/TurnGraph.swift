@@ -24,65 +24,49 @@ public struct TurnGraph: Sendable, Codable {
 
   public init(network: RoadNetwork, profile: CarProfile) {
     let edgeCount = network.edges.count
-    // Edge ends per junction: (edge, true when the junction is the edge's `from`).
-    var ends = Array(repeating: [(edge: Int, atFrom: Bool)](), count: network.junctions.count)
-    for (i, edge) in network.edges.enumerated() {
-      ends[Int(edge.from)].append((i, true))
-      ends[Int(edge.to)].append((i, false))
-    }
+    let geometry = JunctionGeometry(network: network)
     var restrictionsAt: [Int32: [TurnRestriction]] = [:]
     for r in network.restrictions { restrictionsAt[r.via, default: []].append(r) }
 
     var turnsFrom = Array(repeating: [(target: Int32, cost: Float, penalty: Float)](), count: edgeCount * 2)
     for junction in network.junctions.indices {
-      let incident = ends[junction]
+      let roads = geometry.roads[junction]
       // Arriving: driven towards this junction. Leaving: driven away from it.
-      let arriving = incident.compactMap { end -> Int32? in
-        let edge = network.edges[end.edge]
-        // At `from`, arrival is the backward direction; at `to`, the forward one.
-        return edge.cost(reversed: end.atFrom) != nil ? Self.directed(end.edge, reversed: end.atFrom) : nil
-      }
-      let leaving = incident.compactMap { end -> Int32? in
-        let edge = network.edges[end.edge]
-        return edge.cost(reversed: !end.atFrom) != nil ? Self.directed(end.edge, reversed: !end.atFrom) : nil
-      }
-      let roads = incident.count
+      let arriving = roads.indices.filter { roads[$0].arriving != nil }
       let blocked = network.blockedJunctions[junction]
       let delay = network.junctionDelays[junction]
       let restrictions = restrictionsAt[Int32(junction)] ?? []
       for a in arriving {
-        let fromEdge = network.edges[Self.edge(of: a)]
+        let inRoad = roads[a]
+        let fromEdge = network.edges[inRoad.edge]
         let fromRestrictions = restrictions.filter { $0.fromWay == fromEdge.wayID }
-        var allowed: [Int32] = []
-        var uTurn: Int32?
-        for b in leaving {
-          let toEdge = network.edges[Self.edge(of: b)]
-          if Self.edge(of: b) == Self.edge(of: a) && fromEdge.from != fromEdge.to {
+        var allowed = Array(repeating: false, count: roads.count)
+        var uTurn: Int?
+        for (b, road) in roads.enumerated() where road.leaving != nil {
+          if road.edge == inRoad.edge && fromEdge.from != fromEdge.to {
             uTurn = b
             continue
           }
           if blocked { continue }
-          if fromRestrictions.contains(where: { $0.isOnly ? $0.toWay != toEdge.wayID : $0.toWay == toEdge.wayID }) {
-            continue
-          }
-          allowed.append(b)
+          let toWay = network.edges[road.edge].wayID
+          if fromRestrictions.contains(where: { $0.isOnly ? $0.toWay != toWay : $0.toWay == toWay }) { continue }
+          allowed[b] = true
         }
         // Turning back, as OSRM allows it: where nothing else is possible (dead ends, barriers,
         // forbidden exits), and where no other road leads into the junction.
-        if let uTurn, allowed.isEmpty || arriving.count <= 1 { allowed.append(uTurn) }
-        let inBearing = Self.bearing(network, a, atEnd: true)
-        let aRestricted = fromEdge.cost(reversed: Self.isReversed(a))?.restricted ?? false
-        for b in allowed {
-          let toEdge = network.edges[Self.edge(of: b)]
-          let isUTurn = Self.edge(of: b) == Self.edge(of: a)
-          let angle = isUTurn ? 180 : Geo.turnAngle(from: inBearing, to: Self.bearing(network, b, atEnd: false))
+        if let uTurn, !allowed.contains(true) || arriving.count <= 1 { allowed[uTurn] = true }
+        let view = geometry.turns(from: a, at: junction, allowed: allowed)
+        let aRestricted = fromEdge.cost(reversed: TurnGraph.isReversed(inRoad.arriving!))?.restricted ?? false
+        for turn in view where allowed[turn.road] {
+          let road = roads[turn.road]
+          let toEdge = network.edges[road.edge]
           let cost = Float(
             profile.turnCost(
-              angle: angle, roads: roads, isUTurn: isUTurn,
+              angle: 180 - turn.angle, roads: turn.roads, isUTurn: turn.isUTurn,
               involvesRoundabout: fromEdge.isRoundabout || toEdge.isRoundabout)) + delay
-          let bRestricted = toEdge.cost(reversed: Self.isReversed(b))?.restricted ?? false
+          let bRestricted = toEdge.cost(reversed: TurnGraph.isReversed(road.leaving!))?.restricted ?? false
           let penalty: Float = !aRestricted && bRestricted ? Self.restrictedEntryPenalty : 0
-          turnsFrom[Int(a)].append((b, cost, penalty))
+          turnsFrom[Int(inRoad.arriving!)].append((road.leaving!, cost, penalty))
         }
       }
     }
@@ -97,77 +81,6 @@ public struct TurnGraph: Sendable, Codable {
     }
     firstArc.append(Int32(arcTarget.count))
   }
-
-  /// The direction of a directed edge at its start (`atEnd: false`) or its end, seen from the
-  /// junction there: towards the road's representative point (`representativePoint`).
-  static func bearing(_ network: RoadNetwork, _ directed: Int32, atEnd: Bool) -> Double {
-    let edge = network.edges[Self.edge(of: directed)]
-    var shape = Array(network.shape(of: edge))
-    if isReversed(directed) { shape.reverse() }
-    // Departure: outward from the first point. Arrival: outward from the last point, reversed.
-    if atEnd { shape.reverse() }
-    var points: [FixedCoordinate] = []
-    for index in shape where points.last != network.points[Int(index)] { points.append(network.points[Int(index)]) }
-    guard points.count >= 2 else { return 0 }
-    let outward = Geo.bearing(points[0], representativePoint(points, roundabout: edge.isRoundabout))
-    return atEnd ? (outward + 180).truncatingRemainder(dividingBy: 360) : outward
-  }
-
-  /// Where a road seems to go from a junction, after OSRM's coordinate extractor (the cases that
-  /// decide most turns): straight two-point roads by their far end, roundabouts by their first
-  /// metres, a long first segment by its end, a straight stretch by its end, else 10 m ahead.
-  static func representativePoint(_ points: [FixedCoordinate], roundabout: Bool) -> FixedCoordinate {
-    let laneWidth = 3.25
-    let consideredLanes = 2.0
-    if points.count <= 2 { return points.last! }
-    if roundabout { return point(along: points, at: 2) }
-    if Geo.distance(points[0], points[1]) > consideredLanes * laneWidth + 10 { return points[1] }
-    let trimmed = trim(points, to: 40 + consideredLanes * laneWidth)
-    let total = zip(trimmed, trimmed.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
-    if trimmed.count == 2 || total <= 2 { return trimmed.last! }
-    if maximumDeviation(trimmed, from: trimmed.first!, to: trimmed.last!) < 0.5 * laneWidth {
-      return trimmed.first == trimmed.last ? point(along: trimmed, at: 2) : trimmed.last!
-    }
-    var straight = Geo.distance(trimmed[0], trimmed[1])
-    for index in 2..<trimmed.count {
-      guard maximumDeviation(Array(trimmed[...index]), from: trimmed[0], to: trimmed[index]) < 0.25 * laneWidth else {
-        break
-      }
-      straight += Geo.distance(trimmed[index - 1], trimmed[index])
-    }
-    if straight >= consideredLanes * laneWidth + 10 { return point(along: trimmed, at: 5) }
-    return point(along: trimmed, at: 10)
-  }
-
-  static func point(along points: [FixedCoordinate], at metres: Double) -> FixedCoordinate {
-    var travelled = 0.0
-    for (a, b) in zip(points, points.dropFirst()) {
-      let step = Geo.distance(a, b)
-      if travelled + step >= metres { return step > 0 ? Geo.interpolate(a, b, (metres - travelled) / step) : b }
-      travelled += step
-    }
-    return points.last!
-  }
-
-  static func trim(_ points: [FixedCoordinate], to metres: Double) -> [FixedCoordinate] {
-    var result = [points[0]]
-    var travelled = 0.0
-    for (a, b) in zip(points, points.dropFirst()) {
-      let step = Geo.distance(a, b)
-      if travelled + step >= metres {
-        result.append(step > 0 ? Geo.interpolate(a, b, (metres - travelled) / step) : b)
-        return result
-      }
-      travelled += step
-      result.append(b)
-    }
-    return result
-  }
-
-  static func maximumDeviation(_ points: [FixedCoordinate], from a: FixedCoordinate, to b: FixedCoordinate) -> Double {
-    points.map { Geo.distance($0, Geo.interpolate(a, b, Geo.projection(of: $0, onto: a, b))) }.max() ?? 0
-  }
-
 }
 
 extension TurnGraph {

@@ -116,6 +116,8 @@ public struct WayAttributes: Sendable, Hashable {
   public var ref: String
   public var highway: String
   public var isRoundabout: Bool
+  /// `lanes`, or `lanes:forward` + `lanes:backward`; 0 when not tagged.
+  public var lanes: Int = 0
 }
 
 extension CarProfile {
@@ -221,7 +223,15 @@ extension CarProfile {
     guard forward != nil || backward != nil else { return nil }
     return WayAttributes(
       forward: forward, backward: backward, name: tags["name"] ?? "", ref: tags["ref"] ?? "",
-      highway: highway.isEmpty ? route : highway, isRoundabout: junction == "roundabout" || junction == "circular")
+      highway: highway.isEmpty ? route : highway, isRoundabout: junction == "roundabout" || junction == "circular",
+      lanes: Self.laneCount(tags))
+  }
+
+  /// Lanes as OSRM's guidance reads them: a positive whole `lanes`, else the directional sum.
+  static func laneCount(_ tags: OSMTags) -> Int {
+    let positive = { (value: String?) -> Int? in value.flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } }
+    if let lanes = tags["lanes"] { return positive(lanes) ?? 0 }
+    return (positive(tags["lanes:forward"]) ?? 0) + (positive(tags["lanes:backward"]) ?? 0)
   }
 
   /// The first key of `keys` with a value for each direction (`key:forward`, `key:backward`, `key`).

@@ -1,0 +1,177 @@
+import Foundation
+
+/// The roads at every junction as a driver perceives them, and the turn angles between them,
+/// the way OSRM derives them (its intersection analysis), so that turn costs agree with OSRM's.
+///
+/// A road is read along its whole course to the next real intersection: junctions that only
+/// join two compatible pieces of road (a way split for a bridge, say) are passed through, as
+/// OSRM's graph compression passes them.
+struct JunctionGeometry {
+  struct Road {
+    var edge: Int
+    /// The directed edge that drives this road into the junction; nil when that is not allowed.
+    var arriving: Int32?
+    /// The directed edge that drives this road away from the junction; nil when not allowed.
+    var leaving: Int32?
+    /// Bearing of the road's first 2 m, away from the junction.
+    var initialBearing: Double
+    /// Bearing towards where the road seems to lead (`PerceivedBearing`).
+    var perceivedBearing: Double
+  }
+
+  struct Turn {
+    var road: Int
+    /// OSRM's turn angle: 180 straight on, below 180 to the right, 0 turning back.
+    var angle: Double
+    var isUTurn: Bool
+    /// Roads the profile's turn function is told the junction has.
+    var roads: Int
+  }
+
+  /// Roads per junction, one per edge end there.
+  var roads: [[Road]]
+
+  /// Shapes are read this far along a road at most (OSRM looks at most ~130 m ahead).
+  static let readingLimit = 250.0
+
+  init(network: RoadNetwork) {
+    var ends = Array(repeating: [(edge: Int, atFrom: Bool)](), count: network.junctions.count)
+    for (i, edge) in network.edges.enumerated() {
+      ends[Int(edge.from)].append((i, true))
+      ends[Int(edge.to)].append((i, false))
+    }
+    var isVia = Array(repeating: false, count: network.junctions.count)
+    for r in network.restrictions { isVia[Int(r.via)] = true }
+    let passThrough = network.junctions.indices.map { j in
+      Self.joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j])
+    }
+
+    roads = network.junctions.indices.map { junction in
+      let incident = ends[junction]
+      let maximumLanes = incident.map { Int(network.edges[$0.edge].lanes) }.max() ?? 0
+      return incident.map { end in
+        let edge = network.edges[end.edge]
+        let (shape, loops) = Self.shape(network, from: Int32(junction), end, ends: ends, passThrough: passThrough)
+        let representative: FixedCoordinate
+        if loops {
+          representative = shape[1]
+        } else if incident.count <= 2 {
+          representative = PerceivedBearing.closeToTurn(shape)
+        } else {
+          let lanes = Double(maximumLanes == 0 ? 2 : maximumLanes)
+          representative = PerceivedBearing.representativePoint(
+            shape, isRoundabout: edge.isRoundabout, isLowPriority: edge.roadClass.isLowPriority,
+            consideredLanes: edge.roadClass.offsetCorrectionFactor * lanes)
+        }
+        // At `from`, arrival is the backward direction; at `to`, the forward one.
+        return Road(
+          edge: end.edge,
+          arriving: edge.cost(reversed: end.atFrom) != nil ? TurnGraph.directed(end.edge, reversed: end.atFrom) : nil,
+          leaving: edge.cost(reversed: !end.atFrom) != nil ? TurnGraph.directed(end.edge, reversed: !end.atFrom) : nil,
+          initialBearing: Geo.bearing(shape[0], PerceivedBearing.initialPoint(shape)),
+          perceivedBearing: Geo.bearing(shape[0], representative))
+      }
+    }
+  }
+
+  /// The turns from road `from` at `junction` onto each road, as OSRM's intersection view
+  /// orders and angles them. `allowed` says which roads may be entered from `from`.
+  func turns(from: Int, at junction: Int, allowed: [Bool]) -> [Turn] {
+    let roads = self.roads[junction]
+    let entry = Geo.reverse(roads[from].perceivedBearing)
+    let initialEntry = Geo.reverse(roads[from].initialBearing)
+    var view: [(road: Int, angle: Double, key: Double)] = []
+    var back: (road: Int, angle: Double)?
+    var turnsBack = 0
+    for (index, road) in roads.enumerated() {
+      var angle = ((Geo.angleBetween(entry, road.perceivedBearing) * 1e8).rounded() / 1e8)
+        .truncatingRemainder(dividingBy: 360)
+      var initial = Geo.angleBetween(initialEntry, road.initialBearing)
+      // A perceived near-U-turn whose first metres leave on the other side is a U-turn.
+      if allowed[index] && ((angle < 15 && initial > 180) || (angle > 345 && initial < 180)) {
+        angle = 0
+        initial = 0
+      }
+      let turnsBackHere = angle == 0
+      if index == from {
+        back = (index, angle)
+      } else if allowed[index] || !turnsBackHere {
+        if turnsBackHere { turnsBack += 1 }
+        let crossesZero = (angle > 270 && initial < 90) || (angle < 90 && initial > 270)
+        let key = initial == 0 ? (angle > 180 ? 360 : 0) : crossesZero ? angle : initial
+        view.append((index, angle, key))
+      }
+    }
+    if let back, allowed[back.road] || turnsBack == 0 { view.insert((back.road, back.angle, 0), at: 0) }
+    // Order by the roads' first metres; perceived angles may not reorder them.
+    let ordered = view.enumerated().sorted {
+      ($0.element.key, $0.element.angle, $0.offset) < ($1.element.key, $1.element.angle, $1.offset)
+    }.map(\.element)
+    var angles = ordered.map(\.angle)
+    for i in angles.indices.dropFirst() where angles[i] < angles[i - 1] {
+      angles[i] = Self.restricted(angles[i - 1] + min(0.5, Self.restricted(360 - angles[i - 1]) / 2))
+    }
+    return ordered.indices.map { i in
+      let isUTurn = angles[i] <= 0 || angles[i] >= 360
+      return Turn(road: ordered[i].road, angle: angles[i], isUTurn: isUTurn, roads: isUTurn && i > 0 ? view.count - 1 : view.count)
+    }
+  }
+
+  static func restricted(_ angle: Double) -> Double {
+    var angle = angle
+    while angle < 0 { angle += 360 }
+    while angle > 360 { angle -= 360 }
+    return angle
+  }
+
+  /// A junction that only joins two pieces of the same road, drivable alike: OSRM does not see
+  /// an intersection there.
+  static func joinsCompatiblePieces(_ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool) -> Bool {
+    guard ends.count == 2, !blocked, ends[0].edge != ends[1].edge else { return false }
+    let a = network.edges[ends[0].edge]
+    let b = network.edges[ends[1].edge]
+    let farA = ends[0].atFrom ? a.to : a.from
+    let farB = ends[1].atFrom ? b.to : b.from
+    guard farA != farB, a.nameIndex == b.nameIndex, a.roadClass == b.roadClass, a.isRoundabout == b.isRoundabout else {
+      return false
+    }
+    // Driving through: into the junction along a, out along b, and the other way round.
+    let aIn = a.cost(reversed: ends[0].atFrom)
+    let aOut = a.cost(reversed: !ends[0].atFrom)
+    let bIn = b.cost(reversed: ends[1].atFrom)
+    let bOut = b.cost(reversed: !ends[1].atFrom)
+    return (aIn == nil) == (bOut == nil) && (aOut == nil) == (bIn == nil) && aIn?.restricted == bOut?.restricted
+      && aOut?.restricted == bIn?.restricted
+  }
+
+  /// The road's shape leaving `junction` by `end`, through pass-through junctions, up to
+  /// `readingLimit`; and whether it comes back to the junction itself.
+  static func shape(
+    _ network: RoadNetwork, from junction: Int32, _ end: (edge: Int, atFrom: Bool), ends: [[(edge: Int, atFrom: Bool)]],
+    passThrough: [Bool]
+  ) -> (shape: [FixedCoordinate], loops: Bool) {
+    var shape: [FixedCoordinate] = []
+    var length = 0.0
+    var current = end
+    for _ in 0..<1000 {
+      let edge = network.edges[current.edge]
+      var indices = Array(network.shape(of: edge))
+      if !current.atFrom { indices.reverse() }
+      for index in indices {
+        let point = network.points[Int(index)]
+        if let last = shape.last {
+          if last == point { continue }
+          length += Geo.distance(last, point)
+        }
+        shape.append(point)
+      }
+      let far = current.atFrom ? edge.to : edge.from
+      if far == junction { return (shape.count >= 2 ? shape : shape + shape, true) }
+      guard passThrough[Int(far)], length < readingLimit else { break }
+      guard let next = ends[Int(far)].first(where: { $0.edge != current.edge }) else { break }
+      current = next
+    }
+    if shape.count < 2 { shape.append(shape[0]) }
+    return (shape, false)
+  }
+}

@@ -1,0 +1,85 @@
+import FleetCore
+import Foundation
+import Testing
+
+@testable import FleetRouting
+
+/// Turn angles read from road shapes as OSRM's intersection analysis reads them, so that turn
+/// costs, and with them route choices, agree with OSRM's.
+@Suite("Turn geometry")
+struct TurnGeometryTests {
+  static let origin = FixedCoordinate(latitude: 43.73, longitude: 7.42)
+
+  /// A shape from metres east and north of `origin`.
+  static func shape(_ metres: [(east: Double, north: Double)]) -> [FixedCoordinate] {
+    metres.map {
+      FixedCoordinate(
+        latitude: origin.latitude + $0.north / 111_195,
+        longitude: origin.longitude + $0.east / (111_195 * cos(origin.latitude * .pi / 180)))
+    }
+  }
+
+  static func bearing(_ points: [FixedCoordinate], lowPriority: Bool = false) -> Double {
+    Geo.bearing(
+      points[0],
+      PerceivedBearing.representativePoint(points, isRoundabout: false, isLowPriority: lowPriority, consideredLanes: 2))
+  }
+
+  @Test func aStraightRoadPointsToWhereItGoes() {
+    let road = Self.shape([(0, 0), (0, 10), (0.3, 30), (0, 60)])
+    #expect(abs(Self.bearing(road) - 0) < 1)
+  }
+
+  @Test func aLongFirstSegmentIsTheRoadsDirection() {
+    // 30 m east, then a bend north: the bend is far from the junction and does not count.
+    let road = Self.shape([(0, 0), (30, 0), (30, 40)])
+    #expect(abs(Self.bearing(road) - 90) < 1)
+  }
+
+  @Test func aKinkAtTheJunctionIsLookedPast() {
+    // The way meets the junction with a 3 m jog, then runs straight east for 50 m.
+    let road = Self.shape([(0, 0), (2, 2.5), (52, 2.5)])
+    let perceived = Self.bearing(road)
+    #expect(abs(perceived - 90) < 5, "perceived \(perceived)")
+  }
+
+  @Test func serviceRoadsAreReadOverTheirFirstTenMetres() {
+    let road = Self.shape([(0, 0), (0, 5), (20, 5), (20, 60)])
+    // The point 10 m along: 5 m north, then 5 m east.
+    #expect(abs(Self.bearing(road, lowPriority: true) - 45) < 2)
+  }
+
+  @Test func junctionsOfTwoRoadsUseTheFirstPointAMetreAway() {
+    let road = Self.shape([(0, 0), (0.5, 0), (0, 5), (30, 5)])
+    #expect(PerceivedBearing.closeToTurn(road) == road[2])
+  }
+
+  @Test func angleConventionsFollowOSRM() {
+    #expect(Geo.angleBetween(0, 0) == 180)
+    #expect(Geo.angleBetween(0, 90) == 90)
+    #expect(Geo.angleBetween(0, 270) == 270)
+    #expect(Geo.angleBetween(90, 270) == 0)
+  }
+
+  /// Turn costs at two junctions of a curved bridge ramp in Monaco, against what OSRM's car
+  /// profile computed for the same turns on the same extract (osrm-extract 26.10, 2026-11-22).
+  @Test(arguments: [
+    (from: Int64(4_229_328), via: FixedCoordinate(latitude: 43.738084, longitude: 7.419094), to: Int64(166_009_795), osrm: 7.289),
+    (from: Int64(166_009_795), via: FixedCoordinate(latitude: 43.738172, longitude: 7.419343), to: Int64(4_229_329), osrm: 6.629),
+  ])
+  func turnCostsMatchOSRMOnACurvedRamp(from: Int64, via: FixedCoordinate, to: Int64, osrm: Double) throws {
+    let engine = MonacoRoutingTests.engine
+    let network = engine.network
+    let junction = try #require(network.junctions.indices.first { network.coordinate(ofJunction: Int32($0)) == via })
+    var cost: Float?
+    for (i, edge) in network.edges.enumerated() where edge.wayID == from && (edge.from == junction || edge.to == junction) {
+      let arriving = TurnGraph.directed(i, reversed: edge.from == junction)
+      for arc in engine.turns.arcs(from: arriving) {
+        let target = network.edges[TurnGraph.edge(of: engine.turns.arcTarget[arc])]
+        if target.wayID == to { cost = engine.turns.arcTurnCost[arc] }
+      }
+    }
+    let found = try #require(cost)
+    #expect(abs(Double(found) - osrm) < 0.1, "FleetKit \(found) s, OSRM \(osrm) s")
+  }
+}
