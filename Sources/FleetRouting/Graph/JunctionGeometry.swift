@@ -17,6 +17,8 @@ struct JunctionGeometry {
     var initialBearing: Double
     /// Bearing towards where the road seems to lead (`PerceivedBearing`).
     var perceivedBearing: Double
+    /// The entry-only half of a dual carriageway that is read as one road with its other half.
+    var isMergedAway = false
   }
 
   struct Turn {
@@ -46,12 +48,15 @@ struct JunctionGeometry {
       Self.joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j])
     }
 
+    var shapes: [[(shape: [FixedCoordinate], far: Int32, loops: Bool)]] = []
     roads = network.junctions.indices.map { junction in
       let incident = ends[junction]
       let maximumLanes = incident.map { Int(network.edges[$0.edge].lanes) }.max() ?? 0
-      return incident.map { end in
+      var junctionShapes: [(shape: [FixedCoordinate], far: Int32, loops: Bool)] = []
+      let roads = incident.map { end in
         let edge = network.edges[end.edge]
-        let (shape, loops) = Self.shape(network, from: Int32(junction), end, ends: ends, passThrough: passThrough)
+        let (shape, far, loops) = Self.shape(network, from: Int32(junction), end, ends: ends, passThrough: passThrough)
+        junctionShapes.append((shape, far, loops))
         let representative: FixedCoordinate
         if loops {
           representative = shape[1]
@@ -71,7 +76,11 @@ struct JunctionGeometry {
           initialBearing: Geo.bearing(shape[0], PerceivedBearing.initialPoint(shape)),
           perceivedBearing: Geo.bearing(shape[0], representative))
       }
+      shapes.append(junctionShapes)
+      return roads
     }
+    let merging = RoadMerging(network: network, roads: roads, shapes: shapes)
+    roads = merging.mergedRoads()
   }
 
   /// The turns from road `from` at `junction` onto each road, as OSRM's intersection view
@@ -95,7 +104,7 @@ struct JunctionGeometry {
       let turnsBackHere = angle == 0
       if index == from {
         back = (index, angle)
-      } else if allowed[index] || !turnsBackHere {
+      } else if allowed[index] || (!road.isMergedAway && !turnsBackHere) {
         if turnsBackHere { turnsBack += 1 }
         let crossesZero = (angle > 270 && initial < 90) || (angle < 90 && initial > 270)
         let key = initial == 0 ? (angle > 180 ? 360 : 0) : crossesZero ? angle : initial
@@ -149,29 +158,33 @@ struct JunctionGeometry {
   static func shape(
     _ network: RoadNetwork, from junction: Int32, _ end: (edge: Int, atFrom: Bool), ends: [[(edge: Int, atFrom: Bool)]],
     passThrough: [Bool]
-  ) -> (shape: [FixedCoordinate], loops: Bool) {
+  ) -> (shape: [FixedCoordinate], far: Int32, loops: Bool) {
     var shape: [FixedCoordinate] = []
     var length = 0.0
     var current = end
-    for _ in 0..<1000 {
+    var reached = junction
+    // Past the reading limit the walk only looks for the next real intersection.
+    for _ in 0..<10_000 {
       let edge = network.edges[current.edge]
-      var indices = Array(network.shape(of: edge))
-      if !current.atFrom { indices.reverse() }
-      for index in indices {
-        let point = network.points[Int(index)]
-        if let last = shape.last {
-          if last == point { continue }
-          length += Geo.distance(last, point)
+      if length < readingLimit {
+        var indices = Array(network.shape(of: edge))
+        if !current.atFrom { indices.reverse() }
+        for index in indices {
+          let point = network.points[Int(index)]
+          if let last = shape.last {
+            if last == point { continue }
+            length += Geo.distance(last, point)
+          }
+          shape.append(point)
         }
-        shape.append(point)
       }
       let far = current.atFrom ? edge.to : edge.from
-      if far == junction { return (shape.count >= 2 ? shape : shape + shape, true) }
-      guard passThrough[Int(far)], length < readingLimit else { break }
-      guard let next = ends[Int(far)].first(where: { $0.edge != current.edge }) else { break }
+      reached = far
+      if far == junction { return (shape.count >= 2 ? shape : shape + shape, far, true) }
+      guard passThrough[Int(far)], let next = ends[Int(far)].first(where: { $0.edge != current.edge }) else { break }
       current = next
     }
     if shape.count < 2 { shape.append(shape[0]) }
-    return (shape, false)
+    return (shape, reached, false)
   }
 }
