@@ -1,7 +1,9 @@
 import FleetCore
-import FleetRouting
+@testable import FleetRouting
 import Foundation
 import Testing
+
+@testable import FleetServer
 
 /// OSRM's HTTP API on a real fleetd started with a Monaco graph.
 @Suite("OSRM HTTP API")
@@ -80,6 +82,22 @@ struct OSRMAPITests {
         #expect((json["message"] as? String)?.isEmpty == false, "\(path)")
       }
     }
+  }
+
+  @Test func tableJSONWritesUnreachableCellsAsNull() throws {
+    let snapped = SnappedPoint(location: LatLng(latitude: 43.73, longitude: 7.42), name: "Quai \"A\"", distance: 1.5)
+    let table = OSRMTableResponse(
+      durations: [[0, 12.5], [nil, 0]], distances: [[0, 1_234], [nil, 0]], sources: [OSRMWaypoint(snapped)],
+      destinations: [OSRMWaypoint(snapped), OSRMWaypoint(snapped)])
+    let json = try #require(try JSONSerialization.jsonObject(with: table.jsonData()) as? [String: Any])
+    #expect(json["code"] as? String == "Ok")
+    let durations = try #require(json["durations"] as? [[Any]])
+    #expect(durations[0][1] as? Double == 12.5)
+    #expect(durations[1][0] is NSNull)
+    let distances = try #require(json["distances"] as? [[Any]])
+    #expect(distances[0][1] as? Double == 1_234)
+    #expect((json["sources"] as? [[String: Any]])?.first?["name"] as? String == "Quai \"A\"")
+    #expect((json["destinations"] as? [Any])?.count == 2)
   }
 
   @Test func tableMatchesRoutes() async throws {

@@ -26,7 +26,7 @@ struct OSRMFront: Sendable {
       let body: any Encodable
       switch service {
       case "route": body = try route(engine, query)
-      case "table": body = try table(engine, query)
+      case "table": return Self.response(try table(engine, query).jsonData(), status: .ok)
       case "nearest": body = try nearest(engine, query)
       case "match": body = try match(engine, query)
       default: throw OSRMError("InvalidService", "Service \(service) is not supported by fleetd")
@@ -45,6 +45,10 @@ struct OSRMFront: Sendable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.withoutEscapingSlashes]
     let data = (try? encoder.encode(body)) ?? Data(#"{"code":"InternalError"}"#.utf8)
+    return response(data, status: status)
+  }
+
+  static func response(_ data: Data, status: HTTPResponse.Status) -> Response {
     var headers = HTTPFields()
     headers[.contentType] = "application/json; charset=UTF-8"
     return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
@@ -333,31 +337,46 @@ struct OSRMRouteResponse: Encodable {
   var waypoints: [OSRMWaypoint]?
 }
 
-struct OSRMTableResponse: Encodable {
+struct OSRMTableResponse {
   var code = "Ok"
+  /// Unreachable cells are nil, written as null as in OSRM.
   var durations: [[Double?]]?
   var distances: [[Double?]]?
   var sources: [OSRMWaypoint]
   var destinations: [OSRMWaypoint]
-
-  enum CodingKeys: String, CodingKey { case code, durations, distances, sources, destinations }
-
-  // Unreachable cells are null, as in OSRM (the synthesized encoder would drop them).
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: CodingKeys.self)
-    try container.encode(code, forKey: .code)
-    if let durations { try container.encode(durations.map { $0.map(NullableNumber.init) }, forKey: .durations) }
-    if let distances { try container.encode(distances.map { $0.map(NullableNumber.init) }, forKey: .distances) }
-    try container.encode(sources, forKey: .sources)
-    try container.encode(destinations, forKey: .destinations)
-  }
 }
 
-struct NullableNumber: Encodable {
-  let value: Double?
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    if let value { try container.encode(value) } else { try container.encodeNil() }
+extension OSRMTableResponse {
+  /// The response as JSON, matrices written directly: a 100×100 table has 20,000 numbers, and
+  /// going through `JSONEncoder` cost more than computing them.
+  func jsonData() throws -> Data {
+    var text = #"{"code":"# + "\"\(code)\""
+    for (key, matrix) in [("durations", durations), ("distances", distances)] {
+      guard let matrix else { continue }
+      text += ",\"\(key)\":["
+      for (i, row) in matrix.enumerated() {
+        text += i == 0 ? "[" : ",["
+        for (j, value) in row.enumerated() {
+          if j > 0 { text += "," }
+          Self.appendNumber(value, to: &text)
+        }
+        text += "]"
+      }
+      text += "]"
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    text += ",\"sources\":" + String(decoding: try encoder.encode(sources), as: UTF8.self)
+    text += ",\"destinations\":" + String(decoding: try encoder.encode(destinations), as: UTF8.self) + "}"
+    return Data(text.utf8)
+  }
+
+  static func appendNumber(_ value: Double?, to text: inout String) {
+    guard let value, value.isFinite else {
+      text += "null"
+      return
+    }
+    if value == value.rounded(), abs(value) < 1e15 { text += String(Int64(value)) } else { text += "\(value)" }
   }
 }
 
