@@ -17,19 +17,30 @@ struct RoutingBench: AsyncParsableCommand {
   @Option(help: "OSM PBF extract.")
   var osm: String
   @Option(help: "File of OSRM route URLs, one per line (only the coordinates are used).")
-  var requests: String
+  var requests = "../shared/data/monaco.requests"
   @Option(help: "Base URL of an osrm-routed serving the same extract.")
   var osrm = "http://127.0.0.1:5000"
   @Option(help: "Base URL of a fleetd started with --graph on the same extract (HTTP latency and /table).")
   var fleetkit: String?
   @Option(help: "Print the queries that disagree most (count).")
   var worst = 10
+  @Option(help: "Only write every turn and its cost to this file (lon,lat of from, via, to; seconds), then stop.")
+  var turnsOut: String?
 
   func run() async throws {
-    let queries = try Self.queries(requests)
     let started = ContinuousClock.now
     let engine = try RoutingEngine(osm: osm)
     print("FleetKit: extracted and prepared \(osm) in \(ContinuousClock.now - started)")
+    if let turnsOut {
+      let lines = engine.turnTable().map { turn in
+        [turn.from, turn.via, turn.to].map { "\($0.longitudeE6),\($0.latitudeE6)" }.joined(separator: " ")
+          + " \(turn.seconds)"
+      }
+      try (lines.joined(separator: "\n") + "\n").write(toFile: turnsOut, atomically: true, encoding: .utf8)
+      print("wrote \(lines.count) turns to \(turnsOut)")
+      return
+    }
+    let queries = try Self.queries(requests)
 
     var rows: [(index: Int, ours: Route?, theirs: (distance: Double, duration: Double)?)] = []
     for (i, query) in queries.enumerated() {
