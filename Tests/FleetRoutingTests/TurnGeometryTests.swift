@@ -85,4 +85,13 @@ struct TurnGeometryTests {
     let found = try #require(cost)
     #expect(abs(Double(found) - osrm) < 0.1, "FleetKit \(found) s, OSRM \(osrm) s")
   }
+
+  @Test func theTurnTableListsEveryTurnWithItsCost() {
+    let engine = MonacoRoutingTests.engine
+    let table = engine.turnTable()
+    #expect(table.count == engine.turns.arcTarget.count)
+    let ramp = FixedCoordinate(latitude: 43.738084, longitude: 7.419094)
+    let into = FixedCoordinate(latitude: 43.738172, longitude: 7.419343)
+    #expect(table.contains { $0.via == ramp && $0.to == into && abs($0.seconds - 7.289) < 0.1 })
+  }
 }
