@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),
+    .library(name: "FleetProgress", targets: ["FleetProgress"]),
   ],
   dependencies: [
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -82,6 +83,7 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     // gRPC services, REST routes, auth, quotas, metrics; the process builder.
+    .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
     .target(
       name: "FleetServer",
       dependencies: [
@@ -110,6 +112,8 @@ let package = Package(
     ),
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
     .testTarget(name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetStoreTests",
       dependencies: ["FleetStore", "FleetCore", .product(name: "GRDB", package: "GRDB.swift")],
