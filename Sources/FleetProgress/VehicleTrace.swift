@@ -1,0 +1,77 @@
+import FleetCore
+import Foundation
+
+/// A vehicle's recent positions in time order: what road snapping matches and learned traffic
+/// reads. Positions may arrive late and out of order (`past_locations` after an outage); they
+/// are put in their place, and a position no car could have reached from the one before it is
+/// kept but marked implausible, so that it never moves the vehicle or its ETAs.
+public struct VehicleTrace: Sendable, Hashable {
+  public struct Fix: Sendable, Hashable {
+    public var point: LatLng
+    public var time: Date
+    /// Reachable from the previous plausible fix at no more than `maximumSpeed`.
+    public var isPlausible: Bool
+  }
+
+  public private(set) var fixes: [Fix] = []
+  /// Fixes older than this before the newest are dropped.
+  public let window: TimeInterval
+  public let maximumCount: Int
+  /// Metres per second no car exceeds (OSRM's map-matching bound: 180 km/h).
+  public let maximumSpeed: Double
+  /// GPS noise tolerated between two fixes taken at the same time or very close together.
+  public static let positionTolerance = 30.0
+
+  public init(window: TimeInterval = 300, maximumCount: Int = 120, maximumSpeed: Double = 50) {
+    self.window = window
+    self.maximumCount = maximumCount
+    self.maximumSpeed = maximumSpeed
+  }
+
+  /// The newest position the vehicle can be trusted to have been at.
+  public var latestPlausible: Fix? { fixes.last { $0.isPlausible } }
+
+  /// Adds positions in any order; repeated ones (same time and place) are ignored. Returns how
+  /// many were new.
+  @discardableResult
+  public mutating func ingest(_ positions: [(point: LatLng, time: Date)]) -> Int {
+    var added = 0
+    for position in positions {
+      let index = fixes.firstIndex { $0.time > position.time } ?? fixes.endIndex
+      if index > 0, fixes[index - 1].time == position.time, fixes[index - 1].point == position.point { continue }
+      fixes.insert(Fix(point: position.point, time: position.time, isPlausible: true), at: index)
+      added += 1
+    }
+    guard added > 0 else { return 0 }
+    if let newest = fixes.last?.time { fixes.removeAll { newest.timeIntervalSince($0.time) > window } }
+    if fixes.count > maximumCount { fixes.removeFirst(fixes.count - maximumCount) }
+    judge()
+    return added
+  }
+
+  /// Each fix against the last plausible one before it: a single wild fix does not make the
+  /// good ones after it look impossible.
+  mutating func judge() {
+    var anchor: Fix?
+    for i in fixes.indices {
+      guard let previous = anchor else {
+        fixes[i].isPlausible = true
+        anchor = fixes[i]
+        continue
+      }
+      let distance = Self.distance(previous.point, fixes[i].point)
+      let seconds = fixes[i].time.timeIntervalSince(previous.time)
+      fixes[i].isPlausible = distance <= Self.positionTolerance + maximumSpeed * seconds
+      if fixes[i].isPlausible { anchor = fixes[i] }
+    }
+  }
+
+  /// Great-circle distance in metres.
+  static func distance(_ a: LatLng, _ b: LatLng) -> Double {
+    let radians = Double.pi / 180
+    let dLat = (b.latitude - a.latitude) * radians
+    let dLon = (b.longitude - a.longitude) * radians
+    let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * radians) * cos(b.latitude * radians) * sin(dLon / 2) * sin(dLon / 2)
+    return 2 * 6_372_797.560856 * atan2(h.squareRoot(), (1 - h).squareRoot())
+  }
+}
