@@ -1,3 +1,5 @@
+import Foundation
+
 /// A WGS-84 point in degrees.
 public struct LatLng: Sendable, Hashable, Codable {
   public var latitude: Double
@@ -16,6 +18,20 @@ public struct LatLng: Sendable, Hashable, Codable {
     guard longitude.isFinite, (-180...180).contains(longitude) else {
       throw .invalid("\(field).longitude must be within [-180, 180], got \(longitude)")
     }
+  }
+
+  /// The mean Earth radius OSRM uses, so that distances agree with it to the metre.
+  public static let earthRadius = 6_372_797.560856
+
+  /// Great-circle distance in metres (haversine). Inlinable: routing calls it in hot loops.
+  @inlinable public func distance(to other: LatLng) -> Double {
+    let radians = Double.pi / 180
+    let dLat = (other.latitude - latitude) * radians
+    let dLon = (other.longitude - longitude) * radians
+    let h =
+      sin(dLat / 2) * sin(dLat / 2)
+      + cos(latitude * radians) * cos(other.latitude * radians) * sin(dLon / 2) * sin(dLon / 2)
+    return 2 * Self.earthRadius * atan2(h.squareRoot(), max(0, 1 - h).squareRoot())
   }
 }
 

@@ -38,12 +38,8 @@ public struct VehicleProgress: Sendable, Hashable {
 
   /// The expected arrival at a trip's waypoint of a kind (its pickup or drop-off time estimate).
   public func eta(trip tripID: String, at type: WaypointType) -> Date? {
-    legs.first { $0.waypoint.tripID == tripID && $0.waypointType == type }?.eta
+    legs.first { $0.waypoint.tripID == tripID && $0.waypoint.waypointType == type }?.eta
   }
-}
-
-extension WaypointLeg {
-  var waypointType: WaypointType { waypoint.waypointType }
 }
 
 /// Computes a vehicle's progress from its position and remaining waypoints with the routing

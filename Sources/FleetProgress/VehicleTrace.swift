@@ -59,19 +59,11 @@ public struct VehicleTrace: Sendable, Hashable {
         anchor = fixes[i]
         continue
       }
-      let distance = Self.distance(previous.point, fixes[i].point)
+      let distance = previous.point.distance(to: fixes[i].point)
       let seconds = fixes[i].time.timeIntervalSince(previous.time)
       fixes[i].isPlausible = distance <= Self.positionTolerance + maximumSpeed * seconds
       if fixes[i].isPlausible { anchor = fixes[i] }
     }
   }
 
-  /// Great-circle distance in metres.
-  static func distance(_ a: LatLng, _ b: LatLng) -> Double {
-    let radians = Double.pi / 180
-    let dLat = (b.latitude - a.latitude) * radians
-    let dLon = (b.longitude - a.longitude) * radians
-    let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * radians) * cos(b.latitude * radians) * sin(dLon / 2) * sin(dLon / 2)
-    return 2 * 6_372_797.560856 * atan2(h.squareRoot(), (1 - h).squareRoot())
-  }
 }

@@ -154,6 +154,24 @@ struct RoutingFixtureTests {
     #expect(throws: RoutingError.self) { try engine.nearest(map.point("1"), radius: 10) }
   }
 
+  /// A point as near to several roads as to one another snaps the same way every time (the
+  /// index's candidates sit in a dictionary whose order changes from process to process).
+  @Test func tiesSnapToTheFirstRoadBuilt() throws {
+    var map = MapFixture(
+      """
+      a   b   c
+
+          d
+      """)
+    map.way("ab", ["highway": "residential", "name": "West"])
+    map.way("bc", ["highway": "residential", "name": "East"])
+    map.way("bd", ["highway": "residential", "name": "South"])
+    let engine = try map.engine()
+    for _ in 0..<20 {
+      #expect(try engine.nearest(map.point("b"), count: 3).map(\.name) == ["West", "East", "South"])
+    }
+  }
+
   @Test func barriersBlockAndGatesCostAMinute() throws {
     var blocked = MapFixture("a   b   c")
     blocked.way("abc")

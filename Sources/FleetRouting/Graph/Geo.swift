@@ -1,3 +1,4 @@
+import FleetCore
 import Foundation
 
 /// A point stored as integer microdegrees, as OSRM stores it: 8 bytes, and exact to about 10 cm.
@@ -20,21 +21,16 @@ public struct FixedCoordinate: Sendable, Hashable, Codable {
 }
 
 enum Geo {
-  /// OSRM's Earth radius, so that distances agree with it to the metre.
-  static let earthRadius = 6_372_797.560856
+  static let earthRadius = LatLng.earthRadius
   static let degreeToRadian = Double.pi / 180
 
-  /// Great-circle distance in metres (haversine).
+  /// Great-circle distance in metres (haversine, OSRM's Earth radius).
   static func distance(_ a: FixedCoordinate, _ b: FixedCoordinate) -> Double {
     distance(a.latitude, a.longitude, b.latitude, b.longitude)
   }
 
   static func distance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-    let dLat = (lat2 - lat1) * degreeToRadian
-    let dLon = (lon2 - lon1) * degreeToRadian
-    let h =
-      sin(dLat / 2) * sin(dLat / 2) + cos(lat1 * degreeToRadian) * cos(lat2 * degreeToRadian) * sin(dLon / 2) * sin(dLon / 2)
-    return 2 * earthRadius * atan2(sqrt(h), sqrt(max(0, 1 - h)))
+    LatLng(latitude: lat1, longitude: lon1).distance(to: LatLng(latitude: lat2, longitude: lon2))
   }
 
   /// Initial bearing from a to b, degrees clockwise from north in [0, 360).
@@ -46,14 +42,6 @@ enum Geo {
     let x = cos(lat1) * sin(lat2) - sin(lat1) * cos(lat2) * cos(dLon)
     let degrees = atan2(y, x) / degreeToRadian
     return degrees < 0 ? degrees + 360 : degrees
-  }
-
-  /// A turn from one bearing to another: degrees in (-180, 180], positive to the right.
-  static func turnAngle(from incoming: Double, to outgoing: Double) -> Double {
-    var angle = outgoing - incoming
-    while angle > 180 { angle -= 360 }
-    while angle <= -180 { angle += 360 }
-    return angle
   }
 
   /// The closest point to p on segment a–b, as the fraction along it, in a local flat projection

@@ -30,6 +30,10 @@ struct JunctionGeometry {
     var roads: Int
   }
 
+  /// A road's shape leaving a junction, the next real intersection it reaches, and whether that
+  /// is the junction itself.
+  typealias RoadShape = (shape: [FixedCoordinate], far: Int32, loops: Bool)
+
   /// Roads per junction, one per edge end there.
   var roads: [[Road]]
 
@@ -48,11 +52,11 @@ struct JunctionGeometry {
       Self.joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j])
     }
 
-    var shapes: [[(shape: [FixedCoordinate], far: Int32, loops: Bool)]] = []
+    var shapes: [[RoadShape]] = []
     roads = network.junctions.indices.map { junction in
       let incident = ends[junction]
       let maximumLanes = incident.map { Int(network.edges[$0.edge].lanes) }.max() ?? 0
-      var junctionShapes: [(shape: [FixedCoordinate], far: Int32, loops: Bool)] = []
+      var junctionShapes: [RoadShape] = []
       let roads = incident.map { end in
         let edge = network.edges[end.edge]
         let (shape, far, loops) = Self.shape(network, from: Int32(junction), end, ends: ends, passThrough: passThrough)
@@ -158,7 +162,7 @@ struct JunctionGeometry {
   static func shape(
     _ network: RoadNetwork, from junction: Int32, _ end: (edge: Int, atFrom: Bool), ends: [[(edge: Int, atFrom: Bool)]],
     passThrough: [Bool]
-  ) -> (shape: [FixedCoordinate], far: Int32, loops: Bool) {
+  ) -> RoadShape {
     var shape: [FixedCoordinate] = []
     var length = 0.0
     var current = end

@@ -11,8 +11,8 @@ import Foundation
 /// halves that run parallel and close for their first 100 m.
 struct RoadMerging {
   let network: RoadNetwork
-  var roads: [[JunctionGeometry.Road]]
-  let shapes: [[(shape: [FixedCoordinate], far: Int32, loops: Bool)]]
+  let roads: [[JunctionGeometry.Road]]
+  let shapes: [[JunctionGeometry.RoadShape]]
 
   static let mergeableAngle = 95.0
   static let pruningDistance = 30.0
@@ -20,12 +20,6 @@ struct RoadMerging {
   static let minimumParallelLength = 40.0
   static let maximumSeparation = 12.0
   static let noTurnDeviation = 3.0
-
-  init(network: RoadNetwork, roads: [[JunctionGeometry.Road]], shapes: [[(shape: [FixedCoordinate], far: Int32, loops: Bool)]]) {
-    self.network = network
-    self.roads = roads
-    self.shapes = shapes
-  }
 
   /// The roads with merged bearings, merged halves marked, and the bearings of short roads whose
   /// far junction merges them adjusted to match.

@@ -101,10 +101,12 @@ public struct SegmentIndex: Sendable {
       }
       ring += 1
     }
-    return best.sorted { $0.value.distance < $1.value.distance }.prefix(count)
+    // Ties (roads meeting at the nearest point) go to the lower edge index, so that the same
+    // query snaps the same way in every process: dictionary order is seeded per process.
+    return best.sorted { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) }.prefix(count)
       .map { Self.position(point, edge: Int($0.key), segment: Int($0.value.segment), network) }
       .filter { $0.distance <= radius }
-      .sorted { $0.distance < $1.distance }
+      .sorted { ($0.distance, $0.edge) < ($1.distance, $1.edge) }
   }
 
   /// The cells at Chebyshev distance `r` from `center` (its perimeter only).
