@@ -82,12 +82,13 @@ let package = Package(
       dependencies: ["FleetCore", "OSMProto", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
       swiftSettings: swiftSettings
     ),
-    // gRPC services, REST routes, auth, quotas, metrics; the process builder.
+    // Live trip progress: road snapping, routes and ETAs per vehicle, learned traffic.
     .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
+    // gRPC services, REST routes, auth, quotas, metrics; the process builder.
     .target(
       name: "FleetServer",
       dependencies: [
-        "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting",
+        "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -113,7 +114,7 @@ let package = Package(
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
     .testTarget(name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore"], swiftSettings: swiftSettings),
+      name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetStoreTests",
       dependencies: ["FleetStore", "FleetCore", .product(name: "GRDB", package: "GRDB.swift")],

@@ -19,11 +19,13 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case createVehicle = "CreateVehicle", getVehicle = "GetVehicle", updateVehicle = "UpdateVehicle"
   case updateVehicleAttributes = "UpdateVehicleAttributes", listVehicles = "ListVehicles"
   case deleteVehicle = "DeleteVehicle", searchVehicles = "SearchVehicles"
+  /// FleetKit's push stream of a trip (fleetkit.v1.TripUpdates).
+  case watchTrip = "WatchTrip"
 
   public var bucket: QuotaBucket {
     switch self {
     case .createTrip, .createVehicle: .create
-    case .getTrip, .getVehicle: .read
+    case .getTrip, .getVehicle, .watchTrip: .read
     case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle: .update
     case .searchTrips, .searchVehicles: .search
     case .listVehicles: .list
@@ -35,10 +37,10 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   public func isAllowed(for role: Role) -> Bool {
     switch role {
     case .admin, .server: true
-    case .viewer: [.getTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles].contains(self)
+    case .viewer: [.getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles].contains(self)
     case .driver:
-      [.getTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes].contains(self)
-    case .consumer: self == .getTrip
+      [.getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes].contains(self)
+    case .consumer: self == .getTrip || self == .watchTrip
     }
   }
 }

@@ -65,24 +65,34 @@ extension Fleet {
       trip.remainingWaypointsVersion = now
       let vehicles = try Self.syncVehicles(old: nil, new: trip, order: vehicleWaypoints, state: s, now: now)
       let changes = [s.put(trip)] + vehicles.map { s.put($0) }
-      return (Self.snapshot(trip, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
-    }
+      return (Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
+    }.withProgress(from: self)
   }
 
   // MARK: - GetTrip
 
-  /// Fleet Engine GetTrip. A consumer always gets the JOURNEY_SHARING_V1S view.
-  public func getTrip(caller: Caller, name: ResourceName, view: TripView = .unspecified) throws(FleetError)
-    -> TripSnapshot
-  {
+  /// Fleet Engine GetTrip. A consumer always gets the JOURNEY_SHARING_V1S view. Route parts the
+  /// caller already has (`versions`) are left out when they have not changed since.
+  public func getTrip(
+    caller: Caller, name: ResourceName, view: TripView = .unspecified, versions: TripVersions = TripVersions()
+  ) throws(FleetError) -> TripSnapshot {
     try caller.mayCall(.getTrip)
     try caller.checkProvider(name.provider)
     if caller.role == .consumer { try caller.checkTripAccess(tripID: name.id, assignedVehicle: nil) }
     let effectiveView: TripView = caller.role == .consumer ? .journeySharingV1S : (view == .unspecified ? .sdk : view)
+    let now = now()
     return try read { s throws(FleetError) in
       let trip = try Self.existingTrip(name, in: s)
       try caller.checkTripAccess(tripID: trip.id, assignedVehicle: trip.vehicleID)
-      return Self.snapshot(trip, view: effectiveView, includeVehicleWaypoints: false, state: s)
+      var snapshot = Self.snapshot(trip, view: effectiveView, includeVehicleWaypoints: false, state: s)
+      if var progress = snapshot.progress {
+        progress.readAt = now
+        progress.includesRoute = versions.currentRouteSegment.map { progress.routeVersion > $0 } ?? true
+        progress.includesTraffic = versions.currentRouteSegmentTraffic.map { progress.trafficVersion > $0 } ?? true
+        progress.includesWaypointPaths = versions.remainingWaypointsRoute.map { progress.routeVersion > $0 } ?? true
+        snapshot.progress = progress
+      }
+      return snapshot
     }
   }
 
@@ -184,8 +194,8 @@ extension Fleet {
       let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
       trip.updateTime = now
       let changes = [s.put(trip)] + vehicles.map { s.put($0) }
-      return (Self.snapshot(trip, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
-    }
+      return (Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
+    }.withProgress(from: self)
   }
 
   // MARK: - DeleteTrip
@@ -370,6 +380,7 @@ extension Fleet {
     if let version = vehicle?.waypointsVersion, active {
       snapshot.trip.remainingWaypointsVersion = max(version, trip.remainingWaypointsVersion ?? version)
     }
+    if active, let vehicle { addProgress(to: &snapshot, vehicle: vehicle, in: s) }
     return view == .journeySharingV1S ? snapshot.forJourneySharing() : snapshot
   }
 }
@@ -385,6 +396,11 @@ extension TripSnapshot {
       return w
     }
     copy.vehicleWaypoints = nil
+    copy.progress?.legs = progress?.legs.map { leg in
+      var l = leg
+      if l.waypoint.tripID != trip.id { l.waypoint.tripID = "" }
+      return l
+    } ?? []
     copy.trip.attributes = []
     copy.lastLocation = lastLocation.map { full in
       var shown = VehicleLocation(location: full.location)
@@ -404,5 +420,23 @@ extension Duration {
   public var seconds: Double {
     let (s, atto) = components
     return Double(s) + Double(atto) / 1e18
+  }
+}
+
+extension TripSnapshot {
+  /// The same trip read again after the write that produced it, with the progress the write's
+  /// vehicles now have (computed after the commit, so not in the write's own snapshot).
+  func withProgress(from fleet: Fleet) -> TripSnapshot {
+    fleet.state.withLock { s in
+      guard let trip = s.trips[trip.provider]?[trip.id], trip.revision == self.trip.revision,
+        let vehicle = trip.isAssigned ? s.vehicles[trip.provider]?[trip.vehicleID] : nil, !trip.status.isTerminal
+      else { return self }
+      var copy = self
+      copy.progress = nil
+      copy.trip.pickupTime = trip.pickupTime
+      copy.trip.dropoffTime = trip.dropoffTime
+      Fleet.addProgress(to: &copy, vehicle: vehicle, in: s)
+      return view == .journeySharingV1S ? copy.forJourneySharing() : copy
+    }
   }
 }

@@ -34,8 +34,9 @@ extension Fleet {
     try Attribute.validate(v.attributes, field: "vehicle.attributes")
     try Self.validatePlate(v.licensePlate)
     try v.lastLocation?.validate("vehicle.last_location")
+    let located = locate(ResourceName(provider: provider, kind: .vehicles, id: vehicleID), v.lastLocation, past: [])
 
-    return try await write { s, now throws(FleetError) in
+    let created = try await write { s, now throws(FleetError) in
       guard s.vehicles[provider]?[vehicleID] == nil else {
         throw FleetError(.alreadyExists, "vehicle providers/\(provider)/vehicles/\(vehicleID) already exists")
       }
@@ -47,12 +48,13 @@ extension Fleet {
       vehicle.attributes = v.attributes
       vehicle.licensePlate = v.licensePlate
       vehicle.backToBackEnabled = v.backToBackEnabled
-      vehicle.lastLocation = v.lastLocation.map { Self.received($0, now: now) }
+      vehicle.lastLocation = located.last.map { Self.received($0, now: now) }
       vehicle.createTime = now
       vehicle.updateTime = now
       let change = s.put(vehicle)
       return (s.vehicles[provider]![vehicleID]!, [change])
     }
+    return shown(created)
   }
 
   // MARK: - GetVehicle
@@ -65,7 +67,7 @@ extension Fleet {
     try caller.mayCall(.getVehicle)
     try caller.checkProvider(name.provider)
     try caller.checkVehicleAccess(vehicleID: name.id)
-    var vehicle = try read { s throws(FleetError) in try Self.existingVehicle(name, in: s) }
+    var vehicle = try read { s throws(FleetError) in Self.decorated(try Self.existingVehicle(name, in: s), in: s) }
     if let since = currentRouteSegmentVersion, let version = vehicle.currentRouteSegmentVersion, version <= since {
       vehicle.currentRouteSegment = ""
     }
@@ -115,8 +117,15 @@ extension Fleet {
       throw .invalid("vehicle.remaining_time_seconds must not be negative, got \(seconds)")
     }
     try v.currentRouteSegmentEndPoint?.location.point.validate("vehicle.current_route_segment_end_point.location.point")
+    let locationsGiven = mask.contains("past_locations") || mask.contains("last_location")
+    let located =
+      locationsGiven
+      ? locate(name, mask.contains("last_location") ? v.lastLocation : nil, past: input.pastLocations)
+      : []
+    // `locate` returns the past locations first, then the new last location.
+    let pastLocated = Array(located.prefix(input.pastLocations.count))
 
-    return try await write { s, now throws(FleetError) in
+    let updated = try await write { s, now throws(FleetError) in
       var vehicle = try Self.existingVehicle(name, in: s)
       if mask.contains("vehicle_state") { vehicle.state = v.state }
       if mask.contains("supported_trip_types") { vehicle.supportedTripTypes = v.supportedTripTypes }
@@ -126,12 +135,10 @@ extension Fleet {
       if mask.contains("license_plate") { vehicle.licensePlate = v.licensePlate }
       if mask.contains("back_to_back_enabled") { vehicle.backToBackEnabled = v.backToBackEnabled }
       if mask.contains("navigation_status") { vehicle.navigationStatus = v.navigationStatus }
-      if mask.contains("last_location"), let location = v.lastLocation {
+      if mask.contains("last_location"), let location = located.last {
         vehicle.lastLocation = Self.received(location, now: now)
       }
-      if mask.contains("past_locations") || mask.contains("last_location") {
-        Self.ingestPastLocations(input.pastLocations, into: &vehicle, now: now)
-      }
+      if locationsGiven { Self.ingestPastLocations(pastLocated, into: &vehicle, now: now) }
       if mask.contains("current_route_segment") {
         if vehicle.currentRouteSegment != v.currentRouteSegment {
           vehicle.currentRouteSegment = v.currentRouteSegment
@@ -160,6 +167,31 @@ extension Fleet {
       let change = s.put(vehicle)
       return (s.vehicles[name.provider]![name.id]!, [change])
     }
+    return shown(updated)
+  }
+
+  /// A vehicle just written, as the response shows it: with the progress computed after the
+  /// write, unless a later change replaced it meanwhile.
+  func shown(_ written: Vehicle) -> Vehicle {
+    state.withLock { s in
+      guard let current = s.vehicles[written.provider]?[written.id], current.revision == written.revision else {
+        return written
+      }
+      return Self.decorated(current, in: s)
+    }
+  }
+
+  /// Lets the progress engine snap reported positions on the vehicle's trace. Past locations
+  /// come first, the new last location (if any) last, stamped with the server's time when the
+  /// device gave none; past locations without a time are kept out of the trace.
+  func locate(_ vehicle: ResourceName, _ last: VehicleLocation?, past: [VehicleLocation]) -> [VehicleLocation] {
+    var stamped = past
+    if var last {
+      if last.updateTime == nil { last.updateTime = now() }
+      stamped.append(last)
+    }
+    guard let engine = progressEngine, !stamped.isEmpty else { return stamped }
+    return engine.locate(vehicle, fixes: stamped)
   }
 
   // MARK: - UpdateVehicleAttributes
@@ -283,7 +315,7 @@ extension Fleet {
         return true
       }.sorted { $0.id < $1.id }
       let remaining = matching.filter { v in after.map { v.id > $0 } ?? true }
-      let page = Array(remaining.prefix(pageSize))
+      let page = remaining.prefix(pageSize).map { Self.decorated($0, in: s) }
       let next = remaining.count > pageSize ? PageToken.encode(after: page.last!.id, query: fingerprint) : ""
       return (page, next, matching.count)
     }

@@ -11,6 +11,11 @@ public final class Fleet: Sendable {
     var trips: [String: [String: Trip]] = [:]
     var vehicles: [String: [String: Vehicle]] = [:]
     var revision: UInt64 = 0
+    /// Each vehicle's progress, computed after its last change (derived, never stored).
+    var progress: [String: [String: VehicleRouteProgress]] = [:]
+    /// Grows with every change a watcher could see (entities and progress), so that watchers
+    /// never take an older state after a newer one.
+    var sequence: UInt64 = 0
     /// Set when a commit failed: memory may then be ahead of disk, so writes stop (fail-stop).
     var storageFailure: String?
 
@@ -23,6 +28,7 @@ public final class Fleet: Sendable {
     mutating func put(_ trip: Trip) -> StoredChange {
       var trip = trip
       trip.revision = nextRevision()
+      sequence += 1
       trips[trip.provider, default: [:]][trip.id] = trip
       return .putTrip(trip)
     }
@@ -31,6 +37,7 @@ public final class Fleet: Sendable {
     mutating func put(_ vehicle: Vehicle) -> StoredChange {
       var vehicle = vehicle
       vehicle.revision = nextRevision()
+      sequence += 1
       vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
       return .putVehicle(vehicle)
     }
@@ -39,9 +46,16 @@ public final class Fleet: Sendable {
   let state: Mutex<State>
   let storage: any FleetStorage
   let clock: @Sendable () -> Date
+  /// Computes routes and ETAs from reported positions; without it, progress fields stay as
+  /// clients set them.
+  let progressEngine: (any TripProgressEngine)?
+  let watchers = TripWatchers()
 
   /// Loads the stored fleet. `clock` is injectable for tests.
-  public init(storage: any FleetStorage, clock: @escaping @Sendable () -> Date = { Date() }) async throws {
+  public init(
+    storage: any FleetStorage, progress: (any TripProgressEngine)? = nil,
+    clock: @escaping @Sendable () -> Date = { Date() }
+  ) async throws {
     var initial = State()
     initial.revision = try await storage.highestRevision()
     for trip in try await storage.loadTrips() {
@@ -55,6 +69,9 @@ public final class Fleet: Sendable {
     self.state = Mutex(initial)
     self.storage = storage
     self.clock = clock
+    self.progressEngine = progress
+    // Progress is derived, so it is recomputed at start for every vehicle with a position.
+    recomputeProgress(of: initial.vehicles.values.flatMap(\.values))
   }
 
   /// Timestamps are kept to the microsecond so that versions survive a round trip through the
@@ -87,6 +104,7 @@ public final class Fleet: Sendable {
       state.withLock { $0.storageFailure = message }
       throw FleetError(.unavailable, "the change could not be stored: \(message)")
     }
+    propagate(changes)
     return result
   }
 }

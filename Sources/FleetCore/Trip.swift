@@ -68,6 +68,8 @@ public struct TripSnapshot: Sendable, Hashable {
   public var vehicleWaypoints: [TripWaypoint]?
   public var lastLocation: VehicleLocation?
   public var view: TripView
+  /// The route and ETAs to the remaining waypoints, when the server computes them.
+  public var progress: TripRouteProgress?
 
   public init(
     trip: Trip, remainingWaypoints: [TripWaypoint], vehicleWaypoints: [TripWaypoint]?,

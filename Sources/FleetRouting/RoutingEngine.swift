@@ -37,6 +37,30 @@ public struct RouteLeg: Sendable, Hashable {
   public var distance: Double
   public var duration: Double
   public var geometry: [LatLng]
+  /// The roads driven, one span per road edge, in order; they cover `geometry` end to end.
+  public var spans: [RouteSpan] = []
+}
+
+/// The part of a leg driven on one road edge: what learned traffic is kept per.
+public struct RouteSpan: Sendable, Hashable {
+  /// The directed edge: the road edge's index in the network, and the direction driven.
+  public var edge: Int32
+  public var reversed: Bool
+  public var distance: Double
+  /// Free-flow seconds, turn costs included (spread over the leg's spans by their share).
+  public var duration: Double
+  /// The leg's geometry between these point indices (inclusive) is this span.
+  public var firstPoint: Int
+  public var lastPoint: Int
+
+  public init(edge: Int32, reversed: Bool, distance: Double, duration: Double, firstPoint: Int, lastPoint: Int) {
+    self.edge = edge
+    self.reversed = reversed
+    self.distance = distance
+    self.duration = duration
+    self.firstPoint = firstPoint
+    self.lastPoint = lastPoint
+  }
 }
 
 public struct Route: Sendable, Hashable {
@@ -187,10 +211,7 @@ public final class RoutingEngine: Sendable {
         throw RoutingError(.noRoute, "no route from coordinate \(i) to coordinate \(i + 1)")
       }
       weight += path.weight
-      legs.append(
-        RouteLeg(
-          distance: path.distance, duration: path.duration,
-          geometry: geometry(of: path, from: positions[i], to: positions[i + 1])))
+      legs.append(leg(of: path, from: positions[i], to: positions[i + 1]))
     }
     return Route(
       distance: legs.reduce(0) { $0 + $1.distance }, duration: legs.reduce(0) { $0 + $1.duration }, weight: weight,
@@ -259,9 +280,11 @@ public final class RoutingEngine: Sendable {
     return Matrix(durations: durations, distances: distances, sources: from.map(snapped), destinations: to.map(snapped))
   }
 
-  /// The shape driven: the rest of the first edge, whole edges, the start of the last edge.
-  func geometry(of path: FoundPath, from source: RoadPosition, to target: RoadPosition) -> [LatLng] {
+  /// The leg a found path drives: its shape (the rest of the first edge, whole edges, the start
+  /// of the last edge) and one span per edge.
+  func leg(of path: FoundPath, from source: RoadPosition, to target: RoadPosition) -> RouteLeg {
     var points: [FixedCoordinate] = []
+    var spans: [RouteSpan] = []
     for (i, directed) in path.directedEdges.enumerated() {
       let edgeIndex = TurnGraph.edge(of: directed)
       let edge = network.edges[edgeIndex]
@@ -272,13 +295,30 @@ public final class RoutingEngine: Sendable {
       let endOffset = i == path.directedEdges.count - 1 ? target.offset : (reversed ? 0 : edge.length)
       var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
       if reversed { part.reverse() }
+      let first = max(points.count - 1, 0)
       for p in part where points.last != p { points.append(p) }
+      let metres = abs(endOffset - startOffset)
+      let share = edge.length > 0 ? metres / edge.length : 0
+      spans.append(
+        RouteSpan(
+          edge: Int32(edgeIndex), reversed: reversed, distance: metres,
+          duration: (edge.cost(reversed: reversed)?.duration ?? 0) * share, firstPoint: first,
+          lastPoint: max(points.count - 1, first)))
     }
     // The ends are exactly the snapped points (the cut above interpolates by distance instead).
     if points.isEmpty { points = [source.point, target.point] }
     points[0] = source.point
     if points.count == 1 { points.append(target.point) } else { points[points.count - 1] = target.point }
-    return points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }
+    if let last = spans.indices.last { spans[last].lastPoint = points.count - 1 }
+    // Turn costs are in the path's duration but on no edge: spread them by each span's share.
+    let edgeSeconds = spans.reduce(0) { $0 + $1.duration }
+    if edgeSeconds > 0 {
+      let scale = path.duration / edgeSeconds
+      for i in spans.indices { spans[i].duration *= scale }
+    }
+    return RouteLeg(
+      distance: path.distance, duration: path.duration,
+      geometry: points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }, spans: spans)
   }
 
   /// The part of a shape between two distances along it.

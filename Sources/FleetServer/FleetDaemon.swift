@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetProgress
 import FleetRouting
 import FleetStore
 import Foundation
@@ -27,7 +28,6 @@ public final class FleetDaemon: Sendable {
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
-    let fleet = try await Fleet(storage: storage)
     var routing: RoutingEngine?
     if let graph = configuration.graphPath {
       routing = try RoutingEngine(graph: graph)
@@ -35,6 +35,8 @@ public final class FleetDaemon: Sendable {
         "road graph loaded",
         metadata: ["graph": "\(graph)", "edges": "\(routing!.network.edges.count)"])
     }
+    // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself.
+    let fleet = try await Fleet(storage: storage, progress: routing.map { ProgressEngine(routing: $0) })
     return FleetDaemon(configuration: configuration, fleet: fleet, storage: storage, routing: routing, logger: logger)
   }
 
@@ -55,7 +57,10 @@ public final class FleetDaemon: Sendable {
       config: .defaults { $0.rpc.maxRequestPayloadSize = configuration.maximumRequestBytes })
     grpcServer = GRPCServer(
       transport: grpcTransport,
-      services: [TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront)])
+      services: [
+        TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront),
+        TripUpdatesHandler(front: grpcFront),
+      ])
 
     let router = Router(context: BasicRequestContext.self)
     RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)

@@ -25,8 +25,24 @@ struct FleetRPCs: Sendable {
   func getTrip(_ r: Maps_Fleetengine_V1_GetTripRequest, _ caller: Caller) throws(FleetError) -> Maps_Fleetengine_V1_Trip {
     let name = try ResourceName(parsing: r.name, kind: .trips)
     let view: TripView = try domainEnum(r.view, "view")
-    _ = try domainEnum(r.routeFormatType, "route_format_type") as PolylineFormat
-    return Maps_Fleetengine_V1_Trip(try fleet.getTrip(caller: caller, name: name, view: view))
+    let format: PolylineFormat = try domainEnum(r.routeFormatType, "route_format_type")
+    let versions = TripVersions(
+      currentRouteSegment: r.hasCurrentRouteSegmentVersion ? Date(r.currentRouteSegmentVersion) : nil,
+      currentRouteSegmentTraffic: r.hasCurrentRouteSegmentTrafficVersion ? Date(r.currentRouteSegmentTrafficVersion) : nil,
+      remainingWaypointsRoute: r.hasRemainingWaypointsRouteVersion ? Date(r.remainingWaypointsRouteVersion) : nil)
+    var trip = Maps_Fleetengine_V1_Trip(try fleet.getTrip(caller: caller, name: name, view: view, versions: versions))
+    // ENCODED_POLYLINE_TYPE: the route only as current_route_segment, not also as points.
+    if format == .encodedPolyline { trip.route = [] }
+    return trip
+  }
+
+  /// fleetkit.v1.TripUpdates/WatchTrip: the trip now and after every change.
+  func watchTrip(_ r: Fleetkit_V1_WatchTripRequest, _ caller: Caller) throws(FleetError)
+    -> AsyncThrowingStream<TripSnapshot, any Error>
+  {
+    let name = try ResourceName(parsing: r.name, kind: .trips)
+    let view: TripView = try domainEnum(r.view, "view")
+    return try fleet.watchTrip(caller: caller, name: name, view: view)
   }
 
   func updateTrip(_ r: Maps_Fleetengine_V1_UpdateTripRequest, _ caller: Caller) async throws(FleetError)

@@ -125,7 +125,7 @@ extension RoutingEngine {
           let name = network.names[Int(network.edges[TurnGraph.edge(of: directed)].nameIndex)]
           if roads.last != name { roads.append(name) }
         }
-        legs.append(RouteLeg(distance: path.distance, duration: path.duration, geometry: geometry(of: path, from: a, to: b)))
+        legs.append(leg(of: path, from: a, to: b))
       }
       matchings.append(
         Matching(

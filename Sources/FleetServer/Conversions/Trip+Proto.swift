@@ -67,5 +67,54 @@ extension Maps_Fleetengine_V1_Trip {
     if let location = snapshot.lastLocation { lastLocation = location.proto }
     view = wireEnum(snapshot.view)
     attributes = t.attributes.map(\.tripProto)
+    if let progress = snapshot.progress { add(progress, view: snapshot.view) }
+  }
+
+  /// The server's route and ETAs. Each remaining waypoint gets its path, distance, duration, ETA
+  /// and traffic; the SDK view also has the trip-level route fields, which
+  /// JOURNEY_SHARING_V1S leaves out as Fleet Engine does.
+  mutating func add(_ progress: TripRouteProgress, view: TripView) {
+    for (i, leg) in progress.legs.enumerated() where i < remainingWaypoints.count {
+      remainingWaypoints[i].distanceMeters = .init(Int32(clamping: Int(leg.distanceMeters.rounded())))
+      remainingWaypoints[i].duration = Swift.Duration.seconds(leg.duration).proto
+      remainingWaypoints[i].eta = leg.eta.proto
+      if progress.includesWaypointPaths {
+        remainingWaypoints[i].pathToWaypoint = leg.path.map(\.proto)
+        remainingWaypoints[i].encodedPathToWaypoint = Polyline.encode(leg.path)
+        remainingWaypoints[i].trafficToWaypoint = .init(leg)
+      }
+    }
+    guard view != .journeySharingV1S, let first = progress.legs.first else { return }
+    if progress.includesRoute {
+      route = first.path.map(\.proto)
+      currentRouteSegment = Polyline.encode(first.path)
+    }
+    currentRouteSegmentVersion = progress.routeVersion.proto
+    remainingWaypointsRouteVersion = progress.routeVersion.proto
+    if progress.includesTraffic { currentRouteSegmentTraffic = .init(first) }
+    currentRouteSegmentTrafficVersion = progress.trafficVersion.proto
+    if let end = remainingWaypoints.first { currentRouteSegmentEndPoint = end }
+    currentRouteSegmentEndPoint.pathToWaypoint = []
+    currentRouteSegmentEndPoint.encodedPathToWaypoint = ""
+    currentRouteSegmentEndPoint.clearTrafficToWaypoint()
+    remainingDistanceMeters = .init(Int32(clamping: Int(first.distanceMeters.rounded())))
+    etaToFirstWaypoint = first.eta.proto
+    remainingTimeToFirstWaypoint = Swift.Duration.seconds(max(0, first.eta.timeIntervalSince(progress.readAt))).proto
+    lastLocationSnappable = progress.isLocationSnappable
+  }
+}
+
+extension Maps_Fleetengine_V1_ConsumableTrafficPolyline {
+  /// A leg's traffic: speed intervals over its path's points, and the path itself.
+  init(_ leg: WaypointProgress) {
+    self.init()
+    speedReadingInterval = leg.traffic.map { interval in
+      var wire = Maps_Fleetengine_V1_SpeedReadingInterval()
+      wire.startPolylinePointIndex = Int32(interval.start)
+      wire.endPolylinePointIndex = Int32(interval.end)
+      wire.speed = Maps_Fleetengine_V1_SpeedReadingInterval.Speed(rawValue: interval.speed.rawValue) ?? .normal
+      return wire
+    }
+    encodedPathToWaypoint = Polyline.encode(leg.path)
   }
 }

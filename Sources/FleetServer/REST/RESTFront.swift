@@ -26,6 +26,7 @@ struct RESTFront: Sendable {
     let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
     do {
       let route = try RESTRoute(method: request.method, path: request.uri.path)
+      if case .watchTrip(let name) = route.target { return try await watch(name, request, requestID: requestID) }
       let body: ByteBuffer
       do {
         body = try await request.collectBody(upTo: maximumRequestBytes)
@@ -50,6 +51,48 @@ struct RESTFront: Sendable {
     } catch {
       return errorResponse(error, status: error.code.httpStatus, requestID: requestID)
     }
+  }
+
+  /// `GET /v1/providers/{p}/trips/{t}:watch`: fleetkit.v1.TripUpdates/WatchTrip as server-sent
+  /// events, one `trip` event (the Trip as proto3 JSON) per change, an `error` event (Google's
+  /// error body) if the stream fails. Browsers' EventSource cannot send headers, so the token
+  /// may also come as `access_token` in the query (RFC 6750).
+  func watch(_ name: String, _ request: Request, requestID: String) async throws(FleetError) -> Response {
+    let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
+    let call = RESTCall(route: RESTRoute(target: .watchTrip(name)), body: Data(), query: query.filter { $0.0 != "access_token" })
+    let updates = try await gate.run(
+      .watchTrip, transport: "rest", authorization: request.headers[.authorization] ?? token, requestID: requestID,
+      timeout: nil
+    ) { [rpcs] caller throws(FleetError) in
+      var r: Fleetkit_V1_WatchTripRequest = try call.fromQuery()
+      r.name = name
+      return try rpcs.watchTrip(r, caller)
+    }
+    var headers = HTTPFields()
+    headers[.contentType] = "text/event-stream"
+    headers[.cacheControl] = "no-cache"
+    headers[.init("x-request-id")!] = requestID
+    return Response(
+      status: .ok, headers: headers,
+      body: ResponseBody { writer in
+        do {
+          for try await snapshot in updates {
+            let json = try Maps_Fleetengine_V1_Trip(snapshot).jsonUTF8Data(options: RESTCall.encoding)
+            var event = ByteBuffer(string: "event: trip\ndata: ")
+            event.writeBytes(json)
+            event.writeString("\n\n")
+            try await writer.write(event)
+          }
+        } catch let error as FleetError {
+          let body: [String: Any] = [
+            "error": ["code": error.code.httpStatus.code, "message": error.message, "status": error.code.rawValue]
+          ]
+          let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+          try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+        }
+        try await writer.finish(nil)
+      })
   }
 
   /// `X-Server-Timeout` in seconds, bounded to a day so that no value can overflow.
@@ -80,9 +123,12 @@ struct RESTRoute: Sendable {
     case searchTrips(parent: String), reportBillableTrip(String)
     case createVehicle(parent: String), getVehicle(String), updateVehicle(String), deleteVehicle(String)
     case updateVehicleAttributes(String), listVehicles(parent: String), searchVehicles(parent: String)
+    case watchTrip(String)
   }
 
   let target: Target
+
+  init(target: Target) { self.target = target }
 
   init(method: HTTPRequest.Method, path: String) throws(FleetError) {
     let decoded = path.removingPercentEncoding ?? path
@@ -103,6 +149,7 @@ struct RESTRoute: Sendable {
     case (.post, 3, "trips", ""): target = .createTrip(parent: parent)
     case (.post, 3, "trips", "search"): target = .searchTrips(parent: parent)
     case (.get, 4, "trips", ""): target = .getTrip(name)
+    case (.get, 4, "trips", "watch"): target = .watchTrip(name)
     case (.put, 4, "trips", ""): target = .updateTrip(name)
     case (.delete, 4, "trips", ""): target = .deleteTrip(name)
     case (.post, 4, "billableTrips", "report"): target = .reportBillableTrip(name)
@@ -132,6 +179,7 @@ struct RESTRoute: Sendable {
     case .updateVehicleAttributes: .updateVehicleAttributes
     case .listVehicles: .listVehicles
     case .searchVehicles: .searchVehicles
+    case .watchTrip: .watchTrip
     }
   }
 }
@@ -210,6 +258,8 @@ struct RESTCall: Sendable {
       var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
       r.parent = parent
       return try encode(try rpcs.searchVehicles(r, caller))
+    case .watchTrip:
+      throw FleetError(.internal, "WatchTrip is a stream; RESTFront.watch serves it")
     }
   }
 

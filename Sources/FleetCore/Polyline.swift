@@ -1,5 +1,3 @@
-import FleetCore
-
 /// Google's encoded polyline format (precision 5, or 6 as OSRM's `polyline6`).
 public enum Polyline {
   public static func encode(_ points: [LatLng], precision: Int = 5) -> String {

@@ -1,0 +1,28 @@
+import FleetCore
+import FleetProto
+import GRPCCore
+
+/// fleetkit.v1.TripUpdates over gRPC: the trip pushed on every change.
+struct TripUpdatesHandler: Fleetkit_V1_TripUpdates.ServiceProtocol {
+  let front: GRPCFront
+
+  func watchTrip(request: ServerRequest<Fleetkit_V1_WatchTripRequest>, context: ServerContext) async throws
+    -> StreamingServerResponse<Maps_Fleetengine_V1_Trip>
+  {
+    // Authentication, quota and authorization happen once, when the stream opens.
+    let opened = try await front.respond(.watchTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try rpcs.watchTrip(r, c)
+    }
+    return StreamingServerResponse(
+      accepted: opened.accepted.map { contents in
+        StreamingServerResponse.Contents(metadata: contents.metadata) { writer in
+          do {
+            for try await snapshot in contents.message { try await writer.write(Maps_Fleetengine_V1_Trip(snapshot)) }
+          } catch let error as FleetError {
+            throw error.rpcError
+          }
+          return [:]
+        }
+      })
+  }
+}
