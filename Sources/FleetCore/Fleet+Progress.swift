@@ -83,6 +83,9 @@ extension Fleet {
 
   // MARK: - Watching a trip
 
+  /// WatchTrip streams open now.
+  public var openTripStreams: Int { watchers.count }
+
   /// The trip now and after every change, with GetTrip's views and authorization. A slow reader
   /// holds only the newest state; the stream ends after the trip completes or is canceled, and
   /// fails when the trip is deleted or the caller may no longer see it.

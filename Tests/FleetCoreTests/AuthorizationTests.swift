@@ -3,9 +3,12 @@ import Testing
 
 @Suite("Authorization matrix")
 struct AuthorizationTests {
-  static let reads: Set<FleetOperation> = [.getTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles]
+  // WatchTrip (FleetKit's push stream) is allowed wherever GetTrip is.
+  static let reads: Set<FleetOperation> = [
+    .getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles,
+  ]
   static let driverOps: Set<FleetOperation> = [
-    .getTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
+    .getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
   ]
 
   @Test(arguments: Role.allCases, FleetOperation.allCases)
@@ -15,7 +18,7 @@ struct AuthorizationTests {
       case .admin, .server: true
       case .viewer: Self.reads.contains(operation)
       case .driver: Self.driverOps.contains(operation)
-      case .consumer: operation == .getTrip
+      case .consumer: operation == .getTrip || operation == .watchTrip
       }
     #expect(operation.isAllowed(for: role) == expected)
   }
