@@ -40,6 +40,16 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
+      name: "progress-bench",
+      dependencies: [
+        .product(name: "FleetProgress", package: "FleetKit"),
+        .product(name: "FleetRouting", package: "FleetKit"),
+        .product(name: "FleetCore", package: "FleetKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
       name: "grpc-floor",
       dependencies: [
         .product(name: "FleetProto", package: "FleetKit"),

@@ -90,7 +90,7 @@ extension Fleet {
   /// holds only the newest state; the stream ends after the trip completes or is canceled, and
   /// fails when the trip is deleted or the caller may no longer see it.
   public func watchTrip(caller: Caller, name: ResourceName, view: TripView = .unspecified) throws(FleetError)
-    -> AsyncThrowingStream<TripSnapshot, any Error>
+    -> TripWatch
   {
     try caller.mayCall(.watchTrip)
     try caller.checkProvider(name.provider)
@@ -102,6 +102,10 @@ extension Fleet {
     // Registered before the first read, so that no change between the two is missed.
     watchers.add(watcher, for: name)
     continuation.onTermination = { [watchers] _ in watchers.remove(watcher, for: name) }
+    let watch = TripWatch(updates: stream) { [watchers] in
+      watchers.remove(watcher, for: name)
+      continuation.finish()
+    }
     do {
       let (snapshot, sequence) = try read { s throws(FleetError) in
         try (Self.watchedSnapshot(name, for: watcher, in: s), s.sequence)
@@ -112,7 +116,7 @@ extension Fleet {
       continuation.finish()
       throw error
     }
-    return stream
+    return watch
   }
 
   /// What one watcher is sent for a trip, checked against its rights now.
@@ -158,6 +162,21 @@ extension Fleet {
   }
 }
 
+/// An open WatchTrip stream: the trip's states, newest first when the reader falls behind, and
+/// `stop()` for the transport to call when its client hangs up or the server shuts down.
+public struct TripWatch: Sendable {
+  public let updates: AsyncThrowingStream<TripSnapshot, any Error>
+  let stopping: @Sendable () -> Void
+
+  init(updates: AsyncThrowingStream<TripSnapshot, any Error>, stop: @escaping @Sendable () -> Void) {
+    self.updates = updates
+    self.stopping = stop
+  }
+
+  /// Ends the stream and forgets the watcher; idempotent.
+  public func stop() { stopping() }
+}
+
 /// One open WatchTrip stream.
 final class TripWatcher: Sendable {
   let caller: Caller
@@ -198,7 +217,7 @@ final class TripWatchers: Sendable {
 
   func remove(_ watcher: TripWatcher, for trip: ResourceName) {
     byTrip.withLock { all in
-      all[trip]?[ObjectIdentifier(watcher)] = nil
+      all[trip]?.removeValue(forKey: ObjectIdentifier(watcher))
       if all[trip]?.isEmpty == true { all[trip] = nil }
     }
   }

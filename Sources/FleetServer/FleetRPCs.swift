@@ -37,9 +37,7 @@ struct FleetRPCs: Sendable {
   }
 
   /// fleetkit.v1.TripUpdates/WatchTrip: the trip now and after every change.
-  func watchTrip(_ r: Fleetkit_V1_WatchTripRequest, _ caller: Caller) throws(FleetError)
-    -> AsyncThrowingStream<TripSnapshot, any Error>
-  {
+  func watchTrip(_ r: Fleetkit_V1_WatchTripRequest, _ caller: Caller) throws(FleetError) -> TripWatch {
     let name = try ResourceName(parsing: r.name, kind: .trips)
     let view: TripView = try domainEnum(r.view, "view")
     return try fleet.watchTrip(caller: caller, name: name, view: view)

@@ -59,7 +59,7 @@ struct TripProgressTests {
     let stream = try fleet.watchTrip(caller: rider, name: tripName("ride"))
     let received = Task {
       var seen: [TripSnapshot] = []
-      for try await snapshot in stream { seen.append(snapshot) }
+      for try await snapshot in stream.updates { seen.append(snapshot) }
       return seen
     }
 
@@ -235,7 +235,7 @@ struct TripProgressTests {
     var update = Trip(provider: provider, id: "mine")
     update.vehicleID = ""
     _ = try await fleet.updateTrip(caller: admin, name: tripName("mine"), trip: update, mask: ["vehicle_id"])
-    var iterator = stream.makeAsyncIterator()
+    var iterator = stream.updates.makeAsyncIterator()
     #expect(try await iterator.next()?.trip.vehicleID == "car")
     await #expect(throws: FleetError.self) { _ = try await iterator.next() }
   }

@@ -39,7 +39,7 @@ struct TripUpdatesTests {
 
   /// Waits until fleetd has `count` open trip streams.
   func waitForWatchers(_ server: TestServer, _ count: Int) async throws {
-    for _ in 0..<200 where server.daemon.fleet.openTripStreams < count { try await Task.sleep(for: .milliseconds(10)) }
+    for _ in 0..<200 where server.daemon.fleet.openTripStreams != count { try await Task.sleep(for: .milliseconds(10)) }
     #expect(server.daemon.fleet.openTripStreams == count)
   }
 
@@ -176,6 +176,35 @@ struct TripUpdatesTests {
       let (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/ride:watch", token: someoneElse)
       #expect(status == 403)
       #expect((json["error"] as? [String: Any])?["status"] as? String == "PERMISSION_DENIED")
+    }
+  }
+
+  @Test func aWatcherThatHangsUpIsForgotten() async throws {
+    try await TestServer.run(graph: OSRMAPITests.graph) { server in
+      let token = try server.admin.token()
+      try await book(server, token: token)
+      try await withGRPCClient(
+        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+      ) { client in
+        let updates = Fleetkit_V1_TripUpdates.Client(wrapping: client)
+        let request = Fleetkit_V1_WatchTripRequest.with { $0.name = "providers/acme/trips/ride" }
+        let watching = Task {
+          try await updates.watchTrip(request, metadata: auth(token)) { response in
+            for try await _ in response.messages {}
+          }
+        }
+        try await waitForWatchers(server, 1)
+        // The rider closes the app: no trip change follows, yet fleetd lets go of the stream.
+        watching.cancel()
+        try await waitForWatchers(server, 0)
+      }
+      // A stream open while fleetd shuts down does not hold the shutdown up (TestServer.run
+      // shuts down after this block, with this one still open).
+      let rider = try await server.signer(role: .consumer).token(tripID: "ride")
+      var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch")!)
+      request.setValue("Bearer \(rider)", forHTTPHeaderField: "Authorization")
+      Task { _ = try? await URLSession.shared.data(for: request) }
+      try await waitForWatchers(server, 1)
     }
   }
 

@@ -25,6 +25,12 @@ struct FleetLoad: AsyncParsableCommand {
   var rpc = "update"
   @Option(help: "raw (lean HTTP/2 frames on SwiftNIO; the default, so the cores go to fleetd) or grpc (grpc-swift's client).")
   var client = "raw"
+  @Option(
+    help: "Route queries (monaco.requests): each vehicle gets a trip over real roads and drives its route to the pickup (fleetd needs --graph).")
+  var requests: String?
+  @Option(help: "Watch mode: this many WatchTrip streams over the vehicles' trips; measures update-to-watcher latency.")
+  var watchers = 0
+  @Option(help: "Watch mode: location updates per second, spread over the vehicles.") var rate = 200.0
 
   func run() async throws {
     let account = try ServiceAccountKey.load(path: key)
@@ -39,8 +45,22 @@ struct FleetLoad: AsyncParsableCommand {
       for client in clients { group.addTask { try await client.runConnections() } }
       defer { for client in clients { client.beginGracefulShutdown() } }
 
+      var trips: MonacoTrips?
+      if let requests {
+        trips = try await MonacoTrips.setUp(
+          count: vehicles, requests: requests, provider: provider, prefix: "load", clients: clients, metadata: metadata)
+      }
+      if watchers > 0, let trips {
+        let watch = WatchLoad(
+          host: host, port: port, metadata: metadata, provider: provider, trips: trips, watchers: watchers, rate: rate,
+          warmup: warmup, duration: duration)
+        try await watch.run(updating: clients)
+        for client in clients { client.beginGracefulShutdown() }
+        try await group.waitForAll()
+        return
+      }
       // One vehicle per simulated driver; existing ones are reused.
-      for i in 0..<vehicles {
+      for i in 0..<vehicles where trips == nil {
         var create = Maps_Fleetengine_V1_CreateVehicleRequest()
         create.parent = "providers/\(provider)"
         create.vehicleID = "load-\(i)"
@@ -59,7 +79,7 @@ struct FleetLoad: AsyncParsableCommand {
         let end = measureFrom + .milliseconds(Int64(duration * 1000))
         let raw = RawGRPCLoad(
           host: host, port: port, authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
-          provider: provider, vehicles: vehicles, connections: connections, rpc: rpc)
+          provider: provider, vehicles: vehicles, connections: connections, rpc: rpc, trips: trips)
         report(try await raw.run(measureFrom: measureFrom, end: end))
         for client in clients { client.beginGracefulShutdown() }
         try await group.waitForAll()
@@ -121,7 +141,8 @@ struct FleetLoad: AsyncParsableCommand {
       let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
       return String(format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
     }
-    print("rpc: \(rpc)  client: \(client)  vehicles: \(vehicles)  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
+    print(
+      "rpc: \(rpc)  client: \(client)  vehicles: \(vehicles)\(requests == nil ? "" : " on trips over Monaco roads")  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
     print("acknowledged updates: \(sorted.count)  errors: \(results.errors)")
     print(String(format: "throughput: %.0f acknowledged updates/s", Double(sorted.count) / duration))
     print("latency: p50 \(percentile(0.50))  p90 \(percentile(0.90))  p99 \(percentile(0.99))  max \(percentile(1.0))")

@@ -18,6 +18,8 @@ struct RawGRPCLoad {
   let vehicles: Int
   let connections: Int
   let rpc: String
+  /// When set, each vehicle drives its Monaco route instead of wandering a grid.
+  let trips: MonacoTrips?
 
   func run(measureFrom: NIODeadline, end: NIODeadline) async throws -> VehicleResult {
     let group = MultiThreadedEventLoopGroup.singleton
@@ -63,8 +65,14 @@ struct RawGRPCLoad {
       var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
       request.name = name
       request.updateMask.paths = ["last_location"]
-      request.vehicle.lastLocation.location.latitude = 43.73 + Double(vehicle % 100 * 100 + step % 100) / 1_000_000
-      request.vehicle.lastLocation.location.longitude = 7.42 + Double(vehicle / 100) / 10_000
+      if let trips {
+        let position = trips.position(vehicle: vehicle, step: step)
+        request.vehicle.lastLocation.location.latitude = position.latitude
+        request.vehicle.lastLocation.location.longitude = position.longitude
+      } else {
+        request.vehicle.lastLocation.location.latitude = 43.73 + Double(vehicle % 100 * 100 + step % 100) / 1_000_000
+        request.vehicle.lastLocation.location.longitude = 7.42 + Double(vehicle / 100) / 10_000
+      }
       request.vehicle.lastLocation.updateTime = Google_Protobuf_Timestamp(date: Date())
       bytes = try request.serializedBytes()
     }

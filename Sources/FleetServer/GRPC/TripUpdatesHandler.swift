@@ -16,8 +16,15 @@ struct TripUpdatesHandler: Fleetkit_V1_TripUpdates.ServiceProtocol {
     return StreamingServerResponse(
       accepted: opened.accepted.map { contents in
         StreamingServerResponse.Contents(metadata: contents.metadata) { writer in
+          let watch = contents.message
+          defer { watch.stop() }
           do {
-            for try await snapshot in contents.message { try await writer.write(Maps_Fleetengine_V1_Trip(snapshot)) }
+            // The client hanging up, or the server shutting down, ends the stream.
+            try await withRPCCancellationHandler {
+              for try await snapshot in watch.updates { try await writer.write(Maps_Fleetengine_V1_Trip(snapshot)) }
+            } onCancelRPC: {
+              watch.stop()
+            }
           } catch let error as FleetError {
             throw error.rpcError
           }

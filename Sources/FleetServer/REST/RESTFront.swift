@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import SwiftProtobuf
 
 /// Fleet Engine's REST v1 mapping (google.api.http rules of trip_api.proto and vehicle_api.proto),
@@ -61,7 +62,7 @@ struct RESTFront: Sendable {
     let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
     let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
     let call = RESTCall(route: RESTRoute(target: .watchTrip(name)), body: Data(), query: query.filter { $0.0 != "access_token" })
-    let updates = try await gate.run(
+    let watch = try await gate.run(
       .watchTrip, transport: "rest", authorization: request.headers[.authorization] ?? token, requestID: requestID,
       timeout: nil
     ) { [rpcs] caller throws(FleetError) in
@@ -76,13 +77,23 @@ struct RESTFront: Sendable {
     return Response(
       status: .ok, headers: headers,
       body: ResponseBody { writer in
+        defer { watch.stop() }
         do {
-          for try await snapshot in updates {
-            let json = try Maps_Fleetengine_V1_Trip(snapshot).jsonUTF8Data(options: RESTCall.encoding)
-            var event = ByteBuffer(string: "event: trip\ndata: ")
-            event.writeBytes(json)
-            event.writeString("\n\n")
-            try await writer.write(event)
+          // Graceful shutdown (SIGTERM) and the client going away end the stream.
+          try await withGracefulShutdownHandler {
+            try await withTaskCancellationHandler {
+              for try await snapshot in watch.updates {
+                let json = try Maps_Fleetengine_V1_Trip(snapshot).jsonUTF8Data(options: RESTCall.encoding)
+                var event = ByteBuffer(string: "event: trip\ndata: ")
+                event.writeBytes(json)
+                event.writeString("\n\n")
+                try await writer.write(event)
+              }
+            } onCancel: {
+              watch.stop()
+            }
+          } onGracefulShutdown: {
+            watch.stop()
           }
         } catch let error as FleetError {
           let body: [String: Any] = [
