@@ -28,11 +28,15 @@ struct PlannedRoute: Sendable {
   var waypoints: [TripWaypoint]
   var legs: [Leg]
   var plannedAt: Date
+  /// The position it was planned from: when that is off the road, the route starts at the
+  /// nearest road instead, and the same position must not count as leaving the route.
+  var origin: LatLng
   /// Metres driven along the first leg; only grows.
   var offset: Double = 0
 
-  init(route: Route, waypoints: [TripWaypoint], at time: Date) {
+  init(route: Route, from origin: LatLng, waypoints: [TripWaypoint], at time: Date) {
     self.waypoints = waypoints
+    self.origin = origin
     plannedAt = time
     legs = zip(waypoints, route.legs).map { waypoint, leg in
       var along = [0.0]

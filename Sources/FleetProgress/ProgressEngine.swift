@@ -152,6 +152,9 @@ public final class ProgressEngine: TripProgressEngine {
           plan.offset = projection.offset
         }
         nav.plan = plan
+      } else if fix.point == plan.origin {
+        // Still where it was planned from, off the road: not a departure from the route.
+        snappable = false
       } else {
         status = .offRoute
         nav.plan = nil
@@ -167,7 +170,7 @@ public final class ProgressEngine: TripProgressEngine {
           trafficVersion: nav.trafficVersion ?? now)
       }
       snappable = (route.waypoints.first?.distance ?? .infinity) <= tolerance
-      nav.plan = PlannedRoute(route: route, waypoints: waypoints, at: now)
+      nav.plan = PlannedRoute(route: route, from: fix.point, waypoints: waypoints, at: now)
     }
     nav.lastFix = fix
     let plan = nav.plan!

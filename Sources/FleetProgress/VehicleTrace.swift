@@ -50,7 +50,8 @@ public struct VehicleTrace: Sendable, Hashable {
   }
 
   /// Each fix against the last plausible one before it: a single wild fix does not make the
-  /// good ones after it look impossible.
+  /// good ones after it look impossible. Two fixes in a row that agree with each other but not
+  /// with the anchor outvote it: then the anchor was the wild one (or the vehicle was moved).
   mutating func judge() {
     var anchor: Fix?
     for i in fixes.indices {
@@ -59,11 +60,17 @@ public struct VehicleTrace: Sendable, Hashable {
         anchor = fixes[i]
         continue
       }
-      let distance = previous.point.distance(to: fixes[i].point)
-      let seconds = fixes[i].time.timeIntervalSince(previous.time)
-      fixes[i].isPlausible = distance <= Self.positionTolerance + maximumSpeed * seconds
+      fixes[i].isPlausible = reachable(from: previous, fixes[i])
+      if !fixes[i].isPlausible, i > 0, !fixes[i - 1].isPlausible, reachable(from: fixes[i - 1], fixes[i]) {
+        fixes[i - 1].isPlausible = true
+        fixes[i].isPlausible = true
+      }
       if fixes[i].isPlausible { anchor = fixes[i] }
     }
+  }
+
+  func reachable(from a: Fix, _ b: Fix) -> Bool {
+    a.point.distance(to: b.point) <= Self.positionTolerance + maximumSpeed * b.time.timeIntervalSince(a.time)
   }
 
 }

@@ -50,4 +50,15 @@ struct VehicleTraceTests {
     #expect(trace.fixes.count == 3)
     #expect(trace.fixes.first?.time == Self.start.addingTimeInterval(100))
   }
+
+  @Test func twoFixesThatAgreeOutvoteAWildAnchor() {
+    var trace = VehicleTrace()
+    // The first fix was the wild one: the next two agree with each other, 500 m away.
+    trace.ingest([Self.at(0, 0), Self.at(500, 1), Self.at(510, 2)])
+    #expect(trace.fixes.map(\.isPlausible) == [true, true, true])
+    #expect(trace.latestPlausible?.time == Self.start.addingTimeInterval(2))
+    // A lone outlier still does not.
+    trace.ingest([Self.at(3_000, 3), Self.at(520, 4)])
+    #expect(trace.fixes.map(\.isPlausible) == [true, true, true, false, true])
+  }
 }
