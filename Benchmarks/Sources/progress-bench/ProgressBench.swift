@@ -32,7 +32,7 @@ struct ProgressBench: ParsableCommand {
       leg.geometry[span.firstPoint].distance(to: centrePoint) < radius
     }
     // Routes through the congested area, each driven once.
-    var drives: [(route: Route, drive: Drive)] = []
+    var drives: [(route: Route, drive: SimulatedDrive)] = []
     for line in try String(contentsOfFile: requests, encoding: .utf8).split(separator: "\n") {
       guard drives.count < teachers + measured, let coordinates = line.split(separator: "/").last?.split(separator: "?").first
       else { continue }
@@ -41,7 +41,7 @@ struct ProgressBench: ParsableCommand {
         return LatLng(latitude: v[1], longitude: v[0])
       }
       guard let route = try? routing.route(points), route.duration > 60 else { continue }
-      let drive = Drive(route: route) { span, leg in slowed(span, leg) ? congestion : 1 }
+      let drive = SimulatedDrive(route: route) { span, leg in slowed(span, leg) ? congestion : 1 }
       guard drive.duration > route.duration * 1.2 else { continue }
       drives.append((route, drive))
     }
@@ -102,43 +102,5 @@ struct ProgressBench: ParsableCommand {
     print("  learned traffic: \(summary(firstErrors.map(\.learned)))")
     print("  free flow:       \(summary(firstErrors.map(\.freeFlow)))")
     print("roads with a learned speed: \(learned.traffic.learnedRoads)")
-  }
-}
-
-/// A car driving a route, each road at a share of its free-flow speed.
-struct Drive {
-  var points: [LatLng] = []
-  var seconds: [Double] = []
-
-  init(route: Route, speedShare: (RouteSpan, RouteLeg) -> Double) {
-    for leg in route.legs {
-      for span in leg.spans {
-        let share = speedShare(span, leg)
-        let piece = Array(leg.geometry[span.firstPoint...span.lastPoint])
-        let length = zip(piece, piece.dropFirst()).reduce(0) { $0 + $1.0.distance(to: $1.1) }
-        for point in piece {
-          guard let last = points.last else {
-            points.append(point)
-            seconds.append(0)
-            continue
-          }
-          if last == point { continue }
-          let step = point.distance(to: last)
-          points.append(point)
-          seconds.append(seconds.last! + (length > 0 ? span.duration / share * step / length : 0))
-        }
-      }
-    }
-  }
-
-  var duration: Double { seconds.last ?? 0 }
-
-  func position(after t: Double) -> LatLng {
-    guard let k = seconds.lastIndex(where: { $0 <= t }), k + 1 < points.count else { return points.last! }
-    let span = seconds[k + 1] - seconds[k]
-    let f = span > 0 ? (t - seconds[k]) / span : 0
-    let a = points[k]
-    let b = points[k + 1]
-    return LatLng(latitude: a.latitude + f * (b.latitude - a.latitude), longitude: a.longitude + f * (b.longitude - a.longitude))
   }
 }
