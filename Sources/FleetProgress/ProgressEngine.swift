@@ -137,9 +137,9 @@ public final class ProgressEngine: TripProgressEngine {
     guard !waypoints.isEmpty else {
       nav.plan = nil
       nav.lastFix = fix
-      let onRoad = (try? routing.nearest(fix.point, radius: tolerance))?.isEmpty == false
+      // `locate` already snapped the position: no second search for an idle vehicle.
       return VehicleRouteProgress(
-        legs: [], navigationStatus: .noGuidance, isLocationSnappable: onRoad, computedAt: now, routeVersion: now,
+        legs: [], navigationStatus: .noGuidance, isLocationSnappable: vehicle.lastLocation?.isRoadSnapped == true, computedAt: now, routeVersion: now,
         trafficVersion: nav.trafficVersion ?? now)
     }
 
