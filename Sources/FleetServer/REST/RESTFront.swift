@@ -96,11 +96,10 @@ struct RESTFront: Sendable {
             watch.stop()
           }
         } catch let error as FleetError {
-          let body: [String: Any] = [
-            "error": ["code": error.code.httpStatus.code, "message": error.message, "status": error.code.rawValue]
-          ]
-          let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-          try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+          var event = ByteBuffer(string: "event: error\ndata: ")
+          event.writeBytes(Self.errorBody(error, status: error.code.httpStatus))
+          event.writeString("\n\n")
+          try await writer.write(event)
         }
         try await writer.finish(nil)
       })
@@ -113,9 +112,14 @@ struct RESTFront: Sendable {
   }
 
   /// Google's error body: {"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}.
-  func errorResponse(_ error: FleetError, status: HTTPResponse.Status, requestID: String) -> Response {
+  static func errorBody(_ error: FleetError, status: HTTPResponse.Status) -> Data {
     let body: [String: Any] = ["error": ["code": status.code, "message": error.message, "status": error.code.rawValue]]
-    let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+    return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+  }
+
+  /// Google's error body for a failed request, with its headers.
+  func errorResponse(_ error: FleetError, status: HTTPResponse.Status, requestID: String) -> Response {
+    let data = Self.errorBody(error, status: status)
     var headers = HTTPFields()
     headers[.contentType] = "application/json; charset=utf-8"
     headers[.init("x-request-id")!] = requestID
