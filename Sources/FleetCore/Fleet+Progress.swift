@@ -51,7 +51,7 @@ extension Fleet {
     var shown = vehicle
     shown.navigationStatus = progress.navigationStatus
     if let first = progress.legs.first {
-      shown.currentRouteSegment = Polyline.encode(first.path)
+      shown.currentRouteSegment = first.encodedPath
       shown.currentRouteSegmentVersion = progress.routeVersion
       shown.currentRouteSegmentEndPoint = first.waypoint
       shown.remainingDistanceMeters = Int32(clamping: Int(first.distanceMeters.rounded()))

@@ -2,27 +2,30 @@
 public enum Polyline {
   public static func encode(_ points: [LatLng], precision: Int = 5) -> String {
     let factor = precision == 6 ? 1e6 : 1e5
-    var output = ""
+    // Bytes first, one String at the end: appending scalars to a String costs more than the
+    // arithmetic, and every vehicle update encodes its route segment.
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(points.count * 8)
     var previousLatitude = 0
     var previousLongitude = 0
     for point in points {
       let latitude = Int((point.latitude * factor).rounded())
       let longitude = Int((point.longitude * factor).rounded())
-      append(latitude - previousLatitude, to: &output)
-      append(longitude - previousLongitude, to: &output)
+      append(latitude - previousLatitude, to: &bytes)
+      append(longitude - previousLongitude, to: &bytes)
       previousLatitude = latitude
       previousLongitude = longitude
     }
-    return output
+    return String(decoding: bytes, as: UTF8.self)
   }
 
-  static func append(_ delta: Int, to output: inout String) {
+  static func append(_ delta: Int, to output: inout [UInt8]) {
     var value = delta < 0 ? ~(delta << 1) : delta << 1
     while value >= 0x20 {
-      output.unicodeScalars.append(Unicode.Scalar(UInt8((0x20 | (value & 0x1F)) + 63)))
+      output.append(UInt8((0x20 | (value & 0x1F)) + 63))
       value >>= 5
     }
-    output.unicodeScalars.append(Unicode.Scalar(UInt8(value + 63)))
+    output.append(UInt8(value + 63))
   }
 
   /// The points of an encoded polyline; nil when the text is not one.

@@ -26,6 +26,8 @@ public struct SpeedInterval: Sendable, Hashable {
 public struct WaypointProgress: Sendable, Hashable {
   public var waypoint: TripWaypoint
   public var path: [LatLng]
+  /// `path` in Google's encoded polyline format, encoded once where the path is computed.
+  public var encodedPath: String
   public var traffic: [SpeedInterval]
   public var distanceMeters: Double
   public var duration: TimeInterval
@@ -33,11 +35,12 @@ public struct WaypointProgress: Sendable, Hashable {
   public var eta: Date
 
   public init(
-    waypoint: TripWaypoint, path: [LatLng], traffic: [SpeedInterval], distanceMeters: Double, duration: TimeInterval,
-    eta: Date
+    waypoint: TripWaypoint, path: [LatLng], encodedPath: String? = nil, traffic: [SpeedInterval], distanceMeters: Double,
+    duration: TimeInterval, eta: Date
   ) {
     self.waypoint = waypoint
     self.path = path
+    self.encodedPath = encodedPath ?? Polyline.encode(path)
     self.traffic = traffic
     self.distanceMeters = distanceMeters
     self.duration = duration

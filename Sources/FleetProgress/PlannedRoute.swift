@@ -9,6 +9,8 @@ struct PlannedRoute: Sendable {
   struct Leg: Sendable {
     var waypoint: TripWaypoint
     var points: [LatLng]
+    /// `points` as an encoded polyline: the legs after the first are sent unchanged many times.
+    var encodedPoints: String
     /// Metres from the leg's start at each point.
     var along: [Double]
     var spans: [RouteSpan]
@@ -47,7 +49,8 @@ struct PlannedRoute: Sendable {
         starts.append(metres)
         metres += span.distance
       }
-      return Leg(waypoint: waypoint, points: leg.geometry, along: along, spans: leg.spans, spanStarts: starts)
+      return Leg(
+        waypoint: waypoint, points: leg.geometry, encodedPoints: Polyline.encode(leg.geometry), along: along, spans: leg.spans, spanStarts: starts)
     }
   }
 

@@ -208,20 +208,24 @@ public final class ProgressEngine: TripProgressEngine {
     var elapsed: TimeInterval = 0
     for (i, leg) in plan.legs.enumerated() {
       let points: [LatLng]
+      let encoded: String
       let spans: [(span: RouteSpan, metres: Double, firstPoint: Int, lastPoint: Int)]
       if i == 0 {
         (points, spans) = plan.remainderOfFirstLeg()
+        encoded = Polyline.encode(points)
       } else {
         points = leg.points
+        encoded = leg.encodedPoints
         spans = leg.spans.map { ($0, $0.distance, $0.firstPoint, $0.lastPoint) }
       }
       var seconds = 0.0
       var intervals: [SpeedInterval] = []
-      for (span, metres, first, last) in spans {
-        seconds +=
-          configuration.learnsTraffic
-          ? traffic.duration(of: span, metres: metres, at: now) : span.duration * (span.distance > 0 ? metres / span.distance : 0)
-        let speed = configuration.learnsTraffic ? traffic.speed(of: span, at: now) : .normal
+      let estimates =
+        configuration.learnsTraffic
+        ? traffic.estimate(spans.map { ($0.span, $0.metres) }, at: now)
+        : spans.map { ($0.span.distance > 0 ? $0.span.duration * $0.metres / $0.span.distance : 0, TrafficSpeed.normal) }
+      for ((_, _, first, last), (spanSeconds, speed)) in zip(spans, estimates) {
+        seconds += spanSeconds
         if let previous = intervals.last, previous.speed == speed, previous.end >= first {
           intervals[intervals.count - 1].end = max(previous.end, last)
         } else if last > first {
@@ -232,7 +236,7 @@ public final class ProgressEngine: TripProgressEngine {
       let distance = i == 0 ? max(0, leg.distance - plan.offset) : leg.distance
       result.append(
         WaypointProgress(
-          waypoint: leg.waypoint, path: points, traffic: intervals, distanceMeters: distance, duration: seconds,
+          waypoint: leg.waypoint, path: points, encodedPath: encoded, traffic: intervals, distanceMeters: distance, duration: seconds,
           eta: now.addingTimeInterval(elapsed)))
     }
     return result

@@ -52,20 +52,32 @@ public final class TrafficModel: Sendable {
   /// How much of an observation `age` seconds old still counts.
   func weight(age: TimeInterval) -> Double { age <= 0 ? 1 : pow(0.5, age / halfLife) }
 
-  /// The seconds to drive `metres` of a span now: learned speed, decayed toward free flow.
+  /// The seconds to drive `metres` of each span now (learned speed, decayed toward free flow),
+  /// and each span's traffic class. One lock for a whole leg: this runs on every update.
+  public func estimate(_ stretch: [(span: RouteSpan, metres: Double)], at now: Date) -> [(seconds: Double, speed: TrafficSpeed)] {
+    speeds.withLock { speeds in
+      stretch.map { span, metres in
+        guard span.distance > 0, span.duration > 0 else { return (0, .normal) }
+        let freeFlow = span.distance / span.duration
+        guard let learned = speeds[Self.key(span)], learned.speed > 0 else { return (span.duration * metres / span.distance, .normal) }
+        // The learned speed, decayed toward free flow by its age.
+        let weight = weight(age: now.timeIntervalSince(learned.time))
+        let secondsPerMetre = weight / max(learned.speed, 0.5) + (1 - weight) / freeFlow
+        let ratio = 1 / (freeFlow * secondsPerMetre)
+        let speed: TrafficSpeed = ratio >= Self.slowBelow ? .normal : ratio >= Self.jamBelow ? .slow : .trafficJam
+        return (metres * secondsPerMetre, speed)
+      }
+    }
+  }
+
+  /// The seconds to drive `metres` of a span now.
   public func duration(of span: RouteSpan, metres: Double, at now: Date) -> Double {
-    guard span.distance > 0 else { return 0 }
-    let freeFlow = span.duration * metres / span.distance
-    guard let learned = speeds.withLock({ $0[Self.key(span)] }), learned.speed > 0 else { return freeFlow }
-    let weight = weight(age: now.timeIntervalSince(learned.time))
-    return weight * (metres / max(learned.speed, 0.5)) + (1 - weight) * freeFlow
+    estimate([(span, metres)], at: now)[0].seconds
   }
 
   /// The traffic class of a span now, from how much slower than free flow it is.
   public func speed(of span: RouteSpan, at now: Date) -> TrafficSpeed {
-    guard span.distance > 0, span.duration > 0 else { return .normal }
-    let ratio = span.duration / duration(of: span, metres: span.distance, at: now)
-    return ratio >= Self.slowBelow ? .normal : ratio >= Self.jamBelow ? .slow : .trafficJam
+    estimate([(span, span.distance)], at: now)[0].speed
   }
 
   /// Below this share of free-flow speed a road is SLOW, below the next a TRAFFIC_JAM.

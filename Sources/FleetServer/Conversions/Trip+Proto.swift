@@ -80,14 +80,14 @@ extension Maps_Fleetengine_V1_Trip {
       remainingWaypoints[i].eta = leg.eta.proto
       if progress.includesWaypointPaths {
         remainingWaypoints[i].pathToWaypoint = leg.path.map(\.proto)
-        remainingWaypoints[i].encodedPathToWaypoint = Polyline.encode(leg.path)
+        remainingWaypoints[i].encodedPathToWaypoint = leg.encodedPath
         remainingWaypoints[i].trafficToWaypoint = .init(leg)
       }
     }
     guard view != .journeySharingV1S, let first = progress.legs.first else { return }
     if progress.includesRoute {
       route = first.path.map(\.proto)
-      currentRouteSegment = Polyline.encode(first.path)
+      currentRouteSegment = first.encodedPath
     }
     currentRouteSegmentVersion = progress.routeVersion.proto
     remainingWaypointsRouteVersion = progress.routeVersion.proto
@@ -115,6 +115,6 @@ extension Maps_Fleetengine_V1_ConsumableTrafficPolyline {
       wire.speed = Maps_Fleetengine_V1_SpeedReadingInterval.Speed(rawValue: interval.speed.rawValue) ?? .normal
       return wire
     }
-    encodedPathToWaypoint = Polyline.encode(leg.path)
+    encodedPathToWaypoint = leg.encodedPath
   }
 }
