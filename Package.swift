@@ -18,12 +18,15 @@ let package = Package(
     .library(name: "FleetServer", targets: ["FleetServer"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),
     .library(name: "FleetProgress", targets: ["FleetProgress"]),
+    .library(name: "FleetPositioning", targets: ["FleetPositioning"]),
+    .library(name: "FleetDriver", targets: ["FleetDriver"]),
   ],
   dependencies: [
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
     .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
     .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
     .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -84,6 +87,29 @@ let package = Package(
     ),
     // Live trip progress: road snapping, routes and ETAs per vehicle, learned traffic.
     .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
+    // Location sources for the SDKs: fixes, GPX/NMEA replay, simulation, gpsd, road snapping,
+    // Core Location on Apple platforms.
+    .target(
+      name: "FleetPositioning",
+      dependencies: [
+        "FleetCore", "FleetRouting",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // The Driver SDK: token providers, the vehicle reporter, offline backlog.
+    .target(
+      name: "FleetDriver",
+      dependencies: [
+        "FleetCore", "FleetPositioning", "FleetProto",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     // gRPC services, REST routes, auth, quotas, metrics; the process builder.
     .target(
       name: "FleetServer",

@@ -33,6 +33,18 @@ public struct LatLng: Sendable, Hashable, Codable {
       + cos(latitude * radians) * cos(other.latitude * radians) * sin(dLon / 2) * sin(dLon / 2)
     return 2 * Self.earthRadius * atan2(h.squareRoot(), max(0, 1 - h).squareRoot())
   }
+
+  /// Initial great-circle bearing towards `other`, degrees clockwise from north in [0, 360).
+  public func bearing(to other: LatLng) -> Double {
+    let radians = Double.pi / 180
+    let phi1 = latitude * radians
+    let phi2 = other.latitude * radians
+    let dLon = (other.longitude - longitude) * radians
+    let y = sin(dLon) * cos(phi2)
+    let x = cos(phi1) * sin(phi2) - sin(phi1) * cos(phi2) * cos(dLon)
+    let degrees = atan2(y, x) / radians
+    return degrees < 0 ? degrees + 360 : degrees
+  }
 }
 
 /// A lat/lng rectangle; `low` is the south-west corner, `high` the north-east one. When

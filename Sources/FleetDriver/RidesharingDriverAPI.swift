@@ -1,0 +1,36 @@
+import FleetProto
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+
+/// The Driver SDK's entry point, as Fleet Engine's `GMTDRidesharingDriverAPI`: made from a
+/// `DriverContext`, it owns the vehicle reporter. `run()` connects to fleetd and keeps the
+/// reporter working until the task running it is cancelled.
+public final class RidesharingDriverAPI: Sendable {
+  public let driverContext: DriverContext
+  public let vehicleReporter: VehicleReporter
+
+  public init(driverContext: DriverContext, clock: any ReporterClock = SystemReporterClock()) {
+    self.driverContext = driverContext
+    vehicleReporter = VehicleReporter(context: driverContext, clock: clock)
+  }
+
+  /// Connects to fleetd and reports until cancelled.
+  public func run() async throws {
+    let endpoint = driverContext.endpoint
+    let timeout = driverContext.reporting.callTimeout
+    try await withGRPCClient(
+      transport: .http2NIOPosix(
+        target: .dns(host: endpoint.host, port: endpoint.port),
+        transportSecurity: endpoint.usesTLS ? .tls : .plaintext)
+    ) { client in
+      let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+      await vehicleReporter.run { request, token in
+        var options = CallOptions.defaults
+        options.timeout = timeout
+        return try await vehicles.updateVehicle(request, metadata: ["authorization": "Bearer \(token)"], options: options)
+      }
+      client.beginGracefulShutdown()
+    }
+  }
+}

@@ -1,0 +1,197 @@
+import FleetCore
+import FleetPositioning
+import FleetProto
+import Foundation
+import GRPCCore
+import Synchronization
+
+/// Keeps fleetd told where the vehicle is and whether it takes rides, as Fleet Engine's
+/// `GMTDVehicleReporter`: with tracking enabled it sends the newest position every
+/// `locationUpdateInterval`; it sends state changes at once; through an outage it keeps the
+/// positions fleetd missed and delivers them, in order, once fleetd answers again.
+///
+/// The reporter works while its `RidesharingDriverAPI` runs. Properties and methods may be
+/// used from any thread.
+public final class VehicleReporter: Sendable {
+  struct State {
+    var machine: ReporterMachine
+    var listeners: [WeakListener] = []
+    var lastVehicle: ReportedVehicle?
+  }
+
+  struct WeakListener {
+    weak var listener: (any VehicleReporterListener)?
+  }
+
+  /// Sends one request with a token; the real one is a gRPC call.
+  typealias Send = @Sendable (Maps_Fleetengine_V1_UpdateVehicleRequest, String) async throws -> Maps_Fleetengine_V1_Vehicle
+
+  public let context: DriverContext
+  let clock: any ReporterClock
+  let state: Mutex<State>
+  let wakeup = Wakeup()
+  let backlogStore: BacklogFile?
+
+  init(context: DriverContext, clock: any ReporterClock) {
+    self.context = context
+    self.clock = clock
+    backlogStore = context.reporting.backlogFile.map(BacklogFile.init)
+    let saved = backlogStore?.load() ?? []
+    state = Mutex(State(machine: ReporterMachine(configuration: context.reporting, backlog: saved)))
+  }
+
+  // MARK: - Public API
+
+  /// Whether positions are reported. Turning it off stops them and sends a final update that
+  /// sets the vehicle OFFLINE.
+  public var locationTrackingEnabled: Bool {
+    get { state.withLock { $0.machine.trackingEnabled } }
+    set {
+      let now = clock.now
+      if state.withLock({ $0.machine.setTracking(newValue, now: now) }) { wakeup.signal() }
+    }
+  }
+
+  /// Time between position updates; 10 s by default, kept within 5…60 s.
+  public var locationUpdateInterval: Duration {
+    get { state.withLock { $0.machine.interval } }
+    set {
+      let now = clock.now
+      state.withLock { $0.machine.setInterval(newValue, now: now) }
+      wakeup.signal()
+    }
+  }
+
+  /// Takes the vehicle online (ready for trips) or offline. Going online needs location
+  /// tracking: fleetd cannot match a vehicle whose position it does not know.
+  public func updateVehicleState(_ newState: VehicleState) throws(DriverError) {
+    guard newState == .online || newState == .offline else {
+      throw DriverError(.invalidArgument, "vehicle state must be online or offline")
+    }
+    try state.withLock { (s: inout State) throws(DriverError) in try s.machine.requestState(newState) }
+    wakeup.signal()
+  }
+
+  /// Hands the reporter a position (for apps with their own location source).
+  public func report(_ fix: LocationFix) {
+    if state.withLock({ $0.machine.record(fix) }) { wakeup.signal() }
+  }
+
+  public func addListener(_ listener: any VehicleReporterListener) {
+    state.withLock { s in
+      s.listeners.removeAll { $0.listener == nil || $0.listener === listener }
+      s.listeners.append(WeakListener(listener: listener))
+    }
+  }
+
+  public func removeListener(_ listener: any VehicleReporterListener) {
+    state.withLock { s in s.listeners.removeAll { $0.listener == nil || $0.listener === listener } }
+  }
+
+  /// The vehicle as fleetd last acknowledged it.
+  public var lastReportedVehicle: ReportedVehicle? { state.withLock { $0.lastVehicle } }
+
+  /// Positions waiting to be delivered after an outage.
+  public var backlogCount: Int { state.withLock { $0.machine.backlog.count } }
+
+  // MARK: - Work
+
+  /// Reports until cancelled: reads the location provider, if any, and sends updates.
+  func run(send: @escaping Send) async {
+    await withDiscardingTaskGroup { group in
+      if let provider = context.locationProvider {
+        group.addTask { [self] in
+          do {
+            for try await fix in provider.fixes() { report(fix) }
+          } catch {
+            // The source failed; positions can still come through report(_:).
+          }
+        }
+      }
+      group.addTask { [self] in await loop(send: send) }
+      await withTaskCancellationHandler {
+        // Wait here until cancelled: the children do the work.
+        await wakeupOnCancel.wait()
+      } onCancel: {
+        wakeupOnCancel.signal()
+      }
+      group.cancelAll()
+    }
+  }
+
+  let wakeupOnCancel = Wakeup()
+
+  func loop(send: @escaping Send) async {
+    while !Task.isCancelled {
+      let now = clock.now
+      switch state.withLock({ $0.machine.next(now: now) }) {
+      case .wait(let deadline):
+        await waitForChange(until: deadline)
+      case .send(let plan):
+        let update = await prepare(plan)
+        let outcome: ReporterMachine.Outcome
+        var vehicle: ReportedVehicle?
+        do {
+          let token = try await context.tokenProvider.token(for: AuthorizationContext(vehicleID: context.vehicleID))
+          vehicle = ReportedVehicle(try await send(Maps_Fleetengine_V1_UpdateVehicleRequest(update), token))
+          outcome = .acknowledged
+        } catch {
+          let failure = DriverError(error)
+          if failure.code == .unauthenticated {
+            await context.tokenProvider.invalidateToken(for: AuthorizationContext(vehicleID: context.vehicleID))
+          }
+          outcome = .failed(failure)
+        }
+        if Task.isCancelled, case .failed(let error) = outcome, error.code == .cancelled { return }
+        let finishedAt = clock.now
+        let (listeners, backlog) = state.withLock { s in
+          s.machine.finished(outcome, now: finishedAt, jitter: Double.random(in: 0...1))
+          if let vehicle { s.lastVehicle = vehicle }
+          s.listeners.removeAll { $0.listener == nil }
+          return (s.listeners.compactMap(\.listener), s.machine.backlog)
+        }
+        backlogStore?.save(backlog)
+        var told = update
+        told.vehicle = vehicle
+        for listener in listeners {
+          switch outcome {
+          case .acknowledged: listener.vehicleReporter(self, didSucceed: told)
+          case .failed(let error): listener.vehicleReporter(self, didFail: told, with: error)
+          }
+        }
+      }
+    }
+  }
+
+  /// The update for a plan, with the navigation's route when it leads to the vehicle's next
+  /// waypoint (Fleet Engine's Driver SDK sends route progress only then).
+  func prepare(_ plan: PlannedUpdate) async -> VehicleUpdate {
+    var mask: [String] = []
+    if plan.state != nil { mask.append("vehicle_state") }
+    if plan.location != nil { mask.append("last_location") }
+    if !plan.past.isEmpty { mask.append("past_locations") }
+    var route: NavigationProgress?
+    if plan.mayCarryRoute, plan.location != nil, let navigation = context.navigation,
+      let progress = await navigation.currentProgress(),
+      let next = state.withLock({ $0.lastVehicle?.waypoints.first }),
+      next.location.distance(to: progress.destination) <= 50
+    {
+      route = progress
+      mask += ["current_route_segment", "remaining_distance_meters", "remaining_time_seconds"]
+    }
+    return VehicleUpdate(
+      vehicleName: context.vehicleName, location: plan.location, pastLocations: plan.past, vehicleState: plan.state,
+      route: route, updateMask: mask, vehicle: nil)
+  }
+
+  func waitForChange(until deadline: Duration?) async {
+    await withTaskGroup(of: Void.self) { group in
+      if let deadline {
+        group.addTask { [clock] in try? await clock.sleep(until: deadline) }
+      }
+      group.addTask { [wakeup] in await wakeup.wait() }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+}
