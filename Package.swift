@@ -142,6 +142,18 @@ let package = Package(
     .testTarget(
       name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore"], swiftSettings: swiftSettings),
     .testTarget(
+      name: "FleetDriverTests",
+      dependencies: [
+        "FleetDriver", "FleetPositioning", "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings),
+    .testTarget(
       name: "FleetStoreTests",
       dependencies: ["FleetStore", "FleetCore", .product(name: "GRDB", package: "GRDB.swift")],
       swiftSettings: swiftSettings),

@@ -88,7 +88,7 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
     return fresh.token
   }
 
-  public func invalidateToken(for context: AuthorizationContext) {
+  public func invalidateToken(for context: AuthorizationContext) async {
     if cached?.vehicleID == context.vehicleID { cached = nil }
   }
 
