@@ -142,6 +142,14 @@ let package = Package(
     .testTarget(
       name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore"], swiftSettings: swiftSettings),
     .testTarget(
+      name: "FleetPositioningTests",
+      dependencies: [
+        "FleetPositioning", "FleetRouting", "FleetCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: swiftSettings),
+    .testTarget(
       name: "FleetDriverTests",
       dependencies: [
         "FleetDriver", "FleetPositioning", "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting",

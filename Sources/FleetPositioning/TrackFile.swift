@@ -35,8 +35,9 @@ enum GPX {
     let reader = Reader()
     let parser = XMLParser(data: data)
     parser.delegate = reader
-    guard parser.parse() else {
-      let message = parser.parserError.map { "\($0)" } ?? "malformed XML"
+    // Some XMLParser builds accept a document cut short: unclosed elements count as malformed.
+    guard parser.parse(), reader.depth == 0, reader.sawRoot else {
+      let message = parser.parserError.map { "\($0)" } ?? "the document ends inside an element"
       throw LocationError(.unreadableTrack, "\(name) is not valid GPX: \(message)")
     }
     let points = reader.trackPoints.isEmpty ? reader.routePoints : reader.trackPoints
@@ -49,12 +50,16 @@ enum GPX {
     var routePoints: [LocationFix] = []
     var current: (kind: String, lat: Double, lon: Double, fields: [String: String])?
     var text = ""
+    var depth = 0
+    var sawRoot = false
 
     func parser(
       _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
       attributes: [String: String] = [:]
     ) {
       let local = element.split(separator: ":").last.map(String.init) ?? element
+      if depth == 0 { sawRoot = local == "gpx" }
+      depth += 1
       if local == "trkpt" || local == "rtept", let lat = attributes["lat"].flatMap(Double.init),
         let lon = attributes["lon"].flatMap(Double.init)
       {
@@ -66,6 +71,7 @@ enum GPX {
     func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
 
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+      depth -= 1
       let local = element.split(separator: ":").last.map(String.init) ?? element
       guard var point = current else { return }
       if local == point.kind {

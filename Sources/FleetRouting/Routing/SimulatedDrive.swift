@@ -56,26 +56,59 @@ public struct SimulatedDrive: Sendable {
     self.seconds.append(seconds)
   }
 
-  /// Caps the speed on each piece from `start` to the end by what the car can reach from a
-  /// standstill at `start` and still brake to one at the end: v ≤ √(2·a·d).
+  /// Gives the stretch from `start` to the end a speed profile a car can drive: it sets off
+  /// from standstill, changes speed between roads at most at `acceleration` (m/s²), and brakes
+  /// to a stop at the end. Long pieces are cut to at most 5 m first, so that speed ramps.
   mutating func stopAndGo(from start: Int, acceleration: Double) {
     guard points.count - start >= 2 else { return }
-    let first = metres[start]
-    let last = metres[points.count - 1]
-    var shift = 0.0
-    var previousOriginal = seconds[start]
-    for k in (start + 1)..<points.count {
-      let original = seconds[k]
-      let planned = original - previousOriginal
-      previousOriginal = original
-      let step = metres[k] - metres[k - 1]
-      let middle = (metres[k] + metres[k - 1]) / 2
-      let room = max(0.5, min(middle - first, last - middle))
-      let reachable = (2 * acceleration * room).squareRoot()
-      let needed = max(planned, step / reachable)
-      shift += needed - planned
-      seconds[k] = original + shift
+    densify(from: start, longest: 5)
+    let pieces = (start + 1)..<points.count
+    func step(_ k: Int) -> Double { metres[k] - metres[k - 1] }
+    var speeds = pieces.map { k in
+      let planned = seconds[k] - seconds[k - 1]
+      return planned > 0 ? step(k) / planned : Double.infinity
     }
+    // v² ≤ v₀² + 2·a·d, forwards (speeding up) and backwards (braking).
+    var speed = 0.0
+    for (i, k) in pieces.enumerated() where step(k) > 0 {
+      speeds[i] = min(speeds[i], (speed * speed + 2 * acceleration * step(k)).squareRoot())
+      speed = speeds[i]
+    }
+    speed = 0
+    for (i, k) in pieces.enumerated().reversed() where step(k) > 0 {
+      speeds[i] = min(speeds[i], (speed * speed + 2 * acceleration * step(k)).squareRoot())
+      speed = speeds[i]
+    }
+    var time = seconds[start]
+    for (i, k) in pieces.enumerated() {
+      if step(k) > 0 { time += step(k) / max(speeds[i], 0.3) }
+      seconds[k] = time
+    }
+  }
+
+  /// Adds points so that no piece from `start` on is longer than `longest` metres.
+  mutating func densify(from start: Int, longest: Double) {
+    var newPoints = Array(points[...start])
+    var newMetres = Array(metres[...start])
+    var newSeconds = Array(seconds[...start])
+    for k in (start + 1)..<points.count {
+      let step = metres[k] - metres[k - 1]
+      let pieces = max(1, Int((step / longest).rounded(.up)))
+      for i in 1..<pieces {
+        let f = Double(i) / Double(pieces)
+        let a = points[k - 1]
+        let b = points[k]
+        newPoints.append(LatLng(latitude: a.latitude + f * (b.latitude - a.latitude), longitude: a.longitude + f * (b.longitude - a.longitude)))
+        newMetres.append(metres[k - 1] + f * step)
+        newSeconds.append(seconds[k - 1] + f * (seconds[k] - seconds[k - 1]))
+      }
+      newPoints.append(points[k])
+      newMetres.append(metres[k])
+      newSeconds.append(seconds[k])
+    }
+    points = newPoints
+    metres = newMetres
+    seconds = newSeconds
   }
 
   public var duration: Double { seconds.last ?? 0 }
