@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "FleetProgress", targets: ["FleetProgress"]),
     .library(name: "FleetPositioning", targets: ["FleetPositioning"]),
     .library(name: "FleetDriver", targets: ["FleetDriver"]),
+    .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -110,6 +111,26 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
+    // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses.
+    .target(
+      name: "FleetSimulator",
+      dependencies: [
+        "FleetDriver", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetProto",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // Client-side tools: `fleet drive`.
+    .executableTarget(
+      name: "fleet",
+      dependencies: [
+        "FleetSimulator", "FleetDriver", "FleetRouting", "FleetAuth", "FleetCore",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     // gRPC services, REST routes, auth, quotas, metrics; the process builder.
     .target(
       name: "FleetServer",
@@ -152,7 +173,8 @@ let package = Package(
     .testTarget(
       name: "FleetDriverTests",
       dependencies: [
-        "FleetDriver", "FleetPositioning", "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting",
+        "FleetDriver", "FleetPositioning", "FleetSimulator", "FleetServer", "FleetAuth", "FleetCore", "FleetProto",
+        "FleetRouting",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Hummingbird", package: "hummingbird"),

@@ -17,7 +17,12 @@ final class Fleetd: Sendable {
   let running = Mutex<(daemon: FleetDaemon, task: Task<Void, any Error>)?>(nil)
   let port = Mutex(0)
 
-  init() { directory = NSTemporaryDirectory() + "fleetkit-driver-\(UUID().uuidString)" }
+  let graph: String?
+
+  init(graph: String? = nil) {
+    directory = NSTemporaryDirectory() + "fleetkit-driver-\(UUID().uuidString)"
+    self.graph = graph
+  }
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 
   var grpcPort: Int { port.withLock { $0 } }
@@ -28,6 +33,7 @@ final class Fleetd: Sendable {
     configuration.dataDirectory = directory
     configuration.grpcPort = grpcPort
     configuration.httpPort = 0
+    configuration.graphPath = graph
     var logger = Logger(label: "fleetd-driver-test")
     logger.logLevel = .critical
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
@@ -44,14 +50,16 @@ final class Fleetd: Sendable {
     try await task.value
   }
 
-  func signer(role: Role) async throws -> TokenSigner {
+  func signer(role: Role) async throws -> TokenSigner { try TokenSigner(key: try await key(role: role)) }
+
+  func key(role: Role) async throws -> ServiceAccountKey {
     guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    return try TokenSigner(key: try await KeyRing(storage: daemon.storage).add(provider: "acme", role: role))
+    return try await KeyRing(storage: daemon.storage).add(provider: "acme", role: role)
   }
 
   /// Runs `body` against a fresh fleetd, stopping it afterwards whatever happens.
-  static func with(_ body: (Fleetd) async throws -> Void) async throws {
-    let fleetd = Fleetd()
+  static func with(graph: String? = nil, _ body: (Fleetd) async throws -> Void) async throws {
+    let fleetd = Fleetd(graph: graph)
     try await fleetd.start()
     do {
       try await body(fleetd)

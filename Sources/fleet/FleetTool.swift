@@ -1,0 +1,9 @@
+import ArgumentParser
+
+@main
+struct FleetTool: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "fleet",
+    abstract: "FleetKit's client-side tools.",
+    subcommands: [DriveCommand.self])
+}

@@ -1,0 +1,114 @@
+import FleetAuth
+import FleetCore
+import FleetDriver
+import FleetProto
+import FleetRouting
+import FleetSimulator
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Synchronization
+import Testing
+
+/// The Monaco road graph, written once as fleetd and `fleet drive` load it.
+let monacoGraph: String = {
+  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+  let path = NSTemporaryDirectory() + "fleetkit-drive-\(UUID().uuidString).graph"
+  let (network, _) = try! OSMExtractor().extract(path: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
+  try! GraphFile.write(network, profile: CarProfile(), to: path)
+  return path
+}()
+
+final class Lines: Sendable {
+  let value = Mutex<[String]>([])
+  func append(_ line: String) { value.withLock { $0.append(line) } }
+  var all: [String] { value.withLock { $0 } }
+}
+
+@Suite("fleet drive")
+struct FleetDriveTests {
+  /// Trips created through the API are driven end to end on the Driver SDK: the simulated
+  /// driver goes online, drives to each waypoint over Monaco's roads and moves each trip
+  /// through every status to COMPLETE, then goes offline.
+  @Test func completesTripsCreatedThroughTheAPI() async throws {
+    try await Fleetd.with(graph: monacoGraph) { fleetd in
+      let key = try await fleetd.key(role: .server)
+      var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
+      configuration.speedup = 100
+      configuration.trips = 2
+      configuration.start = LatLng(latitude: 43.7300, longitude: 7.4200)
+      let lines = Lines()
+      let driver = try SimulatedDriver(
+        configuration: configuration, key: key, routing: try RoutingEngine(graph: monacoGraph), log: lines.append)
+      let admin = try await fleetd.signer(role: .admin).token()
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await driver.run() }
+        try await withGRPCClient(
+          transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+        ) { client in
+          let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
+          let metadata: Metadata = ["authorization": "Bearer \(admin)"]
+          try await eventually { try await fleetd.vehicle("cab").vehicleState == .online }
+          _ = try await trips.createTrip(trip("first", stops: [(43.7370, 7.4250)]), metadata: metadata)
+          try await eventually { try await status(of: "first", trips, metadata) == .complete }
+          _ = try await trips.createTrip(trip("second", stops: []), metadata: metadata)
+          try await eventually { try await status(of: "second", trips, metadata) == .complete }
+        }
+        // Two trips done: the driver goes offline and stops by itself.
+        try await group.waitForAll()
+      }
+      #expect(try await fleetd.vehicle("cab").vehicleState == .offline)
+      let first = lines.all.filter { $0.contains("trip first:") }.map { String($0.split(separator: " ")[4]) }
+      #expect(
+        first == [
+          "ENROUTE_TO_PICKUP", "ARRIVED_AT_PICKUP", "ENROUTE_TO_INTERMEDIATE_DESTINATION",
+          "ARRIVED_AT_INTERMEDIATE_DESTINATION", "ENROUTE_TO_DROPOFF", "COMPLETE",
+        ], "\(lines.all)")
+      let second = lines.all.filter { $0.contains("trip second:") }.map { String($0.split(separator: " ")[4]) }
+      #expect(second == ["ENROUTE_TO_PICKUP", "ARRIVED_AT_PICKUP", "ENROUTE_TO_DROPOFF", "COMPLETE"], "\(lines.all)")
+      #expect(lines.all.first == "vehicle cab: created at 43.73000,7.42000")
+      #expect(lines.all.last == "vehicle cab: OFFLINE")
+      // The vehicle ended where the last trip dropped off, on the road.
+      let last = try await fleetd.vehicle("cab").lastLocation.location
+      #expect(LatLng(latitude: last.latitude, longitude: last.longitude).distance(to: LatLng(latitude: 43.7395, longitude: 7.4280)) < 60)
+    }
+  }
+
+  func trip(_ id: String, stops: [(Double, Double)]) -> Maps_Fleetengine_V1_CreateTripRequest {
+    var request = Maps_Fleetengine_V1_CreateTripRequest()
+    request.parent = "providers/acme"
+    request.tripID = id
+    request.trip.tripType = .exclusive
+    request.trip.vehicleID = "cab"
+    request.trip.pickupPoint.point.latitude = 43.7350
+    request.trip.pickupPoint.point.longitude = 7.4230
+    request.trip.dropoffPoint.point.latitude = 43.7395
+    request.trip.dropoffPoint.point.longitude = 7.4280
+    request.trip.intermediateDestinations = stops.map { stop in
+      var location = Maps_Fleetengine_V1_TerminalLocation()
+      location.point.latitude = stop.0
+      location.point.longitude = stop.1
+      return location
+    }
+    return request
+  }
+
+  func status(
+    of id: String, _ trips: Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>, _ metadata: Metadata
+  ) async throws -> Maps_Fleetengine_V1_TripStatus {
+    var request = Maps_Fleetengine_V1_GetTripRequest()
+    request.name = "providers/acme/trips/\(id)"
+    return try await trips.getTrip(request, metadata: metadata).tripStatus
+  }
+
+  func eventually(timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if try await condition() { return }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("condition not met within \(timeout)")
+    throw CancellationError()
+  }
+}
