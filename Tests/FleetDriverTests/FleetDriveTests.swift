@@ -45,7 +45,8 @@ struct FleetDriveTests {
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await driver.run() }
         try await withGRPCClient(
-          transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+          transport: .http2NIOPosix(
+            target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
         ) { client in
           let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
           let metadata: Metadata = ["authorization": "Bearer \(admin)"]
@@ -71,7 +72,9 @@ struct FleetDriveTests {
       #expect(lines.all.last == "vehicle cab: OFFLINE")
       // The vehicle ended where the last trip dropped off, on the road.
       let last = try await fleetd.vehicle("cab").lastLocation.location
-      #expect(LatLng(latitude: last.latitude, longitude: last.longitude).distance(to: LatLng(latitude: 43.7395, longitude: 7.4280)) < 60)
+      #expect(
+        LatLng(latitude: last.latitude, longitude: last.longitude).distance(
+          to: LatLng(latitude: 43.7395, longitude: 7.4280)) < 60)
     }
   }
 

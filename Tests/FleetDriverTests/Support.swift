@@ -45,7 +45,12 @@ final class Fleetd: Sendable {
   }
 
   func stop() async throws {
-    guard let (daemon, task) = running.withLock({ s in defer { s = nil }; return s }) else { return }
+    guard
+      let (daemon, task) = running.withLock({ s in
+        defer { s = nil }
+        return s
+      })
+    else { return }
     await daemon.shutdown()
     try await task.value
   }
@@ -92,6 +97,25 @@ final class Fleetd: Sendable {
       request.vehicle.maximumCapacity = 4
       request.vehicle.vehicleType.category = .auto
       _ = try await client.createVehicle(request, metadata: metadata)
+    }
+  }
+
+  func createTrip(_ id: String, vehicle: String, pickup: LatLng) async throws {
+    let token = try await signer(role: .admin).token()
+    try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in
+      var request = Maps_Fleetengine_V1_CreateTripRequest()
+      request.parent = "providers/acme"
+      request.tripID = id
+      request.trip.tripType = .exclusive
+      request.trip.vehicleID = vehicle
+      request.trip.pickupPoint.point.latitude = pickup.latitude
+      request.trip.pickupPoint.point.longitude = pickup.longitude
+      request.trip.dropoffPoint.point.latitude = 43.7395
+      request.trip.dropoffPoint.point.longitude = 7.4280
+      _ = try await Maps_Fleetengine_V1_TripService.Client(wrapping: client).createTrip(
+        request, metadata: ["authorization": "Bearer \(token)"])
     }
   }
 

@@ -29,7 +29,10 @@ final class TokenServer: Sendable {
     let router = Router()
     router.get("/token/:vehicle") { [self] _, context -> Response in
       let vehicle = context.parameters.get("vehicle") ?? ""
-      let serial = requests.withLock { $0.append(vehicle); return $0.count }
+      let serial = requests.withLock {
+        $0.append(vehicle)
+        return $0.count
+      }
       if delay > .zero { try await Task.sleep(for: delay) }
       let reply = reply.withLock { $0 }
       return Response(status: reply.status, body: .init(byteBuffer: ByteBuffer(string: reply.body(vehicle, serial))))
@@ -98,7 +101,8 @@ struct TokenProviderTests {
       let provider = HTTPTokenProvider(configuration: .init(url: url), now: { time.now })
       _ = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
       #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v2")) == "token-v2-2")
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == "token-v1-3", "v1's token was dropped")
+      #expect(
+        try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == "token-v1-3", "v1's token was dropped")
       #expect(server.requests.withLock { $0 } == ["v1", "v2", "v1"])
     }
   }

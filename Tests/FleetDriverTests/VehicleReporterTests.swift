@@ -1,16 +1,22 @@
 import FleetCore
 import FleetDriver
 import FleetPositioning
+import FleetProto
 import Foundation
 import GRPCCore
+import Synchronization
 import Testing
 
 @Suite("Vehicle reporter against fleetd")
 struct VehicleReporterTests {
-  func context(_ fleetd: Fleetd, vehicle: String, tokens: any AuthorizationTokenProvider, reporting: ReportingConfiguration = .init())
+  func context(
+    _ fleetd: Fleetd, vehicle: String, tokens: any AuthorizationTokenProvider,
+    reporting: ReportingConfiguration = .init()
+  )
     -> DriverContext
   {
-    DriverContext(tokenProvider: tokens, providerID: "acme", vehicleID: vehicle, endpoint: fleetd.endpoint, reporting: reporting)
+    DriverContext(
+      tokenProvider: tokens, providerID: "acme", vehicleID: vehicle, endpoint: fleetd.endpoint, reporting: reporting)
   }
 
   @Test func sendsTheNewestPositionEveryIntervalAndTellsListeners() async throws {
@@ -101,7 +107,8 @@ struct VehicleReporterTests {
       try await fleetd.createVehicle("mine")
       try await fleetd.createVehicle("theirs")
       let tokens = SigningTokenProvider(signer: try await fleetd.signer(role: .driver), vehicleID: "theirs")
-      let api = RidesharingDriverAPI(driverContext: context(fleetd, vehicle: "mine", tokens: tokens), clock: ManualClock())
+      let api = RidesharingDriverAPI(
+        driverContext: context(fleetd, vehicle: "mine", tokens: tokens), clock: ManualClock())
       let listener = RecordingListener()
       api.vehicleReporter.addListener(listener)
       try await driving(api) {
@@ -140,6 +147,81 @@ struct VehicleReporterTests {
     }
   }
 
+  @Test func anUnauthenticatedAnswerGetsAFreshToken() async throws {
+    try await Fleetd.with { fleetd in
+      try await fleetd.createVehicle("v5")
+      let tokens = FirstTokenExpired(good: SigningTokenProvider(signer: try await fleetd.signer(role: .driver)))
+      let api = RidesharingDriverAPI(
+        driverContext: context(fleetd, vehicle: "v5", tokens: tokens), clock: ManualClock())
+      let listener = RecordingListener()
+      api.vehicleReporter.addListener(listener)
+      try await driving(api) {
+        api.vehicleReporter.report(fix(43.73, 7.42, at: 0))
+        api.vehicleReporter.locationTrackingEnabled = true
+        let events = try await listener.waitFor(2)
+        #expect(events[0].error?.code == .unauthenticated, "the stale token is refused")
+        #expect(events[1].error == nil, "retried at once with a fresh token")
+        #expect(tokens.invalidations.count == 1)
+      }
+    }
+  }
+
+  @Test func routeProgressGoesWithTheLocationWhileNavigatingToTheNextWaypoint() async throws {
+    try await Fleetd.with { fleetd in
+      try await fleetd.createVehicle("v6")
+      try await fleetd.vehicles { client, metadata in
+        var online = Maps_Fleetengine_V1_UpdateVehicleRequest()
+        online.name = "providers/acme/vehicles/v6"
+        online.vehicle.vehicleState = .online
+        online.updateMask.paths = ["vehicle_state"]
+        _ = try await client.updateVehicle(online, metadata: metadata)
+      }
+      try await fleetd.createTrip("t6", vehicle: "v6", pickup: LatLng(latitude: 43.7350, longitude: 7.4230))
+      let tokens = SigningTokenProvider(signer: try await fleetd.signer(role: .driver))
+      let clock = ManualClock()
+      let navigation = FixedNavigation()
+      var context = context(fleetd, vehicle: "v6", tokens: tokens)
+      context.navigation = navigation
+      let api = RidesharingDriverAPI(driverContext: context, clock: clock)
+      let listener = RecordingListener()
+      api.vehicleReporter.addListener(listener)
+      try await driving(api) {
+        api.vehicleReporter.report(fix(43.7300, 7.4200, at: 0))
+        api.vehicleReporter.locationTrackingEnabled = true
+        // The first answer tells the reporter the vehicle's waypoints.
+        var events = try await listener.waitFor(1)
+        #expect(events[0].update.vehicle?.waypoints.first?.tripID == "t6")
+        // Navigating elsewhere: no route progress.
+        navigation.progress.withLock {
+          $0 = NavigationProgress(
+            destination: LatLng(latitude: 43.7400, longitude: 7.4300), path: [], remainingDistanceMeters: 900,
+            remainingTime: .seconds(120))
+        }
+        clock.advance(by: .seconds(10))
+        events = try await listener.waitFor(2)
+        #expect(events[1].update.route == nil)
+        #expect(events[1].update.updateMask == ["last_location"])
+        // Navigating to the pickup: the route, its length and time go along.
+        let path = [LatLng(latitude: 43.7300, longitude: 7.4200), LatLng(latitude: 43.7350, longitude: 7.4230)]
+        navigation.progress.withLock {
+          $0 = NavigationProgress(
+            destination: LatLng(latitude: 43.73502, longitude: 7.42301), path: path, remainingDistanceMeters: 640,
+            remainingTime: .seconds(95))
+        }
+        clock.advance(by: .seconds(10))
+        events = try await listener.waitFor(3)
+        #expect(
+          events[2].update.updateMask == [
+            "last_location", "current_route_segment", "remaining_distance_meters", "remaining_time_seconds",
+          ])
+        #expect(events[2].error == nil, "\(String(describing: events[2].error))")
+        let stored = try await fleetd.vehicle("v6")
+        #expect(stored.remainingDistanceMeters.value == 640)
+        #expect(Polyline.decode(stored.currentRouteSegment) == path)
+      }
+    }
+  }
+
   /// fleetd goes away in the middle of a drive and comes back on the same storage: the fixes
   /// it missed arrive as past locations, in order, and nothing it acknowledged is lost.
   @Test func anOutageIsBridgedByTheBacklog() async throws {
@@ -149,7 +231,8 @@ struct VehicleReporterTests {
       let clock = ManualClock()
       var reporting = ReportingConfiguration()
       reporting.callTimeout = .seconds(2)
-      let backlogFile = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID().uuidString).json")
+      let backlogFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "backlog-\(UUID().uuidString).json")
       reporting.backlogFile = backlogFile
       defer { try? FileManager.default.removeItem(at: backlogFile) }
       let api = RidesharingDriverAPI(
@@ -220,6 +303,29 @@ struct VehicleReporterTests {
       }
     }
   }
+}
+
+/// Hands out a token the server refuses until told it was refused.
+final class FirstTokenExpired: AuthorizationTokenProvider {
+  let good: SigningTokenProvider
+  let refused = Mutex(false)
+  let invalidations = Counter()
+  init(good: SigningTokenProvider) { self.good = good }
+
+  func token(for context: AuthorizationContext) async throws -> String {
+    refused.withLock { $0 } ? try await good.token(for: context) : "expired.token.value"
+  }
+
+  func invalidateToken(for context: AuthorizationContext) async {
+    invalidations.increment()
+    refused.withLock { $0 = true }
+  }
+}
+
+/// Navigation whose progress the test sets.
+final class FixedNavigation: NavigationSource {
+  let progress = Mutex<NavigationProgress?>(nil)
+  func currentProgress() async -> NavigationProgress? { progress.withLock { $0 } }
 }
 
 /// A token provider for tests that never reach a server.
