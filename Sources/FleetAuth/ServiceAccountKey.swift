@@ -30,7 +30,9 @@ public struct ServiceAccountKey: Codable, Sendable {
 
   /// Creates a fresh RSA-2048 key pair for `provider`/`role` and returns the private key file and
   /// the public key to register.
-  public static func generate(provider: String, role: Role, now: Date = Date()) throws -> (ServiceAccountKey, SigningKey) {
+  public static func generate(provider: String, role: Role, now: Date = Date()) throws -> (
+    ServiceAccountKey, SigningKey
+  ) {
     let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
     let keyID = Base64URL.encode(Data(SHA256.hash(data: privateKey.publicKey.derRepresentation).prefix(15)))
       .lowercased().filter { $0.isLetter || $0.isNumber }

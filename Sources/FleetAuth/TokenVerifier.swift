@@ -134,24 +134,34 @@ public final class TokenVerifier: Sendable {
   }
 
   func checkClaims(_ claims: [String: Any], key: SigningKey, now: Date) throws(FleetError) -> Caller {
-    guard let iss = claims["iss"] as? String, !iss.isEmpty else { throw .unauthenticated("the token has no 'iss' claim") }
+    guard let iss = claims["iss"] as? String, !iss.isEmpty else {
+      throw .unauthenticated("the token has no 'iss' claim")
+    }
     guard iss == key.clientEmail else {
       throw .unauthenticated("the token's 'iss' does not match the service account of key '\(key.keyID)'")
     }
-    guard let sub = claims["sub"] as? String, !sub.isEmpty else { throw .unauthenticated("the token has no 'sub' claim") }
+    guard let sub = claims["sub"] as? String, !sub.isEmpty else {
+      throw .unauthenticated("the token has no 'sub' claim")
+    }
     let audiences: [String] = (claims["aud"] as? String).map { [$0] } ?? (claims["aud"] as? [String] ?? [])
     guard audiences.contains(where: configuration.audiences.contains) else {
       throw .unauthenticated(
         "the token's 'aud' must be one of \(configuration.audiences.sorted().joined(separator: ", "))")
     }
-    guard let iat = (claims["iat"] as? NSNumber)?.doubleValue else { throw .unauthenticated("the token has no 'iat' claim") }
-    guard let exp = (claims["exp"] as? NSNumber)?.doubleValue else { throw .unauthenticated("the token has no 'exp' claim") }
+    guard let iat = (claims["iat"] as? NSNumber)?.doubleValue else {
+      throw .unauthenticated("the token has no 'iat' claim")
+    }
+    guard let exp = (claims["exp"] as? NSNumber)?.doubleValue else {
+      throw .unauthenticated("the token has no 'exp' claim")
+    }
     let nowSeconds = now.timeIntervalSince1970
     guard iat <= nowSeconds + configuration.allowedClockSkew else {
       throw .unauthenticated("the token's 'iat' is more than \(Int(configuration.allowedClockSkew)) s in the future")
     }
     guard exp > nowSeconds else { throw .unauthenticated("the token has expired") }
-    guard exp - iat <= configuration.maximumLifetime, exp <= nowSeconds + configuration.maximumLifetime + configuration.allowedClockSkew else {
+    guard exp - iat <= configuration.maximumLifetime,
+      exp <= nowSeconds + configuration.maximumLifetime + configuration.allowedClockSkew
+    else {
       throw .unauthenticated("the token's 'exp' is more than \(Int(configuration.maximumLifetime)) s after 'iat'")
     }
     let authorization = claims["authorization"] as? [String: Any] ?? [:]

@@ -14,11 +14,19 @@ public enum Role: String, Sendable, Codable, CaseIterable {
 
 /// Every RPC, with the quota bucket it draws from.
 public enum FleetOperation: String, Sendable, CaseIterable {
-  case createTrip = "CreateTrip", getTrip = "GetTrip", updateTrip = "UpdateTrip"
-  case searchTrips = "SearchTrips", deleteTrip = "DeleteTrip", reportBillableTrip = "ReportBillableTrip"
-  case createVehicle = "CreateVehicle", getVehicle = "GetVehicle", updateVehicle = "UpdateVehicle"
-  case updateVehicleAttributes = "UpdateVehicleAttributes", listVehicles = "ListVehicles"
-  case deleteVehicle = "DeleteVehicle", searchVehicles = "SearchVehicles"
+  case createTrip = "CreateTrip"
+  case getTrip = "GetTrip"
+  case updateTrip = "UpdateTrip"
+  case searchTrips = "SearchTrips"
+  case deleteTrip = "DeleteTrip"
+  case reportBillableTrip = "ReportBillableTrip"
+  case createVehicle = "CreateVehicle"
+  case getVehicle = "GetVehicle"
+  case updateVehicle = "UpdateVehicle"
+  case updateVehicleAttributes = "UpdateVehicleAttributes"
+  case listVehicles = "ListVehicles"
+  case deleteVehicle = "DeleteVehicle"
+  case searchVehicles = "SearchVehicles"
   /// FleetKit's push stream of a trip (fleetkit.v1.TripUpdates).
   case watchTrip = "WatchTrip"
 
@@ -39,7 +47,8 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     case .admin, .server: true
     case .viewer: [.getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles].contains(self)
     case .driver:
-      [.getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes].contains(self)
+      [.getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes].contains(
+        self)
     case .consumer: self == .getTrip || self == .watchTrip
     }
   }

@@ -21,7 +21,8 @@ extension Fleet {
   ]
   /// Feedback a provider may still record after a trip ended.
   static let tripTerminalUpdatable: Set<String> = [
-    "attributes", "actual_pickup_point", "actual_pickup_arrival_point", "actual_intermediate_destination_arrival_points",
+    "attributes", "actual_pickup_point", "actual_pickup_arrival_point",
+    "actual_intermediate_destination_arrival_points",
     "actual_intermediate_destinations", "actual_dropoff_point",
   ]
 
@@ -65,7 +66,9 @@ extension Fleet {
       trip.remainingWaypointsVersion = now
       let vehicles = try Self.syncVehicles(old: nil, new: trip, order: vehicleWaypoints, state: s, now: now)
       let changes = [s.put(trip)] + vehicles.map { s.put($0) }
-      return (Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
+      return (
+        Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes
+      )
     }.withProgress(from: self)
   }
 
@@ -105,7 +108,8 @@ extension Fleet {
   ) async throws(FleetError) -> TripSnapshot {
     try caller.mayCall(.updateTrip)
     try caller.checkProvider(name.provider)
-    let mask = try UpdateMask(rawMask, updatable: Self.tripUpdatable, serverOwned: Self.tripServerOwned, resource: "trip")
+    let mask = try UpdateMask(
+      rawMask, updatable: Self.tripUpdatable, serverOwned: Self.tripServerOwned, resource: "trip")
     if caller.role == .driver, let path = mask.paths.first(where: { !Self.tripDriverUpdatable.contains($0) }) {
       throw .denied("role 'driver' may not update trip.\(path)")
     }
@@ -174,7 +178,8 @@ extension Fleet {
           !Self.sameVersion(given, old.intermediateDestinationsVersion)
         {
           throw .precondition(
-            "trip.intermediate_destinations_version does not match the stored version: intermediate_destinations changed since it was read")
+            "trip.intermediate_destinations_version does not match the stored version: intermediate_destinations changed since it was read"
+          )
         }
         let next = try TripLifecycle(status: old.status, intermediateIndex: old.intermediateDestinationIndex)
           .moving(to: target, intermediateCount: trip.intermediateDestinations.count, isAssigned: trip.isAssigned)
@@ -194,7 +199,9 @@ extension Fleet {
       let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
       trip.updateTime = now
       let changes = [s.put(trip)] + vehicles.map { s.put($0) }
-      return (Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes)
+      return (
+        Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes
+      )
     }.withProgress(from: self)
   }
 
@@ -208,7 +215,8 @@ extension Fleet {
       let trip = try Self.existingTrip(name, in: s)
       if !trip.status.isTerminal && trip.isAssigned {
         throw .precondition(
-          "trip \(name) is active and assigned to vehicle '\(trip.vehicleID)'; complete or cancel it, or clear trip.vehicle_id, first")
+          "trip \(name) is active and assigned to vehicle '\(trip.vehicleID)'; complete or cancel it, or clear trip.vehicle_id, first"
+        )
       }
       s.trips[name.provider]![trip.id] = nil
       return ((), [.deleteTrip(provider: name.provider, id: trip.id, revision: s.nextRevision())])
@@ -396,11 +404,12 @@ extension TripSnapshot {
       return w
     }
     copy.vehicleWaypoints = nil
-    copy.progress?.legs = progress?.legs.map { leg in
-      var l = leg
-      if l.waypoint.tripID != trip.id { l.waypoint.tripID = "" }
-      return l
-    } ?? []
+    copy.progress?.legs =
+      progress?.legs.map { leg in
+        var l = leg
+        if l.waypoint.tripID != trip.id { l.waypoint.tripID = "" }
+        return l
+      } ?? []
     copy.trip.attributes = []
     copy.lastLocation = lastLocation.map { full in
       var shown = VehicleLocation(location: full.location)

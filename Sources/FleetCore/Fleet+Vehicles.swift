@@ -282,7 +282,9 @@ extension Fleet {
     }
     if !query.filter.isEmpty {
       throw FleetError(
-        .unimplemented, "filter is not supported yet; use required_attributes, required_one_of_attributes or required_one_of_attribute_sets")
+        .unimplemented,
+        "filter is not supported yet; use required_attributes, required_one_of_attributes or required_one_of_attribute_sets"
+      )
     }
     try query.viewport?.validate("viewport")
     let all = try Self.parseAttributeTerms(query.requiredAttributes, field: "required_attributes", alternatives: false)
@@ -329,7 +331,9 @@ extension Fleet {
   }
 
   static func validateTripTypes(_ types: [TripType]) throws(FleetError) {
-    guard !types.isEmpty else { throw .invalid("vehicle.supported_trip_types is required: give SHARED and/or EXCLUSIVE") }
+    guard !types.isEmpty else {
+      throw .invalid("vehicle.supported_trip_types is required: give SHARED and/or EXCLUSIVE")
+    }
     guard !types.contains(.unknown) else {
       throw .invalid("vehicle.supported_trip_types must not contain UNKNOWN_TRIP_TYPE")
     }
@@ -370,7 +374,8 @@ extension Fleet {
     try terms.enumerated().map { (i, term) throws(FleetError) -> [String] in
       let parts = alternatives ? term.split(separator: "|").map(String.init) : [term]
       for part in parts where !part.contains(":") || part.hasPrefix(":") {
-        throw .invalid("\(field)[\(i)] must be 'key:value'\(alternatives ? " terms separated by '|'" : ""), got '\(term)'")
+        throw .invalid(
+          "\(field)[\(i)] must be 'key:value'\(alternatives ? " terms separated by '|'" : ""), got '\(term)'")
       }
       return parts
     }

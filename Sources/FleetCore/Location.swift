@@ -68,8 +68,10 @@ public struct VehicleLocation: Sendable, Hashable, Codable {
   public func validate(_ field: String) throws(FleetError) {
     guard let location else { throw .invalid("\(field).location is required") }
     try location.validate("\(field).location")
-    for (name, point) in [("raw_location", rawLocation), ("flp_location", flpLocation),
-                          ("supplemental_location", supplementalLocation)] {
+    for (name, point) in [
+      ("raw_location", rawLocation), ("flp_location", flpLocation),
+      ("supplemental_location", supplementalLocation),
+    ] {
       try point?.validate("\(field).\(name)")
     }
     if let heading, !(0..<360).contains(heading) {
@@ -78,20 +80,26 @@ public struct VehicleLocation: Sendable, Hashable, Codable {
     if let flpHeadingDegrees, !(0..<360).contains(flpHeadingDegrees) {
       throw .invalid("\(field).flp_heading_degrees must be within [0, 360), got \(flpHeadingDegrees)")
     }
-    for (name, value) in [("latlng_accuracy", latlngAccuracy), ("heading_accuracy", headingAccuracy),
-                          ("altitude_accuracy", altitudeAccuracy), ("speed_accuracy", speedAccuracy),
-                          ("raw_location_accuracy", rawLocationAccuracy)] {
+    for (name, value) in [
+      ("latlng_accuracy", latlngAccuracy), ("heading_accuracy", headingAccuracy),
+      ("altitude_accuracy", altitudeAccuracy), ("speed_accuracy", speedAccuracy),
+      ("raw_location_accuracy", rawLocationAccuracy),
+    ] {
       if let value, !(value.isFinite && value >= 0) {
         throw .invalid("\(field).\(name) must be a non-negative number, got \(value)")
       }
     }
-    for (name, value) in [("speed", speed), ("altitude", altitude), ("flp_latlng_accuracy_meters", flpLatlngAccuracyMeters),
-                          ("supplemental_location_accuracy", supplementalLocationAccuracy)] {
+    for (name, value) in [
+      ("speed", speed), ("altitude", altitude), ("flp_latlng_accuracy_meters", flpLatlngAccuracyMeters),
+      ("supplemental_location_accuracy", supplementalLocationAccuracy),
+    ] {
       if let value, !value.isFinite { throw .invalid("\(field).\(name) must be a finite number, got \(value)") }
     }
     // Fleet Engine: FLEET_ENGINE_LOCATION is output only and rejected on input.
-    for (name, sensor) in [("location_sensor", locationSensor), ("raw_location_sensor", rawLocationSensor),
-                           ("supplemental_location_sensor", supplementalLocationSensor)]
+    for (name, sensor) in [
+      ("location_sensor", locationSensor), ("raw_location_sensor", rawLocationSensor),
+      ("supplemental_location_sensor", supplementalLocationSensor),
+    ]
     where sensor == .fleetEngineLocation {
       throw .invalid("\(field).\(name) must not be FLEET_ENGINE_LOCATION (output only)")
     }

@@ -21,7 +21,8 @@ public struct QuotaConfiguration: Sendable, Hashable {
     let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
     guard parts.count == 2, let bucket = QuotaBucket(rawValue: parts[0]), let limit = Int(parts[1]), limit > 0 else {
       throw .invalid(
-        "quota must be BUCKET=N with BUCKET one of \(QuotaBucket.allCases.map(\.rawValue).joined(separator: ", ")) and N > 0, got '\(setting)'")
+        "quota must be BUCKET=N with BUCKET one of \(QuotaBucket.allCases.map(\.rawValue).joined(separator: ", ")) and N > 0, got '\(setting)'"
+      )
     }
     perMinute[bucket] = limit
   }

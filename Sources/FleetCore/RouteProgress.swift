@@ -35,7 +35,8 @@ public struct WaypointProgress: Sendable, Hashable {
   public var eta: Date
 
   public init(
-    waypoint: TripWaypoint, path: [LatLng], encodedPath: String? = nil, traffic: [SpeedInterval], distanceMeters: Double,
+    waypoint: TripWaypoint, path: [LatLng], encodedPath: String? = nil, traffic: [SpeedInterval],
+    distanceMeters: Double,
     duration: TimeInterval, eta: Date
   ) {
     self.waypoint = waypoint
@@ -122,7 +123,9 @@ public struct TripVersions: Sendable, Hashable {
   public var currentRouteSegmentTraffic: Date?
   public var remainingWaypointsRoute: Date?
 
-  public init(currentRouteSegment: Date? = nil, currentRouteSegmentTraffic: Date? = nil, remainingWaypointsRoute: Date? = nil) {
+  public init(
+    currentRouteSegment: Date? = nil, currentRouteSegmentTraffic: Date? = nil, remainingWaypointsRoute: Date? = nil
+  ) {
     self.currentRouteSegment = currentRouteSegment
     self.currentRouteSegmentTraffic = currentRouteSegmentTraffic
     self.remainingWaypointsRoute = remainingWaypointsRoute

@@ -46,7 +46,8 @@ public struct TripLifecycle: Sendable, Hashable {
       }
       guard (0..<Int32(intermediateCount)).contains(next.intermediateIndex) else {
         throw .invalid(
-          "trip.intermediate_destination_index must be within [0, \(intermediateCount - 1)], got \(next.intermediateIndex)")
+          "trip.intermediate_destination_index must be within [0, \(intermediateCount - 1)], got \(next.intermediateIndex)"
+        )
       }
     }
     guard next.rank(intermediateCount: intermediateCount) > rank(intermediateCount: intermediateCount) else {

@@ -4,7 +4,8 @@ public enum WaypointPlanner {
   /// Rebuilds `current` after `trip` changed: waypoints the trip has passed are removed, moved
   /// ones are replaced in place, a newly assigned trip is appended (back-to-back), and a trip that
   /// finished or left the vehicle disappears. Other trips' waypoints keep their order.
-  public static func update(_ current: [TripWaypoint], after trip: Trip, onVehicle vehicleID: String) -> [TripWaypoint] {
+  public static func update(_ current: [TripWaypoint], after trip: Trip, onVehicle vehicleID: String) -> [TripWaypoint]
+  {
     let wanted = trip.vehicleID == vehicleID ? trip.ownRemainingWaypoints : []
     let slots = current.indices.filter { current[$0].tripID == trip.id }
     let existing = slots.map { current[$0] }
@@ -50,11 +51,13 @@ public enum WaypointPlanner {
       let given = proposed.filter { $0.tripID == trip.id }
       guard given.count == own.count else {
         throw .invalid(
-          "\(field) must contain all \(own.count) remaining waypoints of trip '\(trip.id)' and no others, got \(given.count)")
+          "\(field) must contain all \(own.count) remaining waypoints of trip '\(trip.id)' and no others, got \(given.count)"
+        )
       }
       for (g, o) in zip(given, own) where g.waypointType != o.waypointType || g.location.point != o.location.point {
         throw .invalid(
-          "\(field): waypoints of trip '\(trip.id)' must be in the order pickup, intermediate destinations, drop-off, at the trip's locations")
+          "\(field): waypoints of trip '\(trip.id)' must be in the order pickup, intermediate destinations, drop-off, at the trip's locations"
+        )
       }
       if trip.type == .exclusive, let first = proposed.firstIndex(where: { $0.tripID == trip.id }) {
         let span = proposed[first..<(first + given.count)]

@@ -17,7 +17,8 @@ public struct FleetEndpoint: Sendable, Hashable {
 
   /// `HOST:PORT`.
   public init?(_ text: String, usesTLS: Bool = false) {
-    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+      (1...65535).contains(port)
     else { return nil }
     self.init(host: String(text[..<colon]), port: port, usesTLS: usesTLS)
   }

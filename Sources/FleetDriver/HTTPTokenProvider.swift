@@ -93,15 +93,20 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
   }
 
   func request(for vehicleID: String) throws -> URLRequest {
-    let escaped = vehicleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? vehicleID
+    let escaped =
+      vehicleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? vehicleID
     let text = configuration.url.absoluteString
     let url: URL?
     if text.contains("%7Bvehicle_id%7D") || text.contains("{vehicle_id}") {
-      url = URL(string: text.replacingOccurrences(of: "%7Bvehicle_id%7D", with: escaped).replacingOccurrences(of: "{vehicle_id}", with: escaped))
+      url = URL(
+        string: text.replacingOccurrences(of: "%7Bvehicle_id%7D", with: escaped).replacingOccurrences(
+          of: "{vehicle_id}", with: escaped))
     } else {
       url = configuration.url.appendingPathComponent(vehicleID)
     }
-    guard let url else { throw TokenProviderError(.missingContext, "cannot build a token URL for vehicle '\(vehicleID)'") }
+    guard let url else {
+      throw TokenProviderError(.missingContext, "cannot build a token URL for vehicle '\(vehicleID)'")
+    }
     var request = URLRequest(url: url)
     request.timeoutInterval = Double(configuration.timeout.components.seconds)
     for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -114,7 +119,8 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
     let data: Data
     let status: Int
     do { (data, status) = try await fetch(request) } catch {
-      throw TokenProviderError(.unreachable, "token server \(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
+      throw TokenProviderError(
+        .unreachable, "token server \(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
     }
     guard (200..<300).contains(status) else {
       throw TokenProviderError(.httpStatus, "token server answered HTTP \(status) for vehicle '\(vehicleID)'")
@@ -123,12 +129,14 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
       throw TokenProviderError(.malformedResponse, "the token server's answer is not a JSON object")
     }
     guard let token = object[configuration.tokenKey] as? String, !token.isEmpty else {
-      throw TokenProviderError(.malformedResponse, "the token server's answer has no string '\(configuration.tokenKey)'")
+      throw TokenProviderError(
+        .malformedResponse, "the token server's answer has no string '\(configuration.tokenKey)'")
     }
     let expiry: Date
     if let raw = object[configuration.expiryKey] {
       guard let number = (raw as? NSNumber)?.doubleValue ?? (raw as? String).flatMap(Double.init) else {
-        throw TokenProviderError(.malformedResponse, "'\(configuration.expiryKey)' in the token server's answer is not a number")
+        throw TokenProviderError(
+          .malformedResponse, "'\(configuration.expiryKey)' in the token server's answer is not a number")
       }
       switch configuration.expiryUnit {
       case .millisecondsSince1970: expiry = Date(timeIntervalSince1970: number / 1000)
@@ -139,7 +147,8 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
       expiry = exp
     } else {
       throw TokenProviderError(
-        .malformedResponse, "the token server's answer has no '\(configuration.expiryKey)' and the token no 'exp' claim")
+        .malformedResponse, "the token server's answer has no '\(configuration.expiryKey)' and the token no 'exp' claim"
+      )
     }
     return Cached(vehicleID: vehicleID, token: token, expiry: expiry)
   }

@@ -141,7 +141,8 @@ struct ReporterMachine: Sendable {
 
   var pastToSend: [LocationFix] {
     let latestTime = latest?.time
-    return Array(backlog.filter { latestTime == nil || $0.time < latestTime! }.prefix(configuration.pastLocationsPerUpdate))
+    return Array(
+      backlog.filter { latestTime == nil || $0.time < latestTime! }.prefix(configuration.pastLocationsPerUpdate))
   }
 
   /// `jitter` in 0…1 spreads retries of many vehicles apart.
@@ -181,7 +182,9 @@ struct ReporterMachine: Sendable {
         } else {
           let refused = Set(plan.past.map(\.time))
           backlog.removeAll { refused.contains($0.time) }
-          if let fix = plan.location, latest?.time == fix.time { acknowledgedUpTo = max(acknowledgedUpTo ?? fix.time, fix.time) }
+          if let fix = plan.location, latest?.time == fix.time {
+            acknowledgedUpTo = max(acknowledgedUpTo ?? fix.time, fix.time)
+          }
         }
         if plan.state != nil, pendingState == plan.state { pendingState = nil }
         if plan.state == .offline { finalOfflinePending = false }
@@ -204,6 +207,8 @@ struct ReporterMachine: Sendable {
     if let acknowledgedUpTo, fix.time <= acknowledgedUpTo { return }
     let index = backlog.firstIndex { $0.time > fix.time } ?? backlog.endIndex
     backlog.insert(fix, at: index)
-    if backlog.count > configuration.backlogCapacity { backlog.removeFirst(backlog.count - configuration.backlogCapacity) }
+    if backlog.count > configuration.backlogCapacity {
+      backlog.removeFirst(backlog.count - configuration.backlogCapacity)
+    }
   }
 }

@@ -25,13 +25,16 @@ public final class RidesharingDriverAPI: Sendable {
         transportSecurity: endpoint.usesTLS ? .tls : .plaintext,
         // Reconnect within seconds once fleetd is back, not gRPC's default two minutes: the
         // backlog should not wait longer than the outage.
-        config: .defaults { $0.backoff = .init(initial: .milliseconds(250), max: .seconds(10), multiplier: 1.6, jitter: 0.2) })
+        config: .defaults {
+          $0.backoff = .init(initial: .milliseconds(250), max: .seconds(10), multiplier: 1.6, jitter: 0.2)
+        })
     ) { client in
       let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
       await vehicleReporter.run { request, token in
         var options = CallOptions.defaults
         options.timeout = timeout
-        return try await vehicles.updateVehicle(request, metadata: ["authorization": "Bearer \(token)"], options: options)
+        return try await vehicles.updateVehicle(
+          request, metadata: ["authorization": "Bearer \(token)"], options: options)
       }
       client.beginGracefulShutdown()
     }

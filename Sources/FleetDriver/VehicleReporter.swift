@@ -24,7 +24,8 @@ public final class VehicleReporter: Sendable {
   }
 
   /// Sends one request with a token; the real one is a gRPC call.
-  typealias Send = @Sendable (Maps_Fleetengine_V1_UpdateVehicleRequest, String) async throws -> Maps_Fleetengine_V1_Vehicle
+  typealias Send =
+    @Sendable (Maps_Fleetengine_V1_UpdateVehicleRequest, String) async throws -> Maps_Fleetengine_V1_Vehicle
 
   public let context: DriverContext
   let clock: any ReporterClock

@@ -40,7 +40,8 @@ extension Maps_Fleetengine_V1_VehicleLocation {
       isRoadSnapped = .init(true)
       rawLocation = .init(raw)
       rawLocationTime = .init(date: fix.time)
-      rawLocationSensor = Maps_Fleetengine_V1_LocationSensor(rawValue: (fix.rawSensor ?? .gps).rawValue) ?? .unknownSensor
+      rawLocationSensor =
+        Maps_Fleetengine_V1_LocationSensor(rawValue: (fix.rawSensor ?? .gps).rawValue) ?? .unknownSensor
       if let accuracy = fix.horizontalAccuracy { rawLocationAccuracy = .init(accuracy) }
     }
   }
@@ -68,6 +69,7 @@ extension ReportedVehicle {
     etaToFirstWaypoint = vehicle.hasEtaToFirstWaypoint ? vehicle.etaToFirstWaypoint.date : nil
     lastLocation =
       vehicle.hasLastLocation
-      ? LatLng(latitude: vehicle.lastLocation.location.latitude, longitude: vehicle.lastLocation.location.longitude) : nil
+      ? LatLng(latitude: vehicle.lastLocation.location.latitude, longitude: vehicle.lastLocation.location.longitude)
+      : nil
   }
 }

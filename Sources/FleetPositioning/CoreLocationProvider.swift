@@ -11,7 +11,8 @@
     public init() {}
 
     public func fixes() -> AsyncThrowingStream<LocationFix, any Error> {
-      let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationFix.self, bufferingPolicy: .bufferingNewest(16))
+      let (stream, continuation) = AsyncThrowingStream.makeStream(
+        of: LocationFix.self, bufferingPolicy: .bufferingNewest(16))
       let reader = Task {
         do {
           for try await update in CLLocationUpdate.liveUpdates() {

@@ -13,7 +13,10 @@ public struct GPSDLocationProvider: LocationProvider {
   public var maximumRetryDelay: Duration
   let clock: PositioningClock
 
-  public init(host: String = "127.0.0.1", port: Int = 2947, maximumRetryDelay: Duration = .seconds(30), clock: PositioningClock = .system) {
+  public init(
+    host: String = "127.0.0.1", port: Int = 2947, maximumRetryDelay: Duration = .seconds(30),
+    clock: PositioningClock = .system
+  ) {
     self.host = host
     self.port = port
     self.maximumRetryDelay = maximumRetryDelay
@@ -21,7 +24,8 @@ public struct GPSDLocationProvider: LocationProvider {
   }
 
   public func fixes() -> AsyncThrowingStream<LocationFix, any Error> {
-    let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationFix.self, bufferingPolicy: .bufferingNewest(64))
+    let (stream, continuation) = AsyncThrowingStream.makeStream(
+      of: LocationFix.self, bufferingPolicy: .bufferingNewest(64))
     let reader = Task { [self] in
       var delay = Duration.milliseconds(250)
       while !Task.isCancelled {
@@ -70,7 +74,8 @@ public struct GPSDLocationProvider: LocationProvider {
   /// A TPV report as a fix; nil for other reports and for TPV without a position fix.
   static func fix(fromReport line: [UInt8]) -> LocationFix? {
     guard let report = try? JSONDecoder().decode(TPV.self, from: Data(line)), report.class == "TPV",
-      (report.mode ?? 0) >= 2, let lat = report.lat, let lon = report.lon, let time = report.time.flatMap(Timestamps.parse)
+      (report.mode ?? 0) >= 2, let lat = report.lat, let lon = report.lon,
+      let time = report.time.flatMap(Timestamps.parse)
     else { return nil }
     let coordinate = LatLng(latitude: lat, longitude: lon)
     guard (try? coordinate.validate("tpv")) != nil else { return nil }

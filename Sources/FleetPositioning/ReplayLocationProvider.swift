@@ -10,7 +10,9 @@ public struct ReplayLocationProvider: LocationProvider {
   public var keepsRecordedTimes: Bool
   let clock: PositioningClock
 
-  public init(track: [LocationFix], speedup: Double = 1, keepsRecordedTimes: Bool = false, clock: PositioningClock = .system) {
+  public init(
+    track: [LocationFix], speedup: Double = 1, keepsRecordedTimes: Bool = false, clock: PositioningClock = .system
+  ) {
     self.track = track.sorted { $0.time < $1.time }
     self.speedup = max(speedup, 0.001)
     self.keepsRecordedTimes = keepsRecordedTimes
@@ -18,10 +20,14 @@ public struct ReplayLocationProvider: LocationProvider {
   }
 
   /// Reads a GPX or NMEA file.
-  public init(contentsOf url: URL, speedup: Double = 1, keepsRecordedTimes: Bool = false, clock: PositioningClock = .system)
+  public init(
+    contentsOf url: URL, speedup: Double = 1, keepsRecordedTimes: Bool = false, clock: PositioningClock = .system
+  )
     throws(LocationError)
   {
-    self.init(track: try TrackFile.read(contentsOf: url), speedup: speedup, keepsRecordedTimes: keepsRecordedTimes, clock: clock)
+    self.init(
+      track: try TrackFile.read(contentsOf: url), speedup: speedup, keepsRecordedTimes: keepsRecordedTimes, clock: clock
+    )
   }
 
   public func fixes() -> AsyncThrowingStream<LocationFix, any Error> {

@@ -24,7 +24,8 @@ public struct RoadSnappedLocationProvider: LocationProvider {
   }
 
   public func fixes() -> AsyncThrowingStream<LocationFix, any Error> {
-    let (stream, continuation) = AsyncThrowingStream.makeStream(of: LocationFix.self, bufferingPolicy: .bufferingNewest(64))
+    let (stream, continuation) = AsyncThrowingStream.makeStream(
+      of: LocationFix.self, bufferingPolicy: .bufferingNewest(64))
     let base = base
     let snapperSeed = Snapper(routing: routing, window: window, maximumSnapDistance: maximumSnapDistance)
     let pump = Task {

@@ -19,7 +19,9 @@ public final class SimulatedLocationProvider: LocationProvider {
     public var noise: Double = 0
     public var seed: UInt64 = 1
 
-    public init(interval: Duration = .seconds(1), speedup: Double = 1, accuracy: Double = 5, noise: Double = 0, seed: UInt64 = 1) {
+    public init(
+      interval: Duration = .seconds(1), speedup: Double = 1, accuracy: Double = 5, noise: Double = 0, seed: UInt64 = 1
+    ) {
       self.interval = interval
       self.speedup = speedup
       self.accuracy = accuracy
@@ -77,7 +79,9 @@ public final class SimulatedLocationProvider: LocationProvider {
     return state.withLock { s in
       guard let drive = s.drive else { return nil }
       let t = now - s.driveStart
-      return (drive.remainingPath(after: t), max(0, drive.distance - drive.distance(after: t)), max(0, drive.duration - t))
+      return (
+        drive.remainingPath(after: t), max(0, drive.distance - drive.distance(after: t)), max(0, drive.duration - t)
+      )
     }
   }
 

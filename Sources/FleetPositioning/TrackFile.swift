@@ -118,7 +118,8 @@ enum NMEA {
           (
             String(fields[1]),
             LocationFix(
-              coordinate: LatLng(latitude: lat, longitude: lon), heading: Double(fields[8]), speed: knots.map { $0 * 1852 / 3600 },
+              coordinate: LatLng(latitude: lat, longitude: lon), heading: Double(fields[8]),
+              speed: knots.map { $0 * 1852 / 3600 },
               time: time, sensor: .gps)
           ))
       }
@@ -165,7 +166,9 @@ enum NMEA {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC")!
     let components = DateComponents(year: 2000 + year, month: month, day: day, hour: hh, minute: mm, second: 0)
-    guard let midnight = calendar.date(from: components), (0..<24).contains(hh), (0..<60).contains(mm), ss < 61 else { return nil }
+    guard let midnight = calendar.date(from: components), (0..<24).contains(hh), (0..<60).contains(mm), ss < 61 else {
+      return nil
+    }
     return midnight.addingTimeInterval(ss)
   }
 }

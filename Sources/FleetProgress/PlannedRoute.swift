@@ -50,7 +50,8 @@ struct PlannedRoute: Sendable {
         metres += span.distance
       }
       return Leg(
-        waypoint: waypoint, points: leg.geometry, encodedPoints: Polyline.encode(leg.geometry), along: along, spans: leg.spans, spanStarts: starts)
+        waypoint: waypoint, points: leg.geometry, encodedPoints: Polyline.encode(leg.geometry), along: along,
+        spans: leg.spans, spanStarts: starts)
     }
   }
 
@@ -88,7 +89,8 @@ struct PlannedRoute: Sendable {
         best = Projection(
           offset: offset,
           location: LatLng(
-            latitude: a.latitude + t * (b.latitude - a.latitude), longitude: a.longitude + t * (b.longitude - a.longitude)),
+            latitude: a.latitude + t * (b.latitude - a.latitude),
+            longitude: a.longitude + t * (b.longitude - a.longitude)),
           distance: distance)
       }
     }
@@ -97,7 +99,9 @@ struct PlannedRoute: Sendable {
 
   /// The first leg from `offset` on: its remaining shape (starting at the vehicle's place on it)
   /// and the parts of its spans still ahead, each with the metres left of it.
-  func remainderOfFirstLeg() -> (points: [LatLng], spans: [(span: RouteSpan, metres: Double, firstPoint: Int, lastPoint: Int)]) {
+  func remainderOfFirstLeg() -> (
+    points: [LatLng], spans: [(span: RouteSpan, metres: Double, firstPoint: Int, lastPoint: Int)]
+  ) {
     guard let leg = legs.first else { return ([], []) }
     let offset = min(max(0, self.offset), leg.distance)
     // The first point strictly ahead of the vehicle.
@@ -135,6 +139,7 @@ struct PlannedRoute: Sendable {
     let t = length > 0 ? (offset - leg.along[k]) / length : 0
     let a = leg.points[k]
     let b = leg.points[k + 1]
-    return LatLng(latitude: a.latitude + t * (b.latitude - a.latitude), longitude: a.longitude + t * (b.longitude - a.longitude))
+    return LatLng(
+      latitude: a.latitude + t * (b.latitude - a.latitude), longitude: a.longitude + t * (b.longitude - a.longitude))
   }
 }

@@ -30,7 +30,9 @@ public final class ProgressEngine: TripProgressEngine {
   public let configuration: Configuration
   let vehicles = Mutex<[ResourceName: VehicleSlot]>([:])
 
-  public init(routing: RoutingEngine, traffic: TrafficModel = TrafficModel(), configuration: Configuration = Configuration()) {
+  public init(
+    routing: RoutingEngine, traffic: TrafficModel = TrafficModel(), configuration: Configuration = Configuration()
+  ) {
     self.routing = routing
     self.traffic = traffic
     self.configuration = configuration
@@ -139,7 +141,8 @@ public final class ProgressEngine: TripProgressEngine {
       nav.lastFix = fix
       // `locate` already snapped the position: no second search for an idle vehicle.
       return VehicleRouteProgress(
-        legs: [], navigationStatus: .noGuidance, isLocationSnappable: vehicle.lastLocation?.isRoadSnapped == true, computedAt: now, routeVersion: now,
+        legs: [], navigationStatus: .noGuidance, isLocationSnappable: vehicle.lastLocation?.isRoadSnapped == true,
+        computedAt: now, routeVersion: now,
         trafficVersion: nav.trafficVersion ?? now)
     }
 
@@ -187,7 +190,8 @@ public final class ProgressEngine: TripProgressEngine {
       nav.trafficVersion = now
     }
     return VehicleRouteProgress(
-      legs: legs, navigationStatus: status, isLocationSnappable: snappable, computedAt: now, routeVersion: plan.plannedAt,
+      legs: legs, navigationStatus: status, isLocationSnappable: snappable, computedAt: now,
+      routeVersion: plan.plannedAt,
       trafficVersion: nav.trafficVersion!)
   }
 
@@ -223,7 +227,9 @@ public final class ProgressEngine: TripProgressEngine {
       let estimates =
         configuration.learnsTraffic
         ? traffic.estimate(spans.map { ($0.span, $0.metres) }, at: now)
-        : spans.map { ($0.span.distance > 0 ? $0.span.duration * $0.metres / $0.span.distance : 0, TrafficSpeed.normal) }
+        : spans.map {
+          ($0.span.distance > 0 ? $0.span.duration * $0.metres / $0.span.distance : 0, TrafficSpeed.normal)
+        }
       for ((_, _, first, last), (spanSeconds, speed)) in zip(spans, estimates) {
         seconds += spanSeconds
         if let previous = intervals.last, previous.speed == speed, previous.end >= first {
@@ -236,7 +242,8 @@ public final class ProgressEngine: TripProgressEngine {
       let distance = i == 0 ? max(0, leg.distance - plan.offset) : leg.distance
       result.append(
         WaypointProgress(
-          waypoint: leg.waypoint, path: points, encodedPath: encoded, traffic: intervals, distanceMeters: distance, duration: seconds,
+          waypoint: leg.waypoint, path: points, encodedPath: encoded, traffic: intervals, distanceMeters: distance,
+          duration: seconds,
           eta: now.addingTimeInterval(elapsed)))
     }
     return result

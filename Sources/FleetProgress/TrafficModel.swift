@@ -31,7 +31,9 @@ public final class TrafficModel: Sendable {
   /// `time`. The stretch's slowdown against free flow is shared by its spans: each is learned
   /// as that much slower than its own free-flow speed (never faster than it).
   public func observe(_ driven: [(span: RouteSpan, metres: Double)], seconds: Double, at time: Date) {
-    let freeFlowSeconds = driven.reduce(0) { $0 + ($1.span.distance > 0 ? $1.span.duration * $1.metres / $1.span.distance : 0) }
+    let freeFlowSeconds = driven.reduce(0) {
+      $0 + ($1.span.distance > 0 ? $1.span.duration * $1.metres / $1.span.distance : 0)
+    }
     guard seconds > 0, freeFlowSeconds > 0 else { return }
     let slowdown = max(1, seconds / freeFlowSeconds)
     speeds.withLock { speeds in
@@ -39,10 +41,11 @@ public final class TrafficModel: Sendable {
         let key = Self.key(span)
         let freeFlow = span.distance / span.duration
         let speed = freeFlow / slowdown
-        let previous = speeds[key].map { old in
-          let weight = self.weight(age: time.timeIntervalSince(old.time))
-          return weight * old.speed + (1 - weight) * freeFlow
-        } ?? freeFlow
+        let previous =
+          speeds[key].map { old in
+            let weight = self.weight(age: time.timeIntervalSince(old.time))
+            return weight * old.speed + (1 - weight) * freeFlow
+          } ?? freeFlow
         speeds[key] = Learned(
           speed: learningRate * speed + (1 - learningRate) * previous, time: max(time, speeds[key]?.time ?? time))
       }
@@ -54,12 +57,16 @@ public final class TrafficModel: Sendable {
 
   /// The seconds to drive `metres` of each span now (learned speed, decayed toward free flow),
   /// and each span's traffic class. One lock for a whole leg: this runs on every update.
-  public func estimate(_ stretch: [(span: RouteSpan, metres: Double)], at now: Date) -> [(seconds: Double, speed: TrafficSpeed)] {
+  public func estimate(_ stretch: [(span: RouteSpan, metres: Double)], at now: Date) -> [(
+    seconds: Double, speed: TrafficSpeed
+  )] {
     speeds.withLock { speeds in
       stretch.map { span, metres in
         guard span.distance > 0, span.duration > 0 else { return (0, .normal) }
         let freeFlow = span.distance / span.duration
-        guard let learned = speeds[Self.key(span)], learned.speed > 0 else { return (span.duration * metres / span.distance, .normal) }
+        guard let learned = speeds[Self.key(span)], learned.speed > 0 else {
+          return (span.duration * metres / span.distance, .normal)
+        }
         // The learned speed, decayed toward free flow by its age.
         let weight = weight(age: now.timeIntervalSince(learned.time))
         let secondsPerMetre = weight / max(learned.speed, 0.5) + (1 - weight) / freeFlow

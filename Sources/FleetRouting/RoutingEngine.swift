@@ -114,8 +114,13 @@ public final class RoutingEngine: Sendable {
     (component, componentSize) = turns.stronglyConnectedComponents()
     let latitudes = network.points.map(\.latitude)
     let longitudes = network.points.map(\.longitude)
-    if let south = latitudes.min(), let north = latitudes.max(), let west = longitudes.min(), let east = longitudes.max() {
-      bounds = ((south - Self.boundsMargin)...(north + Self.boundsMargin), (west - Self.boundsMargin)...(east + Self.boundsMargin))
+    if let south = latitudes.min(), let north = latitudes.max(), let west = longitudes.min(),
+      let east = longitudes.max()
+    {
+      bounds = (
+        (south - Self.boundsMargin)...(north + Self.boundsMargin),
+        (west - Self.boundsMargin)...(east + Self.boundsMargin)
+      )
     } else {
       bounds = (0...0, 0...0)
     }
@@ -142,7 +147,8 @@ public final class RoutingEngine: Sendable {
       FixedCoordinate(latitude: point.latitude, longitude: point.longitude), in: network, count: count,
       radius: radius ?? .infinity)
     guard !found.isEmpty else {
-      throw RoutingError(.noSegment, radius.map { "no road within \($0) m of the coordinate" } ?? "the road network is empty")
+      throw RoutingError(
+        .noSegment, radius.map { "no road within \($0) m of the coordinate" } ?? "the road network is empty")
     }
     return found.map(snapped)
   }
@@ -178,7 +184,8 @@ public final class RoutingEngine: Sendable {
       }
       nearest.append(first)
       nearestBig.append(
-        isInBigComponent(first.edge) ? first : index.nearest(fixed, in: network, radius: radius, accept: isInBigComponent).first)
+        isInBigComponent(first.edge)
+          ? first : index.nearest(fixed, in: network, radius: radius, accept: isInBigComponent).first)
     }
     let components = Set(nearest.map { componentOf($0.edge) })
     if components.count == 1 { return nearest }

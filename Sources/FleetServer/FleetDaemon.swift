@@ -11,8 +11,8 @@ import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
-import UnixSignals
 import Synchronization
+import UnixSignals
 
 /// fleetd: the gRPC and REST servers over one `Fleet` on the embedded SQLite store. `fleetd serve`
 /// builds one and runs it; tests build one on port 0 and read the bound ports.
@@ -40,7 +40,9 @@ public final class FleetDaemon: Sendable {
     return FleetDaemon(configuration: configuration, fleet: fleet, storage: storage, routing: routing, logger: logger)
   }
 
-  init(configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?, logger: Logger) {
+  init(
+    configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?, logger: Logger
+  ) {
     self.fleet = fleet
     self.storage = storage
     self.logger = logger
@@ -74,7 +76,8 @@ public final class FleetDaemon: Sendable {
     router.get("/metrics") { _, _ -> Response in
       var headers = HTTPFields()
       headers[.contentType] = "text/plain; version=0.0.4"
-      return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+      return Response(
+        status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
     }
     let httpPort = self.httpPort
     http = Application(

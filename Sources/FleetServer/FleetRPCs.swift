@@ -22,13 +22,15 @@ struct FleetRPCs: Sendable {
         caller: caller, provider: parent.provider, tripID: r.tripID, trip: trip, vehicleWaypoints: order))
   }
 
-  func getTrip(_ r: Maps_Fleetengine_V1_GetTripRequest, _ caller: Caller) throws(FleetError) -> Maps_Fleetengine_V1_Trip {
+  func getTrip(_ r: Maps_Fleetengine_V1_GetTripRequest, _ caller: Caller) throws(FleetError) -> Maps_Fleetengine_V1_Trip
+  {
     let name = try ResourceName(parsing: r.name, kind: .trips)
     let view: TripView = try domainEnum(r.view, "view")
     let format: PolylineFormat = try domainEnum(r.routeFormatType, "route_format_type")
     let versions = TripVersions(
       currentRouteSegment: r.hasCurrentRouteSegmentVersion ? Date(r.currentRouteSegmentVersion) : nil,
-      currentRouteSegmentTraffic: r.hasCurrentRouteSegmentTrafficVersion ? Date(r.currentRouteSegmentTrafficVersion) : nil,
+      currentRouteSegmentTraffic: r.hasCurrentRouteSegmentTrafficVersion
+        ? Date(r.currentRouteSegmentTrafficVersion) : nil,
       remainingWaypointsRoute: r.hasRemainingWaypointsRouteVersion ? Date(r.remainingWaypointsRouteVersion) : nil)
     var trip = Maps_Fleetengine_V1_Trip(try fleet.getTrip(caller: caller, name: name, view: view, versions: versions))
     // ENCODED_POLYLINE_TYPE: the route only as current_route_segment, not also as points.
@@ -154,7 +156,9 @@ struct FleetRPCs: Sendable {
     query.pageSize = r.pageSize
     query.pageToken = r.pageToken
     query.minimumCapacity = r.hasMinimumCapacity ? r.minimumCapacity.value : nil
-    query.tripTypes = try r.tripTypes.enumerated().map { (i, t) throws(FleetError) in try domainEnum(t, "trip_types[\(i)]") }
+    query.tripTypes = try r.tripTypes.enumerated().map { (i, t) throws(FleetError) in
+      try domainEnum(t, "trip_types[\(i)]")
+    }
     query.maximumStaleness = r.hasMaximumStaleness ? Duration(r.maximumStaleness) : nil
     query.categories = try r.vehicleTypeCategories.enumerated().map { (i, c) throws(FleetError) in
       try domainEnum(c, "vehicle_type_categories[\(i)]")
@@ -181,11 +185,22 @@ struct FleetRPCs: Sendable {
     try caller.mayCall(.searchVehicles)
     throw FleetError(
       .unimplemented,
-      "SearchVehicles is not implemented yet: it needs the routing engine (driving ETAs to the pickup point); use ListVehicles with a viewport meanwhile")
+      "SearchVehicles is not implemented yet: it needs the routing engine (driving ETAs to the pickup point); use ListVehicles with a viewport meanwhile"
+    )
   }
 }
 
 // Wire enums checked for unknown values but not otherwise used by the domain.
-enum PolylineFormat: Int { case unknown = 0, latLngList = 1, encodedPolyline = 2 }
-enum BillingPlatform: Int { case unspecified = 0, server, web, android, ios, others }
-enum SolutionType: Int { case unspecified = 0, onDemandRidesharingAndDeliveries = 1 }
+enum PolylineFormat: Int {
+  case unknown = 0
+  case latLngList = 1
+  case encodedPolyline = 2
+}
+enum BillingPlatform: Int {
+  case unspecified = 0
+  case server, web, android, ios, others
+}
+enum SolutionType: Int {
+  case unspecified = 0
+  case onDemandRidesharingAndDeliveries = 1
+}

@@ -50,7 +50,8 @@ final class RequestGate: Sendable {
     case .failure(let error):
       let level: Logger.Level = error.code == .internal || error.code == .unavailable ? .error : .info
       logger.log(
-        level: level, "\(error.code.rawValue): \(error.message)", metadata: metadata(operation, requestID, caller, elapsed))
+        level: level, "\(error.code.rawValue): \(error.message)",
+        metadata: metadata(operation, requestID, caller, elapsed))
       throw error
     }
   }

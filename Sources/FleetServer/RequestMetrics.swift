@@ -19,7 +19,8 @@ final class RequestMetrics: Sendable {
     let counter = counters.withLock { cache in
       if let c = cache[key] { return c }
       let c = registry.makeCounter(
-        descriptor: .init(metricName: "fleetd_requests", unitName: "total", helpText: "Requests by RPC, transport and status"),
+        descriptor: .init(
+          metricName: "fleetd_requests", unitName: "total", helpText: "Requests by RPC, transport and status"),
         labels: [("rpc", rpc), ("transport", transport), ("code", code)])
       cache[key] = c
       return c
@@ -28,7 +29,8 @@ final class RequestMetrics: Sendable {
     let histogram = histograms.withLock { cache in
       if let h = cache[rpc] { return h }
       let h = registry.makeDurationHistogram(
-        descriptor: .init(metricName: "fleetd_request_duration", unitName: "seconds", helpText: "Request latency by RPC"),
+        descriptor: .init(
+          metricName: "fleetd_request_duration", unitName: "seconds", helpText: "Request latency by RPC"),
         labels: [("rpc", rpc)], buckets: Self.buckets)
       cache[rpc] = h
       return h

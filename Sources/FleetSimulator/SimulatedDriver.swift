@@ -42,7 +42,8 @@ public struct SimulatedDriver: Sendable {
   let log: @Sendable (String) -> Void
 
   public init(
-    configuration: Configuration, key: ServiceAccountKey, routing: RoutingEngine?, log: @escaping @Sendable (String) -> Void
+    configuration: Configuration, key: ServiceAccountKey, routing: RoutingEngine?,
+    log: @escaping @Sendable (String) -> Void
   ) throws {
     self.configuration = configuration
     tokens = try ServiceAccountTokenProvider(key: key)
@@ -66,9 +67,12 @@ public struct SimulatedDriver: Sendable {
         vehicles: .init(wrapping: client), trips: .init(wrapping: client), tokens: tokens, vehicleName: vehicleName)
       let start = try await ensureVehicle(backend)
       let car = SimulatedLocationProvider(
-        start: start, configuration: .init(interval: .milliseconds(max(50, Int(1000 / max(configuration.speedup, 1)))), speedup: configuration.speedup))
+        start: start,
+        configuration: .init(
+          interval: .milliseconds(max(50, Int(1000 / max(configuration.speedup, 1)))), speedup: configuration.speedup))
       var context = DriverContext(
-        tokenProvider: tokens, providerID: configuration.providerID, vehicleID: configuration.vehicleID, endpoint: endpoint,
+        tokenProvider: tokens, providerID: configuration.providerID, vehicleID: configuration.vehicleID,
+        endpoint: endpoint,
         locationProvider: car, navigation: CarNavigation(car: car))
       context.reporting.callTimeout = .seconds(10)
       let api = RidesharingDriverAPI(driverContext: context)
@@ -97,13 +101,15 @@ public struct SimulatedDriver: Sendable {
   func ensureVehicle(_ backend: Backend) async throws -> LatLng {
     if let vehicle = try await backend.vehicle() {
       if vehicle.hasLastLocation {
-        return LatLng(latitude: vehicle.lastLocation.location.latitude, longitude: vehicle.lastLocation.location.longitude)
+        return LatLng(
+          latitude: vehicle.lastLocation.location.latitude, longitude: vehicle.lastLocation.location.longitude)
       }
       if let start = configuration.start ?? defaultStart() { return start }
       throw FleetError(.failedPrecondition, "vehicle \(configuration.vehicleID) has no position: give --start LAT,LNG")
     }
     guard let start = configuration.start ?? defaultStart() else {
-      throw FleetError(.failedPrecondition, "vehicle \(configuration.vehicleID) does not exist: give --start LAT,LNG or --graph")
+      throw FleetError(
+        .failedPrecondition, "vehicle \(configuration.vehicleID) does not exist: give --start LAT,LNG or --graph")
     }
     try await backend.createVehicle(configuration.providerID, configuration.vehicleID, at: start)
     say("created at \(format(start))")
@@ -141,7 +147,8 @@ public struct SimulatedDriver: Sendable {
           try await Task.sleep(for: .milliseconds(250))
           continue
         }
-        let status = TripProgression.enroute(to: WaypointType(rawValue: vehicle.waypoints[following].waypointType.rawValue) ?? .unknown)
+        let status = TripProgression.enroute(
+          to: WaypointType(rawValue: vehicle.waypoints[following].waypointType.rawValue) ?? .unknown)
         let stop = TripProgression.intermediateIndex(at: following, in: trip, remaining: vehicle.waypoints)
         try await backend.setStatus(next.tripID, status, intermediateIndex: stop)
         announced[next.tripID] = status
@@ -275,6 +282,7 @@ final class AcknowledgementListener: VehicleReporterListener {
   }
   func waitForState(_ state: VehicleState) async throws {
     for await acknowledged in states.stream where acknowledged == state { return }
-    throw FleetError(.unavailable, "fleetd did not acknowledge the vehicle going \(state == .online ? "online" : "offline")")
+    throw FleetError(
+      .unavailable, "fleetd did not acknowledge the vehicle going \(state == .online ? "online" : "offline")")
   }
 }

@@ -26,7 +26,8 @@ public final class SQLiteFleetStore: FleetStorage {
       try db.execute(sql: "PRAGMA synchronous = FULL")
     }
     configuration.busyMode = .timeout(10)
-    pool = try DatabasePool(path: (directory as NSString).appendingPathComponent(Self.fileName), configuration: configuration)
+    pool = try DatabasePool(
+      path: (directory as NSString).appendingPathComponent(Self.fileName), configuration: configuration)
     self.logger = logger
     try Self.migrator.migrate(pool)
   }
@@ -67,7 +68,8 @@ public final class SQLiteFleetStore: FleetStorage {
     try await pool.read { db in
       UInt64(
         try Int64.fetchOne(
-          db, sql: "SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles)")
+          db,
+          sql: "SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles)")
           ?? 0)
     }
   }
@@ -97,7 +99,8 @@ public final class SQLiteFleetStore: FleetStorage {
       guard !reader.hasMore else { throw reader.damaged("unread bytes at the end (written by a newer fleetd?)") }
       return value
     case RowFormat.json: return try decoder.decode(T.self, from: body)
-    case let format: throw RowFormatError(offset: 0, reason: "unknown row format \(format.map(String.init) ?? "(empty)")")
+    case let format:
+      throw RowFormatError(offset: 0, reason: "unknown row format \(format.map(String.init) ?? "(empty)")")
     }
   }
 
@@ -134,12 +137,14 @@ public final class SQLiteFleetStore: FleetStorage {
   // slipped past validation: a failed commit stops all writes (fail-stop).
   static let encoder: JSONEncoder = {
     let encoder = JSONEncoder()
-    encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(
+      positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
     return encoder
   }()
   static let decoder: JSONDecoder = {
     let decoder = JSONDecoder()
-    decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+      positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
     return decoder
   }()
 
@@ -227,8 +232,10 @@ public final class SQLiteFleetStore: FleetStorage {
         case .row(let table, let provider, let id, let revision, let body):
           try db.cachedStatement(sql: table.upsert).execute(arguments: [provider, id, revision, body])
         case .billableTrip(let provider, let id, let reportTime, let body):
-          try db.cachedStatement(sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [provider, id, reportTime, body])
+          try db.cachedStatement(
+            sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)"
+          )
+          .execute(arguments: [provider, id, reportTime, body])
         }
       }
     }
@@ -256,8 +263,10 @@ public final class SQLiteFleetStore: FleetStorage {
           VALUES (?, ?, ?, ?, ?, ?, ?)
           ON CONFLICT (key_id) DO UPDATE SET revoke_time = excluded.revoke_time
           """,
-        arguments: [key.keyID, key.provider, key.role.rawValue, key.publicKeyPEM, key.clientEmail,
-                    key.createTime.timeIntervalSince1970, key.revokeTime?.timeIntervalSince1970])
+        arguments: [
+          key.keyID, key.provider, key.role.rawValue, key.publicKeyPEM, key.clientEmail,
+          key.createTime.timeIntervalSince1970, key.revokeTime?.timeIntervalSince1970,
+        ])
     }
   }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Fleetd: AsyncParsableCommand {
@@ -13,5 +14,3 @@ struct Fleetd: AsyncParsableCommand {
 func environment(_ name: String) -> String? {
   ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
 }
-
-import Foundation

@@ -20,7 +20,9 @@ struct RouteCommand: ParsableCommand {
     let points = try ([from] + via + [to]).map(Self.parse)
     let engine = try RoutingEngine(graph: graph)
     let route = try engine.route(points)
-    print(String(format: "distance: %.0f m, duration: %.0f s (%.1f min)", route.distance, route.duration, route.duration / 60))
+    print(
+      String(
+        format: "distance: %.0f m, duration: %.0f s (%.1f min)", route.distance, route.duration, route.duration / 60))
     for (i, leg) in route.legs.enumerated() where route.legs.count > 1 {
       print(String(format: "  leg %d: %.0f m, %.0f s", i + 1, leg.distance, leg.duration))
     }
@@ -31,7 +33,8 @@ struct RouteCommand: ParsableCommand {
 
   static func parse(_ text: String) throws -> LatLng {
     let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-    guard parts.count == 2, let lat = parts[0], let lng = parts[1], (-90...90).contains(lat), (-180...180).contains(lng) else {
+    guard parts.count == 2, let lat = parts[0], let lng = parts[1], (-90...90).contains(lat), (-180...180).contains(lng)
+    else {
       throw ValidationError("'\(text)' is not LAT,LNG (e.g. 43.7384,7.4246)")
     }
     return LatLng(latitude: lat, longitude: lng)

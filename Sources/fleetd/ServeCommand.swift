@@ -38,7 +38,8 @@ struct ServeCommand: AsyncParsableCommand {
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }
     guard let level = Logger.Level(rawValue: logLevel) else {
-      throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+      throw ValidationError(
+        "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
     }
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)

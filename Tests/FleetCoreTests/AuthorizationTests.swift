@@ -28,7 +28,9 @@ struct AuthorizationTests {
     try consumer.checkTripAccess(tripID: "t1", assignedVehicle: nil)
     #expect(throws: FleetError.self) { try consumer.checkTripAccess(tripID: "t2", assignedVehicle: nil) }
     try Caller(provider: "p", role: .consumer, tripID: "*").checkTripAccess(tripID: "t2", assignedVehicle: nil)
-    #expect(throws: FleetError.self) { try Caller(provider: "p", role: .consumer).checkTripAccess(tripID: "t1", assignedVehicle: nil) }
+    #expect(throws: FleetError.self) {
+      try Caller(provider: "p", role: .consumer).checkTripAccess(tripID: "t1", assignedVehicle: nil)
+    }
   }
 
   @Test func driverSeesOnlyItsVehicleAndItsTrips() throws {

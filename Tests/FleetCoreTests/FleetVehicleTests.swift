@@ -15,7 +15,9 @@ struct FleetVehicleTests {
     for (field, breakIt) in cases {
       var input = vehicleInput()
       breakIt(&input.vehicle)
-      let error = await fleetError { _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "v", vehicle: input) }
+      let error = await fleetError {
+        _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "v", vehicle: input)
+      }
       #expect(error?.code == .invalidArgument)
       #expect(error?.message.contains(field) == true, "\(field): \(error?.message ?? "none")")
     }
@@ -27,12 +29,19 @@ struct FleetVehicleTests {
     var input = vehicleInput()
     input.vehicle.state = .offline
     input.vehicle.maximumCapacity = 7
-    let updated = try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["vehicle_state"])
+    let updated = try await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["vehicle_state"])
     #expect(updated.state == .offline && updated.maximumCapacity == 4)
-    let owned = await fleetError { _ = try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["current_trips"]) }
+    let owned = await fleetError {
+      _ = try await fleet.updateVehicle(
+        caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["current_trips"])
+    }
     #expect(owned?.code == .invalidArgument)
     let driver = Caller(provider: provider, role: .driver, vehicleID: "car-1")
-    let denied = await fleetError { _ = try await fleet.updateVehicle(caller: driver, name: vehicleName("car-1"), vehicle: input, mask: ["maximum_capacity"]) }
+    let denied = await fleetError {
+      _ = try await fleet.updateVehicle(
+        caller: driver, name: vehicleName("car-1"), vehicle: input, mask: ["maximum_capacity"])
+    }
     #expect(denied?.code == .permissionDenied)
   }
 
@@ -44,34 +53,50 @@ struct FleetVehicleTests {
     var now = VehicleLocation(location: casino)
     now.updateTime = clock.read()
     input.vehicle.lastLocation = now
-    let updated = try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["last_location"])
+    let updated = try await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["last_location"])
     #expect(updated.lastLocation?.serverTime != nil)
     var old = VehicleLocation(location: port)
     old.updateTime = clock.read().addingTimeInterval(-60)
     input.pastLocations = [old]
-    let afterPast = try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["past_locations"])
+    let afterPast = try await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["past_locations"])
     #expect(afterPast.lastLocation?.location == casino)
     var newer = VehicleLocation(location: port)
     newer.updateTime = clock.read().addingTimeInterval(30)
     input.pastLocations = [old, newer]
-    #expect(try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["past_locations"]).lastLocation?.location == port)
+    #expect(
+      try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["past_locations"])
+        .lastLocation?.location == port)
     var bad = VehicleLocation(location: monaco)
     bad.heading = 360
     input.vehicle.lastLocation = bad
-    let error = await fleetError { _ = try await fleet.updateVehicle(caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["last_location"]) }
+    let error = await fleetError {
+      _ = try await fleet.updateVehicle(
+        caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["last_location"])
+    }
     #expect(error?.message.contains("vehicle.last_location.heading") == true)
   }
 
   @Test func attributesMergeByKey() async throws {
     let (fleet, _) = try await makeFleet()
     var input = vehicleInput()
-    input.vehicle.attributes = [Attribute(key: "color", value: .string("red")), Attribute(key: "ev", value: .bool(false))]
+    input.vehicle.attributes = [
+      Attribute(key: "color", value: .string("red")), Attribute(key: "ev", value: .bool(false)),
+    ]
     _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "car-1", vehicle: input)
     let merged = try await fleet.updateVehicleAttributes(
       caller: admin, name: vehicleName("car-1"),
       attributes: [Attribute(key: "ev", value: .bool(true)), Attribute(key: "seats", value: .number(7))])
-    #expect(merged == [Attribute(key: "color", value: .string("red")), Attribute(key: "ev", value: .bool(true)), Attribute(key: "seats", value: .number(7))])
-    #expect(await fleetError { _ = try await fleet.updateVehicleAttributes(caller: admin, name: vehicleName("car-1"), attributes: []) }?.code == .invalidArgument)
+    #expect(
+      merged == [
+        Attribute(key: "color", value: .string("red")), Attribute(key: "ev", value: .bool(true)),
+        Attribute(key: "seats", value: .number(7)),
+      ])
+    #expect(
+      await fleetError {
+        _ = try await fleet.updateVehicleAttributes(caller: admin, name: vehicleName("car-1"), attributes: [])
+      }?.code == .invalidArgument)
   }
 
   @Test func listVehiclesFiltersAndPages() async throws {
@@ -85,7 +110,9 @@ struct FleetVehicleTests {
       _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "v\(i)", vehicle: input)
     }
     var query = Fleet.VehicleListing()
-    #expect(await fleetError { _ = try fleet.listVehicles(caller: admin, provider: provider, query: query) }?.code == .invalidArgument)
+    #expect(
+      await fleetError { _ = try fleet.listVehicles(caller: admin, provider: provider, query: query) }?.code
+        == .invalidArgument)
     query.categories = [.auto]
     #expect(try fleet.listVehicles(caller: admin, provider: provider, query: query).totalSize == 5)
     query.minimumCapacity = 3
@@ -94,7 +121,8 @@ struct FleetVehicleTests {
     query = Fleet.VehicleListing()
     query.categories = [.auto, .truck]
     query.requiredAttributes = ["tier:gold"]
-    #expect(try fleet.listVehicles(caller: admin, provider: provider, query: query).vehicles.map(\.id) == ["v0", "v1", "v2"])
+    #expect(
+      try fleet.listVehicles(caller: admin, provider: provider, query: query).vehicles.map(\.id) == ["v0", "v1", "v2"])
     query.requiredAttributes = []
     query.requiredOneOfAttributes = ["tier:platinum|tier:basic"]
     #expect(try fleet.listVehicles(caller: admin, provider: provider, query: query).totalSize == 3)
@@ -109,7 +137,9 @@ struct FleetVehicleTests {
     let second = try fleet.listVehicles(caller: admin, provider: provider, query: query)
     #expect(second.vehicles.map(\.id) == ["v4", "v5"] && second.nextPageToken.isEmpty)
     query.categories = [.truck]
-    #expect(await fleetError { _ = try fleet.listVehicles(caller: admin, provider: provider, query: query) }?.code == .invalidArgument)
+    #expect(
+      await fleetError { _ = try fleet.listVehicles(caller: admin, provider: provider, query: query) }?.code
+        == .invalidArgument)
     query = Fleet.VehicleListing()
     query.categories = [.auto]
     query.maximumStaleness = .seconds(60)
@@ -127,7 +157,9 @@ struct WaypointPlannerTests {
     a.dropoffPoint = TerminalLocation(point: casino)
     var b = a
     b.id = "b"
-    let start = [a.ownRemainingWaypoints[0], b.ownRemainingWaypoints[0], a.ownRemainingWaypoints[1], b.ownRemainingWaypoints[1]]
+    let start = [
+      a.ownRemainingWaypoints[0], b.ownRemainingWaypoints[0], a.ownRemainingWaypoints[1], b.ownRemainingWaypoints[1],
+    ]
     a.status = .enrouteToDropoff
     let after = WaypointPlanner.update(start, after: a, onVehicle: "v")
     #expect(after.map(\.tripID) == ["b", "a", "b"])

@@ -23,9 +23,12 @@ struct TripLifecycleTests {
     }
   }
 
-  @Test("cancels from any non-terminal state", arguments: [TripStatus.new, .enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff])
+  @Test(
+    "cancels from any non-terminal state",
+    arguments: [TripStatus.new, .enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff])
   func cancels(from: TripStatus) throws {
-    #expect(try L(status: from).moving(to: L(status: .canceled), intermediateCount: 0, isAssigned: true).status == .canceled)
+    #expect(
+      try L(status: from).moving(to: L(status: .canceled), intermediateCount: 0, isAssigned: true).status == .canceled)
   }
 
   @Test("terminal states are final", arguments: [TripStatus.complete, .canceled])
@@ -49,8 +52,10 @@ struct TripLifecycleTests {
   @Test func walksIntermediateDestinationsInOrder() throws {
     var l = L(status: .arrivedAtPickup)
     for i: Int32 in 0..<3 {
-      l = try l.moving(to: L(status: .enrouteToIntermediateDestination, intermediateIndex: i), intermediateCount: 3, isAssigned: true)
-      l = try l.moving(to: L(status: .arrivedAtIntermediateDestination, intermediateIndex: i), intermediateCount: 3, isAssigned: true)
+      l = try l.moving(
+        to: L(status: .enrouteToIntermediateDestination, intermediateIndex: i), intermediateCount: 3, isAssigned: true)
+      l = try l.moving(
+        to: L(status: .arrivedAtIntermediateDestination, intermediateIndex: i), intermediateCount: 3, isAssigned: true)
     }
     l = try l.moving(to: L(status: .enrouteToDropoff), intermediateCount: 3, isAssigned: true)
     #expect(l.status == .enrouteToDropoff)
@@ -59,19 +64,24 @@ struct TripLifecycleTests {
   @Test func intermediateIndexCannotGoBackOrOutOfRange() {
     let at1 = L(status: .arrivedAtIntermediateDestination, intermediateIndex: 1)
     #expect(throws: FleetError.self) {
-      try at1.moving(to: L(status: .enrouteToIntermediateDestination, intermediateIndex: 0), intermediateCount: 3, isAssigned: true)
+      try at1.moving(
+        to: L(status: .enrouteToIntermediateDestination, intermediateIndex: 0), intermediateCount: 3, isAssigned: true)
     }
     let error = #expect(throws: FleetError.self) {
-      try at1.moving(to: L(status: .enrouteToIntermediateDestination, intermediateIndex: 3), intermediateCount: 3, isAssigned: true)
+      try at1.moving(
+        to: L(status: .enrouteToIntermediateDestination, intermediateIndex: 3), intermediateCount: 3, isAssigned: true)
     }
     #expect(error?.code == .invalidArgument)
     #expect(throws: FleetError.self) {
-      try L(status: .arrivedAtPickup).moving(to: L(status: .enrouteToIntermediateDestination), intermediateCount: 0, isAssigned: true)
+      try L(status: .arrivedAtPickup).moving(
+        to: L(status: .enrouteToIntermediateDestination), intermediateCount: 0, isAssigned: true)
     }
   }
 
   @Test func sameStateIsANoOp() throws {
-    #expect(try L(status: .enrouteToPickup).moving(to: L(status: .enrouteToPickup), intermediateCount: 0, isAssigned: true).status == .enrouteToPickup)
+    #expect(
+      try L(status: .enrouteToPickup).moving(to: L(status: .enrouteToPickup), intermediateCount: 0, isAssigned: true)
+        .status == .enrouteToPickup)
   }
 
   @Test func unknownStatusIsRejected() {

@@ -33,7 +33,8 @@ struct ResourceNameTests {
     let many = (0..<101).map { Attribute(key: "k\($0)", value: .bool(true)) }
     #expect(throws: FleetError.self) { try Attribute.validate(many, field: "a") }
     #expect(throws: FleetError.self) {
-      try Attribute.validate([Attribute(key: "a", value: .number(1)), Attribute(key: "a", value: .number(2))], field: "a")
+      try Attribute.validate(
+        [Attribute(key: "a", value: .number(1)), Attribute(key: "a", value: .number(2))], field: "a")
     }
     #expect(throws: FleetError.self) { try Attribute.validate([Attribute(key: "a:b", value: .bool(true))], field: "a") }
     #expect(throws: FleetError.self) {

@@ -36,7 +36,9 @@ struct ProviderTests {
     }
     #expect(!fixes.isEmpty)
     // One fix a second, moving forward along the route, from standstill to standstill.
-    #expect(fixes.first!.speed! <= (2 * 1.5 * 5.0).squareRoot(), "sets off from standstill: its first 5 m at most at √(2·a·5 m)")
+    #expect(
+      fixes.first!.speed! <= (2 * 1.5 * 5.0).squareRoot(),
+      "sets off from standstill: its first 5 m at most at √(2·a·5 m)")
     #expect(fixes.map(\.speed!).max()! > 8)
     #expect(fixes.map(\.speed!).allSatisfy { $0 < 40 })
     let accelerations = zip(fixes, fixes.dropFirst()).map { $1.speed! - $0.speed! }
@@ -57,7 +59,8 @@ struct ProviderTests {
     let noisy = SimulatedLocationProvider(start: palace, configuration: .init(noise: 5, seed: 7), clock: clock)
     let again = SimulatedLocationProvider(start: palace, configuration: .init(noise: 5, seed: 7), clock: clock)
     let distances = (0..<500).map { _ in noisy.currentFix().coordinate.distance(to: palace) }
-    #expect((0..<500).map { _ in again.currentFix().coordinate.distance(to: palace) } == distances, "same seed, same noise")
+    #expect(
+      (0..<500).map { _ in again.currentFix().coordinate.distance(to: palace) } == distances, "same seed, same noise")
     let mean = distances.reduce(0, +) / Double(distances.count)
     // The mean distance of a 2-D Gaussian with σ = 5 m is σ·√(π/2) ≈ 6.3 m.
     #expect(mean > 5 && mean < 7.5)
@@ -85,7 +88,8 @@ struct ProviderTests {
       if rawOff.count == 60 { break }
     }
     let median = { (v: [Double]) in v.sorted()[v.count / 2] }
-    #expect(median(snappedOff) < median(rawOff) / 2, "snapped \(median(snappedOff)) m, raw \(median(rawOff)) m off the route")
+    #expect(
+      median(snappedOff) < median(rawOff) / 2, "snapped \(median(snappedOff)) m, raw \(median(rawOff)) m off the route")
     #expect(median(snappedOff) < 3)
   }
 
@@ -108,7 +112,8 @@ struct ProviderTests {
             sessions.increment()
             let session = sessions.count
             try await connection.executeThenClose { input, output in
-              try await output.write(ByteBuffer(string: #"{"class":"VERSION","release":"3.25","proto_major":3,"proto_minor":15}"# + "\n"))
+              try await output.write(
+                ByteBuffer(string: #"{"class":"VERSION","release":"3.25","proto_major":3,"proto_minor":15}"# + "\n"))
               var iterator = input.makeAsyncIterator()
               if let request = try await iterator.next() { watchRequests.append(String(buffer: request)) }
               let lat = 43.73 + Double(session) * 0.001

@@ -52,7 +52,9 @@ struct TrackFileTests {
     #expect(fixes[1].time.timeIntervalSince(fixes[0].time) == 3)
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC")!
-    #expect(calendar.dateComponents([.year, .month, .day, .hour], from: fixes[0].time) == DateComponents(year: 2026, month: 11, day: 22, hour: 10))
+    #expect(
+      calendar.dateComponents([.year, .month, .day, .hour], from: fixes[0].time)
+        == DateComponents(year: 2026, month: 11, day: 22, hour: 10))
   }
 
   @Test func unreadableAndEmptyTracksFailClearly() throws {

@@ -30,7 +30,8 @@ final class SimulatedClock: Sendable {
 
 /// A fleet on real SQLite storage in a fresh directory, computing progress on Monaco's roads.
 func makeFleet(clock: SimulatedClock, configuration: ProgressEngine.Configuration = .init()) async throws -> Fleet {
-  let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fleetkit-progress-\(UUID().uuidString)")
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "fleetkit-progress-\(UUID().uuidString)")
   let storage = try SQLiteFleetStore(directory: directory.path)
   return try await Fleet(
     storage: storage, progress: ProgressEngine(routing: monacoRouting, configuration: configuration), clock: clock.read)

@@ -99,7 +99,9 @@ struct TripProgressTests {
     let order: [TripStatus] = [.new, .enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff, .complete]
     #expect(zip(statuses, statuses.dropFirst()).allSatisfy { order.firstIndex(of: $0)! <= order.firstIndex(of: $1)! })
     #expect(seen.allSatisfy { $0.view == .journeySharingV1S })
-    let approaching = seen.filter { $0.trip.status == .enrouteToPickup }.compactMap { $0.progress?.legs.first?.distanceMeters }
+    let approaching = seen.filter { $0.trip.status == .enrouteToPickup }.compactMap {
+      $0.progress?.legs.first?.distanceMeters
+    }
     #expect(approaching.count >= 2)
     #expect(zip(approaching, approaching.dropFirst()).allSatisfy { $1 <= $0 + 1 })
   }
@@ -154,7 +156,8 @@ struct TripProgressTests {
     #expect(try #require(after.legs[0].path.first).distance(to: away) < 40)
     // Driving on along the new route is on route again.
     clock.advance(5)
-    let next = try await report(fleet, "car", at: after.legs[0].path[min(3, after.legs[0].path.count - 1)], time: clock.current)
+    let next = try await report(
+      fleet, "car", at: after.legs[0].path[min(3, after.legs[0].path.count - 1)], time: clock.current)
     #expect(next.navigationStatus == .enrouteToDestination)
   }
 

@@ -9,7 +9,10 @@ struct VehicleTraceTests {
 
   /// A point `metres` east of a fixed place in Monaco, at `seconds` after `start`.
   static func at(_ metres: Double, _ seconds: Double) -> (point: LatLng, time: Date) {
-    (LatLng(latitude: 43.73, longitude: 7.42 + metres / (111_195 * cos(43.73 * .pi / 180))), start.addingTimeInterval(seconds))
+    (
+      LatLng(latitude: 43.73, longitude: 7.42 + metres / (111_195 * cos(43.73 * .pi / 180))),
+      start.addingTimeInterval(seconds)
+    )
   }
 
   @Test func positionsArrivingLateTakeTheirPlaceInTime() {

@@ -62,7 +62,8 @@ struct MapFixture: OSMElementSource {
     if kinds.contains(.nodes) {
       for (c, location) in locations.sorted(by: { $0.key < $1.key }) where c.isLetter {
         let tags = (nodeTags[c] ?? [:]).sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
-        try node(OSMNode(id: nodeID(c), latitude: location.latitude, longitude: location.longitude, tags: OSMTags(tags)))
+        try node(
+          OSMNode(id: nodeID(c), latitude: location.latitude, longitude: location.longitude, tags: OSMTags(tags)))
       }
     }
     if kinds.contains(.ways) {

@@ -58,8 +58,11 @@ struct MapMatchingTests {
     #expect(matched.matchings[0].roads == ["Main"])
     #expect(matched.tracepoints.allSatisfy { $0?.snapped.name == "Main" })
     #expect(matched.matchings[0].confidence > 0.3)
-    #expect(abs(matched.matchings[0].distance - Geo.distance(
-      trace.first!.latitude, trace.first!.longitude, trace.last!.latitude, trace.last!.longitude)) < 20)
+    #expect(
+      abs(
+        matched.matchings[0].distance
+          - Geo.distance(
+            trace.first!.latitude, trace.first!.longitude, trace.last!.latitude, trace.last!.longitude)) < 20)
   }
 
   @Test func aDriveThroughMonacoIsRecovered() throws {

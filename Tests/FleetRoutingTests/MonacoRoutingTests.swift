@@ -24,12 +24,18 @@ struct MonacoRoutingTests {
   /// Queries of ../shared/data/monaco.requests with OSRM's answers on the same extract
   /// (osrm-routed, car profile, 2026-11-22): FleetKit must agree within the bounds.
   @Test(arguments: [
-    (LatLng(latitude: 43.73890650728738, longitude: 7.4223956530864195),
-     LatLng(latitude: 43.735992570216055, longitude: 7.438929439300411), 2539.0, 312.0),
-    (LatLng(latitude: 43.72947344693073, longitude: 7.428418634156379),
-     LatLng(latitude: 43.7441699625343, longitude: 7.444141062345679), 3634.0, 314.0),
-    (LatLng(latitude: 43.739465337877235, longitude: 7.429420661316873),
-     LatLng(latitude: 43.741216421382035, longitude: 7.415447385802469), 3286.0, 279.0),
+    (
+      LatLng(latitude: 43.73890650728738, longitude: 7.4223956530864195),
+      LatLng(latitude: 43.735992570216055, longitude: 7.438929439300411), 2539.0, 312.0
+    ),
+    (
+      LatLng(latitude: 43.72947344693073, longitude: 7.428418634156379),
+      LatLng(latitude: 43.7441699625343, longitude: 7.444141062345679), 3634.0, 314.0
+    ),
+    (
+      LatLng(latitude: 43.739465337877235, longitude: 7.429420661316873),
+      LatLng(latitude: 43.741216421382035, longitude: 7.415447385802469), 3286.0, 279.0
+    ),
   ])
   func routesAgreeWithOSRM(from: LatLng, to: LatLng, osrmDistance: Double, osrmDuration: Double) throws {
     let route = try Self.engine.route(from: from, to: to)

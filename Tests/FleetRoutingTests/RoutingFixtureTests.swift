@@ -209,7 +209,9 @@ struct RoutingFixtureTests {
     var map = MapFixture("a   b")
     map.way("ab")
     let engine = try map.engine()
-    #expect(throws: RoutingError.self) { try engine.route(from: LatLng(latitude: 91, longitude: 0), to: map.point("a")) }
+    #expect(throws: RoutingError.self) {
+      try engine.route(from: LatLng(latitude: 91, longitude: 0), to: map.point("a"))
+    }
     do {
       _ = try engine.route(from: LatLng(latitude: .nan, longitude: 0), to: map.point("a"))
     } catch {

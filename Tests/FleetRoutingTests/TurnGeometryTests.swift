@@ -66,16 +66,26 @@ struct TurnGeometryTests {
   /// turning from one half of a dual carriageway into the other where they meet (a U-turn once
   /// both halves are read as one road).
   @Test(arguments: [
-    (from: Int64(4_229_328), via: FixedCoordinate(latitude: 43.738084, longitude: 7.419094), to: Int64(166_009_795), osrm: 7.289),
-    (from: Int64(166_009_795), via: FixedCoordinate(latitude: 43.738172, longitude: 7.419343), to: Int64(4_229_329), osrm: 6.629),
-    (from: Int64(92_627_411), via: FixedCoordinate(latitude: 43.728249, longitude: 7.408209), to: Int64(92_627_410), osrm: 27.455),
+    (
+      from: Int64(4_229_328), via: FixedCoordinate(latitude: 43.738084, longitude: 7.419094), to: Int64(166_009_795),
+      osrm: 7.289
+    ),
+    (
+      from: Int64(166_009_795), via: FixedCoordinate(latitude: 43.738172, longitude: 7.419343), to: Int64(4_229_329),
+      osrm: 6.629
+    ),
+    (
+      from: Int64(92_627_411), via: FixedCoordinate(latitude: 43.728249, longitude: 7.408209), to: Int64(92_627_410),
+      osrm: 27.455
+    ),
   ])
   func turnCostsMatchOSRM(from: Int64, via: FixedCoordinate, to: Int64, osrm: Double) throws {
     let engine = MonacoRoutingTests.engine
     let network = engine.network
     let junction = try #require(network.junctions.indices.first { network.coordinate(ofJunction: Int32($0)) == via })
     var cost: Float?
-    for (i, edge) in network.edges.enumerated() where edge.wayID == from && (edge.from == junction || edge.to == junction) {
+    for (i, edge) in network.edges.enumerated()
+    where edge.wayID == from && (edge.from == junction || edge.to == junction) {
       let arriving = TurnGraph.directed(i, reversed: edge.from == junction)
       for arc in engine.turns.arcs(from: arriving) {
         let target = network.edges[TurnGraph.edge(of: engine.turns.arcTarget[arc])]

@@ -11,7 +11,8 @@ struct ConformanceSuiteTests {
 
   /// The fleetd built next to this test binary.
   static var fleetdBinary: String {
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("fleetd")
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+      "fleetd")
     if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
     return packageRoot.appendingPathComponent(".build/debug/fleetd").path
   }
@@ -36,7 +37,8 @@ struct ConformanceSuiteTests {
     let venv = packageRoot.appendingPathComponent(".build/conformance-venv").path
     let python = venv + "/bin/python"
     let requirements = packageRoot.appendingPathComponent("Conformance/requirements.txt").path
-    let ready = FileManager.default.isExecutableFile(atPath: python)
+    let ready =
+      FileManager.default.isExecutableFile(atPath: python)
       && (try? run([python, "-c", "import google.maps.fleetengine_v1, pytest"]).0) == 0
     if !ready {
       let (created, log) = try run(["python3", "-m", "venv", venv])

@@ -29,17 +29,23 @@ struct GRPCServerTests {
         var progress = Maps_Fleetengine_V1_UpdateTripRequest()
         progress.name = "providers/acme/trips/trip-1"
         progress.updateMask.paths = ["trip_status"]
-        for status: Maps_Fleetengine_V1_TripStatus in [.enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff, .complete] {
+        for status: Maps_Fleetengine_V1_TripStatus in [
+          .enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff, .complete,
+        ] {
           progress.trip.tripStatus = status
           #expect(try await trips.updateTrip(progress, metadata: auth(token)).tripStatus == status)
         }
         progress.trip.tripStatus = .enrouteToPickup
-        #expect(await rpcCode { _ = try await trips.updateTrip(progress, metadata: auth(token)) } == .failedPrecondition)
+        #expect(
+          await rpcCode { _ = try await trips.updateTrip(progress, metadata: auth(token)) } == .failedPrecondition)
 
         var search = Maps_Fleetengine_V1_SearchTripsRequest()
         search.parent = "providers/acme"
         search.vehicleID = "car-1"
-        #expect(try await trips.searchTrips(search, metadata: auth(token)).trips.map(\.name) == ["providers/acme/trips/trip-1"])
+        #expect(
+          try await trips.searchTrips(search, metadata: auth(token)).trips.map(\.name) == [
+            "providers/acme/trips/trip-1"
+          ])
         search.activeTripsOnly = true
         #expect(try await trips.searchTrips(search, metadata: auth(token)).trips.isEmpty)
 
@@ -55,7 +61,9 @@ struct GRPCServerTests {
         a.key = "ev"
         a.boolValue = true
         attributes.attributes = [a]
-        #expect(try await vehicles.updateVehicleAttributes(attributes, metadata: auth(token)).attributes.first?.boolValue == true)
+        #expect(
+          try await vehicles.updateVehicleAttributes(attributes, metadata: auth(token)).attributes.first?.boolValue
+            == true)
 
         var billable = Maps_Fleetengine_V1_ReportBillableTripRequest()
         billable.name = "providers/acme/billableTrips/trip-1"
@@ -78,7 +86,9 @@ struct GRPCServerTests {
       let token = try server.admin.token()
       try await server.withClients { trips, vehicles in
         _ = try await vehicles.createVehicle(newVehicleRequest("car-1"), metadata: auth(token))
-        #expect(await rpcCode { _ = try await vehicles.createVehicle(newVehicleRequest("car-1"), metadata: auth(token)) } == .alreadyExists)
+        #expect(
+          await rpcCode { _ = try await vehicles.createVehicle(newVehicleRequest("car-1"), metadata: auth(token)) }
+            == .alreadyExists)
         var bad = newVehicleRequest("car-2")
         bad.vehicle.maximumCapacity = 0
         #expect(await rpcCode { _ = try await vehicles.createVehicle(bad, metadata: auth(token)) } == .invalidArgument)
@@ -88,17 +98,21 @@ struct GRPCServerTests {
         _ = try await trips.createTrip(newTripRequest("t", vehicle: "car-1"), metadata: auth(token))
         var deleteVehicle = Maps_Fleetengine_V1_DeleteVehicleRequest()
         deleteVehicle.name = "providers/acme/vehicles/car-1"
-        #expect(await rpcCode { _ = try await vehicles.deleteVehicle(deleteVehicle, metadata: auth(token)) } == .failedPrecondition)
+        #expect(
+          await rpcCode { _ = try await vehicles.deleteVehicle(deleteVehicle, metadata: auth(token)) }
+            == .failedPrecondition)
         var search = Maps_Fleetengine_V1_SearchVehiclesRequest()
         search.parent = "providers/acme"
-        #expect(await rpcCode { _ = try await vehicles.searchVehicles(search, metadata: auth(token)) } == .unimplemented)
+        #expect(
+          await rpcCode { _ = try await vehicles.searchVehicles(search, metadata: auth(token)) } == .unimplemented)
 
         var list = Maps_Fleetengine_V1_ListVehiclesRequest()
         list.parent = "providers/acme"
         list.vehicleTypeCategories = [.auto]
         _ = try await vehicles.listVehicles(list, metadata: auth(token))
         _ = try await vehicles.listVehicles(list, metadata: auth(token))
-        #expect(await rpcCode { _ = try await vehicles.listVehicles(list, metadata: auth(token)) } == .resourceExhausted)
+        #expect(
+          await rpcCode { _ = try await vehicles.listVehicles(list, metadata: auth(token)) } == .resourceExhausted)
 
         // Authentication and authorization.
         var get = Maps_Fleetengine_V1_GetTripRequest()
@@ -115,11 +129,15 @@ struct GRPCServerTests {
 
         let consumer = try await server.signer(role: .consumer)
         #expect(try await trips.getTrip(get, metadata: auth(consumer.token(tripID: "t"))).view == .journeySharingV1S)
-        #expect(await rpcCode { _ = try await trips.getTrip(get, metadata: auth(consumer.token(tripID: "u"))) } == .permissionDenied)
+        #expect(
+          await rpcCode { _ = try await trips.getTrip(get, metadata: auth(consumer.token(tripID: "u"))) }
+            == .permissionDenied)
         let other = try await server.signer(role: .admin, provider: "other")
         #expect(await rpcCode { _ = try await trips.getTrip(get, metadata: auth(other.token())) } == .permissionDenied)
         let viewer = try await server.signer(role: .viewer)
-        #expect(await rpcCode { _ = try await trips.createTrip(newTripRequest("v"), metadata: auth(viewer.token())) } == .permissionDenied)
+        #expect(
+          await rpcCode { _ = try await trips.createTrip(newTripRequest("v"), metadata: auth(viewer.token())) }
+            == .permissionDenied)
 
         // A revoked key stops working once the key cache expires (5 s).
         let revocable = try await server.signer(role: .admin)

@@ -34,7 +34,8 @@ struct HostileInputTests {
         var update = newLocationUpdate("car")
         for poison in [Double.nan, .infinity] {
           update.vehicle.lastLocation.altitude = .init(poison)
-          #expect(await rpcCode { _ = try await vehicles.updateVehicle(update, metadata: auth(token)) } == .invalidArgument)
+          #expect(
+            await rpcCode { _ = try await vehicles.updateVehicle(update, metadata: auth(token)) } == .invalidArgument)
         }
         var attributes = Maps_Fleetengine_V1_UpdateVehicleAttributesRequest()
         attributes.name = "providers/acme/vehicles/car"
@@ -42,7 +43,9 @@ struct HostileInputTests {
         a.key = "x"
         a.numberValue = .nan
         attributes.attributes = [a]
-        #expect(await rpcCode { _ = try await vehicles.updateVehicleAttributes(attributes, metadata: auth(token)) } == .invalidArgument)
+        #expect(
+          await rpcCode { _ = try await vehicles.updateVehicleAttributes(attributes, metadata: auth(token)) }
+            == .invalidArgument)
         // Writes still work afterwards.
         update.vehicle.lastLocation.altitude = .init(12.5)
         #expect(try await vehicles.updateVehicle(update, metadata: auth(token)).lastLocation.altitude.value == 12.5)

@@ -1,8 +1,8 @@
 import FleetCore
-@testable import FleetRouting
 import Foundation
 import Testing
 
+@testable import FleetRouting
 @testable import FleetServer
 
 /// OSRM's HTTP API on a real fleetd started with a Monaco graph.
@@ -176,7 +176,8 @@ struct OSRMAPITests {
 
   @Test func withoutAGraphTheServicesSaySo() async throws {
     try await TestServer.run { server in
-      let (status, json, _) = try await server.http("GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)", token: nil)
+      let (status, json, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)", token: nil)
       #expect(status == 400)
       #expect(json["code"] as? String == "InvalidService")
       #expect((json["message"] as? String)?.contains("--graph") == true)

@@ -14,21 +14,28 @@ struct RESTServerTests {
       let token = try server.admin.token()
       var (status, json, _) = try await server.http(
         "POST", "/v1/providers/acme/vehicles?vehicleId=car-1", token: token,
-        body: #"{"vehicleState":"ONLINE","supportedTripTypes":["EXCLUSIVE"],"maximumCapacity":4,"vehicleType":{"category":"AUTO"}}"#)
+        body:
+          #"{"vehicleState":"ONLINE","supportedTripTypes":["EXCLUSIVE"],"maximumCapacity":4,"vehicleType":{"category":"AUTO"}}"#
+      )
       #expect(status == 200 && json["name"] as? String == "providers/acme/vehicles/car-1")
       (status, json, _) = try await server.http(
         "POST", "/v1/providers/acme/trips?tripId=trip-1", token: token,
-        body: #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":43.73,"longitude":7.42}},"vehicleId":"car-1"}"#)
+        body:
+          #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":43.73,"longitude":7.42}},"vehicleId":"car-1"}"#)
       #expect(status == 200 && json["tripStatus"] as? String == "NEW")
       (status, json, _) = try await server.http(
-        "PUT", "/v1/providers/acme/trips/trip-1?updateMask=tripStatus", token: token, body: #"{"tripStatus":"ENROUTE_TO_PICKUP"}"#)
+        "PUT", "/v1/providers/acme/trips/trip-1?updateMask=tripStatus", token: token,
+        body: #"{"tripStatus":"ENROUTE_TO_PICKUP"}"#)
       #expect(status == 200 && json["tripStatus"] as? String == "ENROUTE_TO_PICKUP")
-      (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/trip-1?view=JOURNEY_SHARING_V1S", token: token)
+      (status, json, _) = try await server.http(
+        "GET", "/v1/providers/acme/trips/trip-1?view=JOURNEY_SHARING_V1S", token: token)
       #expect(status == 200 && json["view"] as? String == "JOURNEY_SHARING_V1S")
-      (status, json, _) = try await server.http("POST", "/v1/providers/acme/trips:search", token: token, body: #"{"vehicleId":"car-1"}"#)
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips:search", token: token, body: #"{"vehicleId":"car-1"}"#)
       #expect((json["trips"] as? [Any])?.count == 1)
       (status, json, _) = try await server.http(
-        "GET", "/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO&vehicleTypeCategories=TAXI&minimumCapacity=2", token: token)
+        "GET", "/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO&vehicleTypeCategories=TAXI&minimumCapacity=2",
+        token: token)
       #expect(status == 200 && (json["vehicles"] as? [Any])?.count == 1)
       (status, json, _) = try await server.http(
         "POST", "/v1/providers/acme/vehicles/car-1:updateAttributes", token: token,
@@ -59,10 +66,12 @@ struct RESTServerTests {
         "POST", "/v1/providers/acme/trips?tripId=a", token: token,
         body: #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":95,"longitude":0}}}"#)
       #expect(status == 400 && error(json).2?.contains("trip.pickup_point.point.latitude") == true)
-      (status, json, _) = try await server.http("POST", "/v1/providers/acme/trips?tripId=a/b", token: token,
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips?tripId=a/b", token: token,
         body: #"{"tripType":"EXCLUSIVE","pickupPoint":{"point":{"latitude":1,"longitude":1}}}"#)
       #expect(status == 400 && error(json).2?.contains("trip_id") == true)
-      (status, json, _) = try await server.http("POST", "/v1/providers/acme/trips?tripId=big", token: token,
+      (status, json, _) = try await server.http(
+        "POST", "/v1/providers/acme/trips?tripId=big", token: token,
         body: String(repeating: " ", count: 2048))
       #expect(status == 413)
       (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/none", token: nil)
@@ -79,8 +88,11 @@ struct RESTServerTests {
       #expect(status == 404)
       (status, _, _) = try await server.http("GET", "/healthz", token: nil)
       #expect(status == 200)
-      let metrics = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.httpPort)/metrics")!).0
-      #expect(String(decoding: metrics, as: UTF8.self).contains(#"fleetd_requests_total{rpc="GetTrip",transport="rest",code="NOT_FOUND"}"#))
+      let metrics = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.httpPort)/metrics")!)
+        .0
+      #expect(
+        String(decoding: metrics, as: UTF8.self).contains(
+          #"fleetd_requests_total{rpc="GetTrip",transport="rest",code="NOT_FOUND"}"#))
     }
   }
 
@@ -90,7 +102,9 @@ struct RESTServerTests {
       for i in 0..<20 {
         let (status, _, _) = try await server.http(
           "POST", "/v1/providers/acme/vehicles?vehicleId=v\(i)", token: token,
-          body: #"{"vehicleState":"ONLINE","supportedTripTypes":["SHARED"],"maximumCapacity":2,"vehicleType":{"category":"TAXI"}}"#)
+          body:
+            #"{"vehicleState":"ONLINE","supportedTripTypes":["SHARED"],"maximumCapacity":2,"vehicleType":{"category":"TAXI"}}"#
+        )
         #expect(status == 200)
       }
       // A second fleet opened on the same directory (as after a crash) sees every acknowledged write.

@@ -57,7 +57,12 @@ struct TestServer {
     try TokenSigner(key: try await KeyRing(storage: daemon.storage).add(provider: provider, role: role))
   }
 
-  func withClients(_ body: (Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>, Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>) async throws -> Void) async throws {
+  func withClients(
+    _ body: (
+      Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>,
+      Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
+    ) async throws -> Void
+  ) async throws {
     try await withGRPCClient(
       transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
     ) { client in
@@ -112,7 +117,9 @@ func newVehicleRequest(_ id: String) -> Maps_Fleetengine_V1_CreateVehicleRequest
   return r
 }
 
-func newLocationUpdate(_ vehicle: String, _ lat: Double = 1, _ lng: Double = 1) -> Maps_Fleetengine_V1_UpdateVehicleRequest {
+func newLocationUpdate(_ vehicle: String, _ lat: Double = 1, _ lng: Double = 1)
+  -> Maps_Fleetengine_V1_UpdateVehicleRequest
+{
   var r = Maps_Fleetengine_V1_UpdateVehicleRequest()
   r.name = "providers/acme/vehicles/\(vehicle)"
   r.vehicle.lastLocation.location = latLng(lat, lng)

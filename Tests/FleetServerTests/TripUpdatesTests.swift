@@ -138,7 +138,10 @@ struct TripUpdatesTests {
             })
           #expect(positions.count >= 2)
           #expect(received.last { $0.tripStatus == .enrouteToPickup }?.lastLocation.isRoadSnapped.value == true)
-          #expect(received.filter { $0.tripStatus == .enrouteToPickup }.allSatisfy { $0.remainingWaypoints.first?.hasEta == true })
+          #expect(
+            received.filter { $0.tripStatus == .enrouteToPickup }.allSatisfy {
+              $0.remainingWaypoints.first?.hasEta == true
+            })
           try await waitForWatchers(server, 0)
         }
       }
@@ -155,7 +158,8 @@ struct TripUpdatesTests {
       try await book(server, token: token)
       let someoneElse = try await server.signer(role: .consumer).token(tripID: "another")
       try await withGRPCClient(
-        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
       ) { client in
         let updates = Fleetkit_V1_TripUpdates.Client(wrapping: client)
         var request = Fleetkit_V1_WatchTripRequest()
@@ -168,7 +172,9 @@ struct TripUpdatesTests {
         #expect(code == .permissionDenied)
         request.name = "providers/acme/trips/nope"
         let missing = await rpcCode {
-          try await updates.watchTrip(request, metadata: auth(token)) { response in for try await _ in response.messages {} }
+          try await updates.watchTrip(request, metadata: auth(token)) { response in
+            for try await _ in response.messages {}
+          }
         }
         #expect(missing == .notFound)
       }
@@ -184,7 +190,8 @@ struct TripUpdatesTests {
       let token = try server.admin.token()
       try await book(server, token: token)
       try await withGRPCClient(
-        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
       ) { client in
         let updates = Fleetkit_V1_TripUpdates.Client(wrapping: client)
         let request = Fleetkit_V1_WatchTripRequest.with { $0.name = "providers/acme/trips/ride" }
@@ -201,7 +208,8 @@ struct TripUpdatesTests {
       // A stream open while fleetd shuts down does not hold the shutdown up (TestServer.run
       // shuts down after this block, with this one still open).
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")
-      var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch")!)
+      var request = URLRequest(
+        url: URL(string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch")!)
       request.setValue("Bearer \(rider)", forHTTPHeaderField: "Authorization")
       Task { _ = try? await URLSession.shared.data(for: request) }
       try await waitForWatchers(server, 1)
@@ -214,7 +222,9 @@ struct TripUpdatesTests {
       try await book(server, token: token)
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")
       // EventSource cannot send headers: the token rides in the query.
-      var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch?access_token=\(rider)")!)
+      var request = URLRequest(
+        url: URL(
+          string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch?access_token=\(rider)")!)
       request.timeoutInterval = 30
       let body = Task { try await URLSession.shared.data(for: request) }
       try await waitForWatchers(server, 1)

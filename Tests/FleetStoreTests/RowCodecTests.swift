@@ -28,7 +28,8 @@ struct RowCodecTests {
     v.remainingDistanceMeters = -1
     v.etaToFirstWaypoint = Date(timeIntervalSince1970: 1_700_000_002)
     v.waypoints = [
-      TripWaypoint(location: TerminalLocation(point: LatLng(latitude: 1, longitude: 2)), tripID: "t2", waypointType: .pickup),
+      TripWaypoint(
+        location: TerminalLocation(point: LatLng(latitude: 1, longitude: 2)), tripID: "t2", waypointType: .pickup),
       TripWaypoint(
         location: TerminalLocation(point: LatLng(latitude: -3, longitude: -4)), tripID: "t2",
         waypointType: .intermediateDestination),
@@ -79,7 +80,8 @@ struct RowCodecTests {
     t.status = .enrouteToIntermediateDestination
     t.type = .shared
     t.pickupPoint = point(1)
-    t.actualPickupPoint = StopLocation(point: LatLng(latitude: 2, longitude: 3), timestamp: Date(timeIntervalSince1970: 5))
+    t.actualPickupPoint = StopLocation(
+      point: LatLng(latitude: 2, longitude: 3), timestamp: Date(timeIntervalSince1970: 5))
     t.actualPickupArrivalPoint = StopLocation(point: LatLng(latitude: 4, longitude: 5))
     t.pickupTime = Date(timeIntervalSince1970: 6)
     t.intermediateDestinations = [point(7), point(8)]

@@ -60,15 +60,18 @@ struct SQLiteFleetStoreTests {
     input.category = .auto
     do {
       let fleet = try await Fleet(storage: try SQLiteFleetStore(directory: dir))
-      _ = try await fleet.createVehicle(caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
-      _ = try await fleet.createVehicle(caller: admin, provider: "p", vehicleID: "w", vehicle: VehicleInput(vehicle: input))
+      _ = try await fleet.createVehicle(
+        caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
+      _ = try await fleet.createVehicle(
+        caller: admin, provider: "p", vehicleID: "w", vehicle: VehicleInput(vehicle: input))
       try await fleet.deleteVehicle(caller: admin, name: ResourceName(provider: "p", kind: .vehicles, id: "v"))
     }
     // After a restart the tombstone of "v" carries the highest revision on disk.
     do {
       let fleet = try await Fleet(storage: try SQLiteFleetStore(directory: dir))
       input.maximumCapacity = 3
-      _ = try await fleet.createVehicle(caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
+      _ = try await fleet.createVehicle(
+        caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
     }
     let vehicles = try await SQLiteFleetStore(directory: dir).loadVehicles()
     #expect(vehicles.first { $0.id == "v" }?.maximumCapacity == 3)
@@ -91,7 +94,8 @@ struct SQLiteFleetStoreTests {
     let dir = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let store = try SQLiteFleetStore(directory: dir)
-    let key = SigningKey(keyID: "k1", provider: "p", role: .driver, publicKeyPEM: "PEM", clientEmail: "a@b", createTime: Date())
+    let key = SigningKey(
+      keyID: "k1", provider: "p", role: .driver, publicKeyPEM: "PEM", clientEmail: "a@b", createTime: Date())
     try await store.saveSigningKey(key)
     #expect(try await store.signingKey(id: "k1")?.role == .driver)
     var revoked = key

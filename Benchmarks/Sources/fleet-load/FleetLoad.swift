@@ -23,10 +23,13 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "Unmeasured warm-up seconds.") var warmup = 3.0
   @Option(help: "update (UpdateVehicle with last_location, durable) or get (GetVehicle, read-only baseline).")
   var rpc = "update"
-  @Option(help: "raw (lean HTTP/2 frames on SwiftNIO; the default, so the cores go to fleetd) or grpc (grpc-swift's client).")
+  @Option(
+    help: "raw (lean HTTP/2 frames on SwiftNIO; the default, so the cores go to fleetd) or grpc (grpc-swift's client).")
   var client = "raw"
   @Option(
-    help: "Route queries (monaco.requests): each vehicle gets a trip over real roads and drives its route to the pickup (fleetd needs --graph).")
+    help:
+      "Route queries (monaco.requests): each vehicle gets a trip over real roads and drives its route to the pickup (fleetd needs --graph)."
+  )
   var requests: String?
   @Option(help: "Watch mode: this many WatchTrip streams over the vehicles' trips; measures update-to-watcher latency.")
   var watchers = 0
@@ -78,7 +81,8 @@ struct FleetLoad: AsyncParsableCommand {
         let measureFrom = NIODeadline.now() + .milliseconds(Int64(warmup * 1000))
         let end = measureFrom + .milliseconds(Int64(duration * 1000))
         let raw = RawGRPCLoad(
-          host: host, port: port, authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
+          host: host, port: port,
+          authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
           provider: provider, vehicles: vehicles, connections: connections, rpc: rpc, trips: trips)
         report(try await raw.run(measureFrom: measureFrom, end: end))
         for client in clients { client.beginGracefulShutdown() }
@@ -101,7 +105,8 @@ struct FleetLoad: AsyncParsableCommand {
             var step = 0.0
             while clock.now < end {
               step += 1
-              request.vehicle.lastLocation.location.latitude = 43.73 + (Double(i % 100) + step.truncatingRemainder(dividingBy: 100) / 100) / 10_000
+              request.vehicle.lastLocation.location.latitude =
+                43.73 + (Double(i % 100) + step.truncatingRemainder(dividingBy: 100) / 100) / 10_000
               request.vehicle.lastLocation.location.longitude = 7.42 + Double(i / 100) / 10_000
               request.vehicle.lastLocation.updateTime = .init(date: Date())
               let sent = clock.now
@@ -139,10 +144,12 @@ struct FleetLoad: AsyncParsableCommand {
     func percentile(_ p: Double) -> String {
       guard !sorted.isEmpty else { return "-" }
       let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-      return String(format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
+      return String(
+        format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
     }
     print(
-      "rpc: \(rpc)  client: \(client)  vehicles: \(vehicles)\(requests == nil ? "" : " on trips over Monaco roads")  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)")
+      "rpc: \(rpc)  client: \(client)  vehicles: \(vehicles)\(requests == nil ? "" : " on trips over Monaco roads")  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)"
+    )
     print("acknowledged updates: \(sorted.count)  errors: \(results.errors)")
     print(String(format: "throughput: %.0f acknowledged updates/s", Double(sorted.count) / duration))
     print("latency: p50 \(percentile(0.50))  p90 \(percentile(0.90))  p99 \(percentile(0.99))  max \(percentile(1.0))")

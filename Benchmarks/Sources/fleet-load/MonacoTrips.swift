@@ -42,15 +42,24 @@ struct MonacoTrips {
       create.vehicle.supportedTripTypes = [.exclusive]
       create.vehicle.maximumCapacity = 4
       create.vehicle.vehicleType.category = .auto
-      create.vehicle.lastLocation.location = .with { $0.latitude = origin.0; $0.longitude = origin.1 }
+      create.vehicle.lastLocation.location = .with {
+        $0.latitude = origin.0
+        $0.longitude = origin.1
+      }
       _ = try await vehicles.createVehicle(create, metadata: metadata)
       var trip = Maps_Fleetengine_V1_CreateTripRequest()
       trip.parent = "providers/\(provider)"
       trip.tripID = "\(prefix)-trip-\(i)"
       trip.trip.tripType = .exclusive
       trip.trip.vehicleID = "\(prefix)-\(i)"
-      trip.trip.pickupPoint.point = .with { $0.latitude = destination.0; $0.longitude = destination.1 }
-      trip.trip.dropoffPoint.point = .with { $0.latitude = next.0; $0.longitude = next.1 }
+      trip.trip.pickupPoint.point = .with {
+        $0.latitude = destination.0
+        $0.longitude = destination.1
+      }
+      trip.trip.dropoffPoint.point = .with {
+        $0.latitude = next.0
+        $0.longitude = next.1
+      }
       let created = try await tripService.createTrip(trip, metadata: metadata)
       let route = created.route.map { ($0.latitude, $0.longitude) }
       trips.routes.append(route.isEmpty ? [origin] : route)

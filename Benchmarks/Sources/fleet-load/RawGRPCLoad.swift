@@ -50,7 +50,8 @@ struct RawGRPCLoad {
   }
 
   var path: String {
-    rpc == "get" ? "/maps.fleetengine.v1.VehicleService/GetVehicle" : "/maps.fleetengine.v1.VehicleService/UpdateVehicle"
+    rpc == "get"
+      ? "/maps.fleetengine.v1.VehicleService/GetVehicle" : "/maps.fleetengine.v1.VehicleService/UpdateVehicle"
   }
 
   /// The gRPC message for one call: a 5-byte prefix and the protobuf bytes.
@@ -152,7 +153,8 @@ final class FrameLoad: ChannelInboundHandler, @unchecked Sendable {
     let stream = HTTP2StreamID(nextStreamID)
     nextStreamID += 2
     inFlight[stream] = Call(vehicle: vehicle, sent: now)
-    context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
+    context.write(
+      wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
     context.write(
       wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
       promise: nil)
@@ -176,7 +178,9 @@ final class FrameLoad: ChannelInboundHandler, @unchecked Sendable {
 
   func channelReadComplete(context: ChannelHandlerContext) {
     if consumed > 16_384 {
-      context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumed))), promise: nil)
+      context.write(
+        wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumed))),
+        promise: nil)
       consumed = 0
     }
     context.flush()

@@ -25,7 +25,8 @@ struct WatchLoad {
   func run(updating clients: [GRPCClient<HTTP2ClientTransport.Posix>]) async throws {
     let connections = try (0..<max(1, watchers / Self.streamsPerConnection)).map { _ in
       GRPCClient(
-        transport: try HTTP2ClientTransport.Posix(target: .ipv4(address: host, port: port), transportSecurity: .plaintext))
+        transport: try HTTP2ClientTransport.Posix(
+          target: .ipv4(address: host, port: port), transportSecurity: .plaintext))
     }
     let tally = Tally()
     let vehicles = trips.routes.count
@@ -66,7 +67,9 @@ struct WatchLoad {
         if Date().timeIntervalSince(openStart) > 120 { break }
       }
       let openSeconds = Date().timeIntervalSince(openStart)
-      print("watchers: \(tally.opened.load(ordering: .relaxed)) of \(watchers) streams open over \(connections.count) connections in \(String(format: "%.1f", openSeconds)) s, \(watchers / vehicles) per trip, \(vehicles) trips")
+      print(
+        "watchers: \(tally.opened.load(ordering: .relaxed)) of \(watchers) streams open over \(connections.count) connections in \(String(format: "%.1f", openSeconds)) s, \(watchers / vehicles) per trip, \(vehicles) trips"
+      )
 
       // Drivers: open loop at `rate`, each vehicle stepping 10 m along its route per update.
       let service = clients.map { Maps_Fleetengine_V1_VehicleService.Client(wrapping: $0) }
@@ -122,7 +125,8 @@ struct WatchLoad {
         "updates: \(sent) at \(Int(rate))/s (\(errors) failed)  deliveries measured: \(sorted.count) (\(String(format: "%.0f", Double(sorted.count) / duration))/s) over \(duration) s after \(warmup) s warm-up"
       )
       print(
-        "update -> watcher latency: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(percentile(1.0))")
+        "update -> watcher latency: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(percentile(1.0))"
+      )
       group.cancelAll()
     }
   }

@@ -33,7 +33,10 @@ struct FloorVehicleService: Maps_Fleetengine_V1_VehicleService.SimpleServiceProt
     vehicle.supportedTripTypes = [.exclusive]
     vehicle.maximumCapacity = 4
     vehicle.vehicleType.category = .auto
-    vehicle.lastLocation.location = .with { $0.latitude = 43.7384; $0.longitude = 7.4246 }
+    vehicle.lastLocation.location = .with {
+      $0.latitude = 43.7384
+      $0.longitude = 7.4246
+    }
     vehicle.lastLocation.updateTime = Google_Protobuf_Timestamp(date: .init())
     vehicle.lastLocation.serverTime = vehicle.lastLocation.updateTime
     return vehicle

@@ -34,7 +34,8 @@ struct ProgressBench: ParsableCommand {
     // Routes through the congested area, each driven once.
     var drives: [(route: Route, drive: SimulatedDrive)] = []
     for line in try String(contentsOfFile: requests, encoding: .utf8).split(separator: "\n") {
-      guard drives.count < teachers + measured, let coordinates = line.split(separator: "/").last?.split(separator: "?").first
+      guard drives.count < teachers + measured,
+        let coordinates = line.split(separator: "/").last?.split(separator: "?").first
       else { continue }
       let points = coordinates.split(separator: ";").map { pair -> LatLng in
         let v = pair.split(separator: ",").compactMap { Double($0) }
@@ -45,7 +46,9 @@ struct ProgressBench: ParsableCommand {
       guard drive.duration > route.duration * 1.2 else { continue }
       drives.append((route, drive))
     }
-    print("\(drives.count) drives through the area (\(Int(radius)) m around \(centre), \(Int(congestion * 100)) % of free-flow speed)")
+    print(
+      "\(drives.count) drives through the area (\(Int(radius)) m around \(centre), \(Int(congestion * 100)) % of free-flow speed)"
+    )
 
     let learned = ProgressEngine(routing: routing)
     var freeFlowConfiguration = ProgressEngine.Configuration()
@@ -62,7 +65,8 @@ struct ProgressBench: ParsableCommand {
     let end = zip(starts, drives).map { $0 + $1.drive.duration }.max() ?? 0
     var t = 0.0
     while t <= end + interval {
-      for (i, (route, drive)) in drives.enumerated() where t >= starts[i] && t - starts[i] <= drive.duration + interval {
+      for (i, (route, drive)) in drives.enumerated() where t >= starts[i] && t - starts[i] <= drive.duration + interval
+      {
         let elapsed = min(t - starts[i], drive.duration)
         let now = t0.addingTimeInterval(t)
         let name = ResourceName(provider: "bench", kind: .vehicles, id: "v\(i)")
@@ -93,9 +97,13 @@ struct ProgressBench: ParsableCommand {
       let sorted = values.sorted()
       guard !sorted.isEmpty else { return "-" }
       let mean = sorted.reduce(0, +) / Double(sorted.count)
-      return String(format: "mean %.1f %%, median %.1f %%, p90 %.1f %%", mean * 100, sorted[sorted.count / 2] * 100, sorted[sorted.count * 9 / 10] * 100)
+      return String(
+        format: "mean %.1f %%, median %.1f %%, p90 %.1f %%", mean * 100, sorted[sorted.count / 2] * 100,
+        sorted[sorted.count * 9 / 10] * 100)
     }
-    print("ETA error against the simulated arrival, \(errors.count) reports of \(drives.count - teachers) measured vehicles:")
+    print(
+      "ETA error against the simulated arrival, \(errors.count) reports of \(drives.count - teachers) measured vehicles:"
+    )
     print("  learned traffic: \(summary(errors.map(\.learned)))")
     print("  free flow:       \(summary(errors.map(\.freeFlow)))")
     print("at departure (\(firstErrors.count) trips):")

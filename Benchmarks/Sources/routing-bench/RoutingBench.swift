@@ -75,8 +75,12 @@ struct RoutingBench: AsyncParsableCommand {
         if dd <= 0.02 { distanceAgree += 1 }
         if td <= 0.10 { durationAgree += 1 }
         disagreements.append(
-          (dd, String(format: "#%d distance %.0f vs %.0f m, duration %.0f vs %.0f s  %@", row.index, ours.distance,
-                      theirs.distance, ours.duration, theirs.duration, "\(queries[row.index])")))
+          (
+            dd,
+            String(
+              format: "#%d distance %.0f vs %.0f m, duration %.0f vs %.0f s  %@", row.index, ours.distance,
+              theirs.distance, ours.duration, theirs.duration, "\(queries[row.index])")
+          ))
       case (.some, nil): onlyOurs += 1
       case (nil, .some): onlyTheirs += 1
       case (nil, nil): break
@@ -116,7 +120,8 @@ struct RoutingBench: AsyncParsableCommand {
           trace.append(
             LatLng(
               latitude: a.latitude + (b.latitude - a.latitude) * t + noise() * 8 / 111_195,
-              longitude: a.longitude + (b.longitude - a.longitude) * t + noise() * 8 / 111_195 / cos(a.latitude * .pi / 180)))
+              longitude: a.longitude + (b.longitude - a.longitude) * t + noise() * 8 / 111_195
+                / cos(a.latitude * .pi / 180)))
           at += 25
         }
         carried = at - length
@@ -128,21 +133,26 @@ struct RoutingBench: AsyncParsableCommand {
     for trace in traces { _ = try? engine.match(trace) }
     let inProcess = ContinuousClock.now - t0
     let seconds = { (d: Duration) in Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-    print(String(format: "map matching: %d traces, %d points; FleetKit in-process %.0f points/s", traces.count, points,
-                 Double(points) / seconds(inProcess)))
+    print(
+      String(
+        format: "map matching: %d traces, %d points; FleetKit in-process %.0f points/s", traces.count, points,
+        Double(points) / seconds(inProcess)))
     func overHTTP(_ base: String) async throws -> Double {
       let t0 = ContinuousClock.now
       for trace in traces {
         let coordinates = trace.map { "\($0.longitude),\($0.latitude)" }.joined(separator: ";")
         let radiuses = Array(repeating: "10", count: trace.count).joined(separator: ";")
-        _ = try await URLSession.shared.data(from: URL(string: "\(base)/match/v1/driving/\(coordinates)?overview=full&radiuses=\(radiuses)")!)
+        _ = try await URLSession.shared.data(
+          from: URL(string: "\(base)/match/v1/driving/\(coordinates)?overview=full&radiuses=\(radiuses)")!)
       }
       return Double(points) / seconds(ContinuousClock.now - t0)
     }
     let theirs = try await overHTTP(osrm)
     if let fleetkit {
       let ours = try await overHTTP(fleetkit)
-      print(String(format: "HTTP /match: FleetKit %.0f points/s, OSRM %.0f points/s (ratio %.2fx)", ours, theirs, ours / theirs))
+      print(
+        String(
+          format: "HTTP /match: FleetKit %.0f points/s, OSRM %.0f points/s (ratio %.2fx)", ours, theirs, ours / theirs))
     } else {
       print(String(format: "HTTP /match: OSRM %.0f points/s", theirs))
     }
@@ -191,15 +201,19 @@ struct RoutingBench: AsyncParsableCommand {
     theirs.sort()
     let median = { (t: [Double]) in t[t.count / 2] }
     let p99 = { (t: [Double]) in t[t.count * 99 / 100] }
-    print(String(
-      format: "HTTP /route (%d queries, overview=full): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
-      ours.count, median(ours), p99(ours), median(theirs), p99(theirs), median(ours) / median(theirs), p99(ours) / p99(theirs)))
+    print(
+      String(
+        format:
+          "HTTP /route (%d queries, overview=full): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
+        ours.count, median(ours), p99(ours), median(theirs), p99(theirs), median(ours) / median(theirs),
+        p99(ours) / p99(theirs)))
     let table = "/table/v1/driving/" + path(Array(queries.prefix(100).map { $0[0] }))
     let ourTable = try await timeAll(fleetkit, "", Array(repeating: table, count: 5))
     let theirTable = try await timeAll(osrm, "", Array(repeating: table, count: 5))
-    print(String(
-      format: "HTTP /table 100x100: FleetKit median %.1f ms, OSRM median %.1f ms (ratio %.2fx)",
-      median(ourTable), median(theirTable), median(ourTable) / median(theirTable)))
+    print(
+      String(
+        format: "HTTP /table 100x100: FleetKit median %.1f ms, OSRM median %.1f ms (ratio %.2fx)",
+        median(ourTable), median(theirTable), median(ourTable) / median(theirTable)))
   }
 
   static func queries(_ path: String) throws -> [[LatLng]] {
@@ -217,7 +231,8 @@ struct RoutingBench: AsyncParsableCommand {
     let coordinates = query.map { "\($0.longitude),\($0.latitude)" }.joined(separator: ";")
     let url = URL(string: "\(base)/route/v1/driving/\(coordinates)?overview=false&steps=false")!
     let (data, _) = try await URLSession.shared.data(from: url)
-    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], object["code"] as? String == "Ok",
+    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+      object["code"] as? String == "Ok",
       let route = (object["routes"] as? [[String: Any]])?.first,
       let distance = route["distance"] as? Double, let duration = route["duration"] as? Double
     else { return nil }

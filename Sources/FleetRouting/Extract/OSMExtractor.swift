@@ -171,7 +171,8 @@ public struct OSMExtractor: Sendable {
   func restriction(_ relation: OSMRelation) -> Restriction?? {
     let tags = relation.tags
     guard tags["type"] == "restriction" else { return nil }
-    let value = ["motorcar", "motor_vehicle", "vehicle"].lazy.compactMap { tags["restriction:\($0)"] }.first
+    let value =
+      ["motorcar", "motor_vehicle", "vehicle"].lazy.compactMap { tags["restriction:\($0)"] }.first
       ?? tags["restriction"]
     guard let value, value.hasPrefix("no_") || value.hasPrefix("only_") else { return nil }
     if let except = tags["except"] {

@@ -144,7 +144,9 @@ public enum GraphFile {
     let restrictionCount = try input.count(elementSize: 4 + 8 + 8 + 1)
     for _ in 0..<restrictionCount {
       network.restrictions.append(
-        TurnRestriction(via: try input.get(), fromWay: try input.get(), toWay: try input.get(), isOnly: (try input.get() as UInt8) != 0))
+        TurnRestriction(
+          via: try input.get(), fromWay: try input.get(), toWay: try input.get(),
+          isOnly: (try input.get() as UInt8) != 0))
     }
     guard input.offset == input.bytes.count else { throw input.failure("unexpected bytes after the graph") }
     try validate(network, input)
@@ -217,7 +219,9 @@ struct GraphReader {
   /// A count of elements that must fit in what is left of the file.
   mutating func count(elementSize: Int) throws -> Int {
     let n: UInt64 = try get()
-    guard n <= UInt64((bytes.count - offset) / max(elementSize, 1)) else { throw failure("count \(n) exceeds the file") }
+    guard n <= UInt64((bytes.count - offset) / max(elementSize, 1)) else {
+      throw failure("count \(n) exceeds the file")
+    }
     return Int(n)
   }
 

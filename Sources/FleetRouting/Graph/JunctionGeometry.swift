@@ -126,7 +126,9 @@ struct JunctionGeometry {
     }
     return ordered.indices.map { i in
       let isUTurn = angles[i] <= 0 || angles[i] >= 360
-      return Turn(road: ordered[i].road, angle: angles[i], isUTurn: isUTurn, roads: isUTurn && i > 0 ? view.count - 1 : view.count)
+      return Turn(
+        road: ordered[i].road, angle: angles[i], isUTurn: isUTurn, roads: isUTurn && i > 0 ? view.count - 1 : view.count
+      )
     }
   }
 
@@ -139,7 +141,8 @@ struct JunctionGeometry {
 
   /// A junction that only joins two pieces of the same road, drivable alike: OSRM does not see
   /// an intersection there.
-  static func joinsCompatiblePieces(_ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool) -> Bool {
+  static func joinsCompatiblePieces(_ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool) -> Bool
+  {
     guard ends.count == 2, !blocked, ends[0].edge != ends[1].edge else { return false }
     let a = network.edges[ends[0].edge]
     let b = network.edges[ends[1].edge]

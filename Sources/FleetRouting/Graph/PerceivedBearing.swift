@@ -41,7 +41,8 @@ enum PerceivedBearing {
 
     if maximumDeviation(coordinates[...], from: coordinates.first!, to: coordinates.last!) < 0.5 * laneWidth {
       // Tiny loops (a turning circle) come back to the start: look a little way in instead.
-      return coordinates.first == coordinates.last ? coordinate(atLength: skippedInaccuracy, coordinates) : coordinates.last!
+      return coordinates.first == coordinates.last
+        ? coordinate(atLength: skippedInaccuracy, coordinates) : coordinates.last!
     }
 
     // How far the road runs straight before it bends.
@@ -65,7 +66,8 @@ enum PerceivedBearing {
       return corrected(turn, base: front, head: back)
     }
 
-    if isDirectOffset(coordinates, straightIndex: straightIndex, straightDistance: straightDistance, length: total,
+    if isDirectOffset(
+      coordinates, straightIndex: straightIndex, straightDistance: straightDistance, length: total,
       segments: segments, consideredLanes: consideredLanes)
     {
       let offsetIndex = max(1, straightIndex)
@@ -134,7 +136,9 @@ enum PerceivedBearing {
     return coordinates.last!
   }
 
-  static func coordinate(atLength distance: Double, _ coordinates: [FixedCoordinate], cache: [Double]) -> FixedCoordinate {
+  static func coordinate(atLength distance: Double, _ coordinates: [FixedCoordinate], cache: [Double])
+    -> FixedCoordinate
+  {
     var travelled = 0.0
     for i in 1..<min(coordinates.count, cache.count) {
       if travelled + cache[i] >= distance {
@@ -221,7 +225,9 @@ enum PerceivedBearing {
     return FixedCoordinate(latitude: a.latitude + dy * ratio, longitude: a.longitude + dx * ratio)
   }
 
-  static func maximumDeviation(_ points: ArraySlice<FixedCoordinate>, from a: FixedCoordinate, to b: FixedCoordinate) -> Double {
+  static func maximumDeviation(_ points: ArraySlice<FixedCoordinate>, from a: FixedCoordinate, to b: FixedCoordinate)
+    -> Double
+  {
     points.reduce(0) { max($0, Geo.distance(projectedPoint($1, onto: a, b), $1)) }
   }
 
@@ -247,10 +253,13 @@ enum PerceivedBearing {
     // Compare the rest of the road with a line only up to the first segment of 30 m or more.
     var end = coordinates.count
     if let long = segments[offsetIndex...].firstIndex(where: { $0 >= 30 }) { end = min(coordinates.count, long + 1) }
-    return 0.5 * laneWidth > maximumDeviation(coordinates[offsetIndex..<end], from: coordinates[offsetIndex], to: coordinates[end - 1])
+    return 0.5 * laneWidth
+      > maximumDeviation(coordinates[offsetIndex..<end], from: coordinates[offsetIndex], to: coordinates[end - 1])
   }
 
-  static func isCurve(_ coordinates: [FixedCoordinate], segments: [Double], length: Double, consideredLaneWidth: Double) -> Bool {
+  static func isCurve(_ coordinates: [FixedCoordinate], segments: [Double], length: Double, consideredLaneWidth: Double)
+    -> Bool
+  {
     let beginBearing = Geo.bearing(coordinates[0], coordinates[1])
     let endBearing = Geo.bearing(coordinates[coordinates.count - 2], coordinates[coordinates.count - 1])
     guard angularDeviation(beginBearing, endBearing) > 0.5 * narrowTurnAngle else { return false }
@@ -298,7 +307,8 @@ enum PerceivedBearing {
     var straight = max(0, segments[1] - consideredLaneWidth)
     var segment = 1
     for (previous, current) in zip(angles, angles.dropFirst()) {
-      let bothTurn = angularDeviation(previous, 180) > fuzzyAngleDifference && angularDeviation(current, 180) > fuzzyAngleDifference
+      let bothTurn =
+        angularDeviation(previous, 180) > fuzzyAngleDifference && angularDeviation(current, 180) > fuzzyAngleDifference
       if bothTurn && (previous > 180) == (current < 180) { return false }
       let isStraight = angularDeviation(current, 180) < 5
       segment += 1
@@ -351,7 +361,9 @@ enum PerceivedBearing {
       if carry + between >= rate {
         let base = rate - carry
         let count = Int(((min(maximumLength - total, between) + carry) / rate).rounded(.down))
-        for k in 0..<count { samples.append(interpolate(interpolationFactor(base + Double(k) * rate, 0, between), a, b)) }
+        for k in 0..<count {
+          samples.append(interpolate(interpolationFactor(base + Double(k) * rate, 0, between), a, b))
+        }
         carry = between + carry - Double(count) * rate
       } else {
         carry += between
@@ -377,12 +389,18 @@ enum PerceivedBearing {
     let deviationY = (ys.reduce(0) { $0 + ($1 - meanY) * ($1 - meanY) } / (n - 1)).squareRoot()
     let first = points.first!
     let last = points.last!
-    guard deviationX >= Double.ulpOfOne, deviationY >= Double.ulpOfOne else { return ((first.x, first.y), (last.x, last.y)) }
-    let correlation = zip(xs, ys).reduce(0) { $0 + ($1.0 - meanX) * ($1.1 - meanY) } / ((n - 1) * deviationX * deviationY)
+    guard deviationX >= Double.ulpOfOne, deviationY >= Double.ulpOfOne else {
+      return ((first.x, first.y), (last.x, last.y))
+    }
+    let correlation =
+      zip(xs, ys).reduce(0) { $0 + ($1.0 - meanX) * ($1.1 - meanY) } / ((n - 1) * deviationX * deviationY)
     let slope = correlation * deviationY / deviationX
     let intercept = meanY - slope * meanX
     let offset = 0.00001
-    return ((x: minX - offset, y: intercept + slope * (minX - offset)), (x: maxX + offset, y: intercept + slope * (maxX + offset)))
+    return (
+      (x: minX - offset, y: intercept + slope * (minX - offset)),
+      (x: maxX + offset, y: intercept + slope * (maxX + offset))
+    )
   }
 }
 

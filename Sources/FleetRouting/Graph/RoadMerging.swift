@@ -27,7 +27,9 @@ struct RoadMerging {
     var result = roads
     var merged = roads.map { Array(repeating: false, count: $0.count) }
     for junction in roads.indices where roads[junction].count >= 3 {
-      let order = roads[junction].indices.sorted { roads[junction][$0].perceivedBearing < roads[junction][$1].perceivedBearing }
+      let order = roads[junction].indices.sorted {
+        roads[junction][$0].perceivedBearing < roads[junction][$1].perceivedBearing
+      }
       var current = roads[junction]
       for (position, index) in order.enumerated() {
         let next = order[(position + 1) % order.count]
@@ -52,16 +54,23 @@ struct RoadMerging {
         let neighbour = roads[Int(far)]
         guard neighbour.count > 1 else { continue }
         let order = neighbour.indices.sorted { neighbour[$0].perceivedBearing < neighbour[$1].perceivedBearing }
-        guard let back = order.firstIndex(where: { shapes[Int(far)][$0].far == Int32(junction) && shapes[Int(far)][$0].shape.last == shape.first })
+        guard
+          let back = order.firstIndex(where: {
+            shapes[Int(far)][$0].far == Int32(junction) && shapes[Int(far)][$0].shape.last == shape.first
+          })
         else { continue }
         let previous = (back + order.count - 1) % order.count
         var offset: Double?
         if isMergeablePair(Int(far), neighbour, order: order, at: previous) {
           let merge = mergedBearing(neighbour, order[previous], order[back], neighbour: true)
-          if merge.applies { offset = -PerceivedBearing.angularDeviation(merge.bearing, neighbour[order[back]].perceivedBearing) }
+          if merge.applies {
+            offset = -PerceivedBearing.angularDeviation(merge.bearing, neighbour[order[back]].perceivedBearing)
+          }
         } else if isMergeablePair(Int(far), neighbour, order: order, at: back) {
           let merge = mergedBearing(neighbour, order[back], order[(back + 1) % order.count], neighbour: true)
-          if merge.applies { offset = PerceivedBearing.angularDeviation(merge.bearing, neighbour[order[back]].perceivedBearing) }
+          if merge.applies {
+            offset = PerceivedBearing.angularDeviation(merge.bearing, neighbour[order[back]].perceivedBearing)
+          }
         }
         if let offset {
           let bearing = (result[junction][index].perceivedBearing + offset + 360).truncatingRemainder(dividingBy: 360)
@@ -82,7 +91,8 @@ struct RoadMerging {
     let lhs = order[position]
     let rhs = order[(position + 1) % count]
     let after = order[(position + 2) % count]
-    return isDistinct(roads[before], roads[lhs]) && canMerge(junction, roads, lhs, rhs) && isDistinct(roads[rhs], roads[after])
+    return isDistinct(roads[before], roads[lhs]) && canMerge(junction, roads, lhs, rhs)
+      && isDistinct(roads[rhs], roads[after])
   }
 
   func isDistinct(_ a: JunctionGeometry.Road, _ b: JunctionGeometry.Road) -> Bool {
@@ -175,7 +185,9 @@ struct RoadMerging {
 
   /// The bisector of two halves, unless a road straight across makes the entry half straight
   /// already (then the entry half's bearing, and `applies` false).
-  func mergedBearing(_ roads: [JunctionGeometry.Road], _ l: Int, _ r: Int, neighbour: Bool) -> (applies: Bool, bearing: Double) {
+  func mergedBearing(_ roads: [JunctionGeometry.Road], _ l: Int, _ r: Int, neighbour: Bool) -> (
+    applies: Bool, bearing: Double
+  ) {
     let lhs = roads[l]
     let rhs = roads[r]
     let entry = lhs.leaving == nil ? rhs : lhs
@@ -185,12 +197,16 @@ struct RoadMerging {
           < PerceivedBearing.angularDeviation($1.perceivedBearing, Geo.reverse(entry.perceivedBearing))
       }!.perceivedBearing)
     let merged = Self.bisector(lhs.perceivedBearing, rhs.perceivedBearing)
-    if PerceivedBearing.angularDeviation(Geo.angleBetween(opposite, entry.perceivedBearing), 180) < Self.noTurnDeviation {
+    if PerceivedBearing.angularDeviation(Geo.angleBetween(opposite, entry.perceivedBearing), 180) < Self.noTurnDeviation
+    {
       return (false, entry.perceivedBearing)
     }
     if neighbour {
-      let straighter = { (bearing: Double) in PerceivedBearing.angularDeviation(Geo.angleBetween(opposite, bearing), 180) }
-      if straighter(lhs.perceivedBearing) < straighter(merged) || straighter(rhs.perceivedBearing) < straighter(merged) {
+      let straighter = { (bearing: Double) in
+        PerceivedBearing.angularDeviation(Geo.angleBetween(opposite, bearing), 180)
+      }
+      if straighter(lhs.perceivedBearing) < straighter(merged) || straighter(rhs.perceivedBearing) < straighter(merged)
+      {
         return (false, opposite)
       }
     }

@@ -34,10 +34,12 @@ public struct SegmentIndex: Sendable {
       for k in 0..<(shape.count - 1) {
         let a = network.points[Int(shape[shape.startIndex + k])]
         let b = network.points[Int(shape[shape.startIndex + k + 1])]
-        let low = Self.cell(FixedCoordinate(
-          latitudeE6: min(a.latitudeE6, b.latitudeE6), longitudeE6: min(a.longitudeE6, b.longitudeE6)))
-        let high = Self.cell(FixedCoordinate(
-          latitudeE6: max(a.latitudeE6, b.latitudeE6), longitudeE6: max(a.longitudeE6, b.longitudeE6)))
+        let low = Self.cell(
+          FixedCoordinate(
+            latitudeE6: min(a.latitudeE6, b.latitudeE6), longitudeE6: min(a.longitudeE6, b.longitudeE6)))
+        let high = Self.cell(
+          FixedCoordinate(
+            latitudeE6: max(a.latitudeE6, b.latitudeE6), longitudeE6: max(a.longitudeE6, b.longitudeE6)))
         for x in low.x...high.x {
           for y in low.y...high.y { cells[Cell(x: x, y: y), default: []].append((Int32(i), Int32(k))) }
         }
@@ -49,8 +51,9 @@ public struct SegmentIndex: Sendable {
   }
 
   static func cell(_ c: FixedCoordinate) -> Cell {
-    Cell(x: c.longitudeE6 >= 0 ? c.longitudeE6 / cellSizeE6 : (c.longitudeE6 + 1) / cellSizeE6 - 1,
-         y: c.latitudeE6 >= 0 ? c.latitudeE6 / cellSizeE6 : (c.latitudeE6 + 1) / cellSizeE6 - 1)
+    Cell(
+      x: c.longitudeE6 >= 0 ? c.longitudeE6 / cellSizeE6 : (c.longitudeE6 + 1) / cellSizeE6 - 1,
+      y: c.latitudeE6 >= 0 ? c.latitudeE6 / cellSizeE6 : (c.latitudeE6 + 1) / cellSizeE6 - 1)
   }
 
   /// The nearest positions on distinct edges, closest first, within `radius` metres.
@@ -134,9 +137,11 @@ public struct SegmentIndex: Sendable {
     let snapped = Geo.interpolate(a, b, t)
     var offset = 0.0
     for k in 0..<segment {
-      offset += Geo.distance(network.points[Int(shape[shape.startIndex + k])], network.points[Int(shape[shape.startIndex + k + 1])])
+      offset += Geo.distance(
+        network.points[Int(shape[shape.startIndex + k])], network.points[Int(shape[shape.startIndex + k + 1])])
     }
     offset += Geo.distance(a, snapped)
-    return RoadPosition(edge: edge, segment: segment, offset: min(offset, e.length), point: snapped, distance: Geo.distance(p, snapped))
+    return RoadPosition(
+      edge: edge, segment: segment, offset: min(offset, e.length), point: snapped, distance: Geo.distance(p, snapped))
   }
 }

@@ -14,7 +14,9 @@ public struct TurnGraph: Sendable, Codable {
 
   public var directedEdgeCount: Int { firstArc.count - 1 }
 
-  public func arcs(from directed: Int32) -> Range<Int> { Int(firstArc[Int(directed)])..<Int(firstArc[Int(directed) + 1]) }
+  public func arcs(from directed: Int32) -> Range<Int> {
+    Int(firstArc[Int(directed)])..<Int(firstArc[Int(directed) + 1])
+  }
 
   public static func directed(_ edge: Int, reversed: Bool) -> Int32 { Int32(edge * 2 + (reversed ? 1 : 0)) }
   public static func edge(of directed: Int32) -> Int { Int(directed) >> 1 }
@@ -60,10 +62,11 @@ public struct TurnGraph: Sendable, Codable {
         for turn in view where allowed[turn.road] {
           let road = roads[turn.road]
           let toEdge = network.edges[road.edge]
-          let cost = Float(
-            profile.turnCost(
-              angle: 180 - turn.angle, roads: turn.roads, isUTurn: turn.isUTurn,
-              involvesRoundabout: fromEdge.isRoundabout || toEdge.isRoundabout)) + delay
+          let cost =
+            Float(
+              profile.turnCost(
+                angle: 180 - turn.angle, roads: turn.roads, isUTurn: turn.isUTurn,
+                involvesRoundabout: fromEdge.isRoundabout || toEdge.isRoundabout)) + delay
           let bRestricted = toEdge.cost(reversed: TurnGraph.isReversed(road.leaving!))?.restricted ?? false
           let penalty: Float = !aRestricted && bRestricted ? Self.restrictedEntryPenalty : 0
           turnsFrom[Int(inRoad.arriving!)].append((road.leaving!, cost, penalty))

@@ -306,7 +306,8 @@ struct PrimitiveBlockDecoder {
 
   func decodeDense(_ dense: Osmpbf_DenseNodes, _ node: (OSMNode) throws -> Void) throws {
     guard dense.id.count == dense.lat.count, dense.id.count == dense.lon.count else {
-      throw corrupt("dense nodes with \(dense.id.count) ids, \(dense.lat.count) latitudes, \(dense.lon.count) longitudes")
+      throw corrupt(
+        "dense nodes with \(dense.id.count) ids, \(dense.lat.count) latitudes, \(dense.lon.count) longitudes")
     }
     var id: Int64 = 0
     var lat: Int64 = 0
@@ -332,7 +333,8 @@ struct PrimitiveBlockDecoder {
       }
       try node(
         OSMNode(
-          id: id, latitude: coordinate(lat, offset: block.latOffset), longitude: coordinate(lon, offset: block.lonOffset),
+          id: id, latitude: coordinate(lat, offset: block.latOffset),
+          longitude: coordinate(lon, offset: block.lonOffset),
           tags: OSMTags(pairs)))
     }
   }

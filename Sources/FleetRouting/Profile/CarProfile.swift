@@ -44,14 +44,18 @@ public struct CarProfile: Sendable, Hashable, Codable {
 
   /// Access tags, most specific first.
   public var accessHierarchy = ["motorcar", "motor_vehicle", "vehicle", "access"]
-  public var accessAllowed: Set<String> = ["yes", "motorcar", "motor_vehicle", "vehicle", "permissive", "designated", "hov"]
+  public var accessAllowed: Set<String> = [
+    "yes", "motorcar", "motor_vehicle", "vehicle", "permissive", "designated", "hov",
+  ]
   public var accessDenied: Set<String> = [
     "no", "agricultural", "forestry", "emergency", "psv", "taxi", "share_taxi", "minibus", "bus", "foot",
     "emergency_vehicle", "restricted", "military", "official", "customers", "private", "delivery", "destination",
     "permit", "residents",
   ]
   /// Access values that still allow starting or ending a trip there, but not driving through.
-  public var accessRestricted: Set<String> = ["private", "delivery", "destination", "customers", "permit", "residents", "unknown"]
+  public var accessRestricted: Set<String> = [
+    "private", "delivery", "destination", "customers", "permit", "residents", "unknown",
+  ]
   /// Highway types on which `accessRestricted` values mean "restricted" rather than "denied".
   public var restrictableHighways: Set<String> = [
     "motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary", "secondary_link",
@@ -185,9 +189,14 @@ extension CarProfile {
       speedForward = allowed(accessForward)
       speedBackward = allowed(accessBackward)
     }
-    let (maxForward, maxBackward) = directional(tags, ["maxspeed:advisory", "maxspeed", "source:maxspeed", "maxspeed:type"])
-    if speedForward != nil, let limit = maxForward.flatMap(maxspeed), limit > 0 { speedForward = limit * maxspeedFactor }
-    if speedBackward != nil, let limit = maxBackward.flatMap(maxspeed), limit > 0 { speedBackward = limit * maxspeedFactor }
+    let (maxForward, maxBackward) = directional(
+      tags, ["maxspeed:advisory", "maxspeed", "source:maxspeed", "maxspeed:type"])
+    if speedForward != nil, let limit = maxForward.flatMap(maxspeed), limit > 0 {
+      speedForward = limit * maxspeedFactor
+    }
+    if speedBackward != nil, let limit = maxBackward.flatMap(maxspeed), limit > 0 {
+      speedBackward = limit * maxspeedFactor
+    }
     for (key, table) in [("surface", surfaceSpeeds), ("tracktype", tracktypeSpeeds), ("smoothness", smoothnessSpeeds)] {
       if let value = tags[key], let cap = table[value] {
         speedForward = speedForward.map { min($0, cap) }
@@ -256,7 +265,8 @@ extension CarProfile {
     let rank = { (v: String) -> Int in
       self.accessAllowed.contains(v) ? 3 : self.accessRestricted.contains(v) ? 2 : self.accessDenied.contains(v) ? 1 : 0
     }
-    return value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.max { rank($0) < rank($1) } ?? value
+    return value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.max { rank($0) < rank($1) }
+      ?? value
   }
 
   /// km/h of a `maxspeed` value: a number (with `mph`), or a symbolic limit such as `FR:urban`.

@@ -131,7 +131,9 @@ struct CCHSearch {
   func path(
     through meeting: Int32, forward: SearchLabels, backward: SearchLabels, sources: [Endpoint], targets: [Endpoint]
   ) -> FoundPath? {
-    path(through: meeting, forward: forward, backwardParent: { backward.parent[Int($0)] }, sources: sources, targets: targets)
+    path(
+      through: meeting, forward: forward, backwardParent: { backward.parent[Int($0)] }, sources: sources,
+      targets: targets)
   }
 
   func path(
@@ -196,8 +198,10 @@ extension CCHSearch {
         upward(from: backwardStarts(ends), forward: false, into: &backward)
         for node in backward.touched {
           buckets[node, default: []].append(
-            (t, backward.cost[Int(node)], backward.duration[Int(node)], backward.distance[Int(node)],
-             backward.parent[Int(node)] == -1))
+            (
+              t, backward.cost[Int(node)], backward.duration[Int(node)], backward.distance[Int(node)],
+              backward.parent[Int(node)] == -1
+            ))
         }
         backward.reset()
       }

@@ -73,11 +73,14 @@ extension RoutingEngine {
     var scores: [Double] = []
     var previous: (point: Int, score: [Double], back: [[Int]], points: [Int])?
     func close(_ state: (point: Int, score: [Double], back: [[Int]], points: [Int])) {
-      guard state.points.count >= 2, let best = state.score.indices.max(by: { state.score[$0] < state.score[$1] }) else {
+      guard state.points.count >= 2, let best = state.score.indices.max(by: { state.score[$0] < state.score[$1] })
+      else {
         return
       }
       var chosen = [best]
-      for step in stride(from: state.back.count - 1, through: 1, by: -1) { chosen.append(state.back[step][chosen.last!]) }
+      for step in stride(from: state.back.count - 1, through: 1, by: -1) {
+        chosen.append(state.back[step][chosen.last!])
+      }
       segments.append(zip(state.points, chosen.reversed()).map { ($0, $1) })
       scores.append(state.score[best])
     }

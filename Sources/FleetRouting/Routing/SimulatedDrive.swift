@@ -29,7 +29,9 @@ public struct SimulatedDrive: Sendable {
           }
           if last == point { continue }
           let step = point.distance(to: last)
-          append(point, metres: metres.last! + step, seconds: seconds.last! + (length > 0 ? span.duration / share * step / length : 0))
+          append(
+            point, metres: metres.last! + step,
+            seconds: seconds.last! + (length > 0 ? span.duration / share * step / length : 0))
         }
       }
       if let acceleration, acceleration > 0 { stopAndGo(from: max(0, legStart - 1), acceleration: acceleration) }
@@ -98,7 +100,10 @@ public struct SimulatedDrive: Sendable {
         let f = Double(i) / Double(pieces)
         let a = points[k - 1]
         let b = points[k]
-        newPoints.append(LatLng(latitude: a.latitude + f * (b.latitude - a.latitude), longitude: a.longitude + f * (b.longitude - a.longitude)))
+        newPoints.append(
+          LatLng(
+            latitude: a.latitude + f * (b.latitude - a.latitude),
+            longitude: a.longitude + f * (b.longitude - a.longitude)))
         newMetres.append(metres[k - 1] + f * step)
         newSeconds.append(seconds[k - 1] + f * (seconds[k] - seconds[k - 1]))
       }
@@ -119,7 +124,8 @@ public struct SimulatedDrive: Sendable {
     guard let (k, f) = interval(at: t) else { return points.last! }
     let a = points[k]
     let b = points[k + 1]
-    return LatLng(latitude: a.latitude + f * (b.latitude - a.latitude), longitude: a.longitude + f * (b.longitude - a.longitude))
+    return LatLng(
+      latitude: a.latitude + f * (b.latitude - a.latitude), longitude: a.longitude + f * (b.longitude - a.longitude))
   }
 
   /// How far along the car is after `t` seconds.

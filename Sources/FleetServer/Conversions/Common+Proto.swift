@@ -96,11 +96,14 @@ extension VehicleLocation {
   init(_ p: Maps_Fleetengine_V1_VehicleLocation, field: String) throws(FleetError) {
     self.init(location: p.hasLocation ? LatLng(p.location) : nil)
     // The deprecated fields fill their replacements when only they are sent.
-    latlngAccuracy = p.hasLatlngAccuracy ? p.latlngAccuracy.value : (p.hasHorizontalAccuracy ? p.horizontalAccuracy.value : nil)
+    latlngAccuracy =
+      p.hasLatlngAccuracy ? p.latlngAccuracy.value : (p.hasHorizontalAccuracy ? p.horizontalAccuracy.value : nil)
     heading = p.hasHeading ? p.heading.value : nil
-    headingAccuracy = p.hasHeadingAccuracy ? p.headingAccuracy.value : (p.hasBearingAccuracy ? p.bearingAccuracy.value : nil)
+    headingAccuracy =
+      p.hasHeadingAccuracy ? p.headingAccuracy.value : (p.hasBearingAccuracy ? p.bearingAccuracy.value : nil)
     altitude = p.hasAltitude ? p.altitude.value : nil
-    altitudeAccuracy = p.hasAltitudeAccuracy ? p.altitudeAccuracy.value : (p.hasVerticalAccuracy ? p.verticalAccuracy.value : nil)
+    altitudeAccuracy =
+      p.hasAltitudeAccuracy ? p.altitudeAccuracy.value : (p.hasVerticalAccuracy ? p.verticalAccuracy.value : nil)
     speed = p.hasSpeed ? p.speed.value : (p.hasSpeedKmph ? Double(p.speedKmph.value) / 3.6 : nil)
     speedAccuracy = p.hasSpeedAccuracy ? p.speedAccuracy.value : nil
     updateTime = p.hasUpdateTime ? Date(p.updateTime) : nil

@@ -18,7 +18,8 @@ extension Trip {
     intermediateDestinations = try p.intermediateDestinations.enumerated().map { (i, stop) throws(FleetError) in
       try TerminalLocation(stop, field: "\(field).intermediate_destinations[\(i)]")
     }
-    intermediateDestinationsVersion = p.hasIntermediateDestinationsVersion ? Date(p.intermediateDestinationsVersion) : nil
+    intermediateDestinationsVersion =
+      p.hasIntermediateDestinationsVersion ? Date(p.intermediateDestinationsVersion) : nil
     intermediateDestinationIndex = p.intermediateDestinationIndex
     actualIntermediateDestinationArrivalPoints = try p.actualIntermediateDestinationArrivalPoints.enumerated().map {
       (i, stop) throws(FleetError) in

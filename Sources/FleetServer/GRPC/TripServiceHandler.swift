@@ -10,7 +10,9 @@ struct TripServiceHandler: Maps_Fleetengine_V1_TripService.ServiceProtocol {
   func createTrip(request: ServerRequest<Maps_Fleetengine_V1_CreateTripRequest>, context: ServerContext) async throws
     -> ServerResponse<Maps_Fleetengine_V1_Trip>
   {
-    try await front.respond(.createTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in try await rpcs.createTrip(r, c) }
+    try await front.respond(.createTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try await rpcs.createTrip(r, c)
+    }
   }
 
   func getTrip(request: ServerRequest<Maps_Fleetengine_V1_GetTripRequest>, context: ServerContext) async throws
@@ -22,7 +24,9 @@ struct TripServiceHandler: Maps_Fleetengine_V1_TripService.ServiceProtocol {
   func deleteTrip(request: ServerRequest<Maps_Fleetengine_V1_DeleteTripRequest>, context: ServerContext) async throws
     -> ServerResponse<Google_Protobuf_Empty>
   {
-    try await front.respond(.deleteTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in try await rpcs.deleteTrip(r, c) }
+    try await front.respond(.deleteTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try await rpcs.deleteTrip(r, c)
+    }
   }
 
   func reportBillableTrip(
@@ -36,12 +40,16 @@ struct TripServiceHandler: Maps_Fleetengine_V1_TripService.ServiceProtocol {
   func searchTrips(request: ServerRequest<Maps_Fleetengine_V1_SearchTripsRequest>, context: ServerContext) async throws
     -> ServerResponse<Maps_Fleetengine_V1_SearchTripsResponse>
   {
-    try await front.respond(.searchTrips, request) { [rpcs = front.rpcs] r, c throws(FleetError) in try rpcs.searchTrips(r, c) }
+    try await front.respond(.searchTrips, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try rpcs.searchTrips(r, c)
+    }
   }
 
   func updateTrip(request: ServerRequest<Maps_Fleetengine_V1_UpdateTripRequest>, context: ServerContext) async throws
     -> ServerResponse<Maps_Fleetengine_V1_Trip>
   {
-    try await front.respond(.updateTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in try await rpcs.updateTrip(r, c) }
+    try await front.respond(.updateTrip, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try await rpcs.updateTrip(r, c)
+    }
   }
 }

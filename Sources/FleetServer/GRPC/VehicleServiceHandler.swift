@@ -18,7 +18,9 @@ struct VehicleServiceHandler: Maps_Fleetengine_V1_VehicleService.ServiceProtocol
   func getVehicle(request: ServerRequest<Maps_Fleetengine_V1_GetVehicleRequest>, context: ServerContext) async throws
     -> ServerResponse<Maps_Fleetengine_V1_Vehicle>
   {
-    try await front.respond(.getVehicle, request) { [rpcs = front.rpcs] r, c throws(FleetError) in try rpcs.getVehicle(r, c) }
+    try await front.respond(.getVehicle, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try rpcs.getVehicle(r, c)
+    }
   }
 
   func deleteVehicle(request: ServerRequest<Maps_Fleetengine_V1_DeleteVehicleRequest>, context: ServerContext)
@@ -48,7 +50,9 @@ struct VehicleServiceHandler: Maps_Fleetengine_V1_VehicleService.ServiceProtocol
   func listVehicles(request: ServerRequest<Maps_Fleetengine_V1_ListVehiclesRequest>, context: ServerContext)
     async throws -> ServerResponse<Maps_Fleetengine_V1_ListVehiclesResponse>
   {
-    try await front.respond(.listVehicles, request) { [rpcs = front.rpcs] r, c throws(FleetError) in try rpcs.listVehicles(r, c) }
+    try await front.respond(.listVehicles, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try rpcs.listVehicles(r, c)
+    }
   }
 
   func searchVehicles(request: ServerRequest<Maps_Fleetengine_V1_SearchVehiclesRequest>, context: ServerContext)

@@ -57,8 +57,10 @@ struct OSRMFront: Sendable {
   // MARK: - Services
 
   func route(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMRouteResponse {
-    try query.allow(["overview", "geometries", "steps", "alternatives", "annotations", "continue_straight", "radiuses",
-                     "generate_hints", "hints", "skip_waypoints", "snapping"])
+    try query.allow([
+      "overview", "geometries", "steps", "alternatives", "annotations", "continue_straight", "radiuses",
+      "generate_hints", "hints", "skip_waypoints", "snapping",
+    ])
     guard query.coordinates.count >= 2 else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
     }
@@ -83,9 +85,13 @@ struct OSRMFront: Sendable {
   }
 
   func table(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMTableResponse {
-    try query.allow(["sources", "destinations", "annotations", "radiuses", "generate_hints", "hints", "skip_waypoints",
-                     "fallback_speed", "fallback_coordinate", "scale_factor", "snapping"])
-    guard !query.coordinates.isEmpty else { throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least one.") }
+    try query.allow([
+      "sources", "destinations", "annotations", "radiuses", "generate_hints", "hints", "skip_waypoints",
+      "fallback_speed", "fallback_coordinate", "scale_factor", "snapping",
+    ])
+    guard !query.coordinates.isEmpty else {
+      throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least one.")
+    }
     let sources = try query.indices("sources")
     let destinations = try query.indices("destinations")
     let annotations = Set((query.values["annotations"] ?? "duration").split(separator: ",").map(String.init))
@@ -113,8 +119,10 @@ struct OSRMFront: Sendable {
   }
 
   func match(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMMatchResponse {
-    try query.allow(["overview", "geometries", "steps", "annotations", "timestamps", "radiuses", "gaps", "tidy",
-                     "generate_hints", "hints", "waypoints", "snapping"])
+    try query.allow([
+      "overview", "geometries", "steps", "annotations", "timestamps", "radiuses", "gaps", "tidy",
+      "generate_hints", "hints", "waypoints", "snapping",
+    ])
     guard query.coordinates.count >= 2 else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
     }
@@ -191,7 +199,8 @@ struct OSRMQuery {
 
   static func coordinates(_ text: String) throws -> [LatLng] {
     for (prefix, precision) in [("polyline6(", 6), ("polyline(", 5)] where text.hasPrefix(prefix) {
-      guard text.hasSuffix(")"), let points = Polyline.decode(String(text.dropFirst(prefix.count).dropLast()), precision: precision)
+      guard text.hasSuffix(")"),
+        let points = Polyline.decode(String(text.dropFirst(prefix.count).dropLast()), precision: precision)
       else { throw OSRMError("InvalidQuery", "Query string malformed: the polyline does not decode") }
       return points
     }

@@ -61,7 +61,8 @@ struct RESTFront: Sendable {
   func watch(_ name: String, _ request: Request, requestID: String) async throws(FleetError) -> Response {
     let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
     let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
-    let call = RESTCall(route: RESTRoute(target: .watchTrip(name)), body: Data(), query: query.filter { $0.0 != "access_token" })
+    let call = RESTCall(
+      route: RESTRoute(target: .watchTrip(name)), body: Data(), query: query.filter { $0.0 != "access_token" })
     let watch = try await gate.run(
       .watchTrip, transport: "rest", authorization: request.headers[.authorization] ?? token, requestID: requestID,
       timeout: nil
@@ -134,10 +135,19 @@ struct RESTFront: Sendable {
 /// Which RPC a method and path name, and the resource names in the path.
 struct RESTRoute: Sendable {
   enum Target: Sendable {
-    case createTrip(parent: String), getTrip(String), updateTrip(String), deleteTrip(String)
-    case searchTrips(parent: String), reportBillableTrip(String)
-    case createVehicle(parent: String), getVehicle(String), updateVehicle(String), deleteVehicle(String)
-    case updateVehicleAttributes(String), listVehicles(parent: String), searchVehicles(parent: String)
+    case createTrip(parent: String)
+    case getTrip(String)
+    case updateTrip(String)
+    case deleteTrip(String)
+    case searchTrips(parent: String)
+    case reportBillableTrip(String)
+    case createVehicle(parent: String)
+    case getVehicle(String)
+    case updateVehicle(String)
+    case deleteVehicle(String)
+    case updateVehicleAttributes(String)
+    case listVehicles(parent: String)
+    case searchVehicles(parent: String)
     case watchTrip(String)
   }
 
@@ -264,9 +274,11 @@ struct RESTCall: Sendable {
       return try encode(try await rpcs.updateVehicleAttributes(r, caller))
     case .listVehicles(let parent):
       var r: Maps_Fleetengine_V1_ListVehiclesRequest = try fromQuery(
-        repeated: ["tripTypes", "trip_types", "vehicleTypeCategories", "vehicle_type_categories", "requiredAttributes",
-                   "required_attributes", "requiredOneOfAttributes", "required_one_of_attributes",
-                   "requiredOneOfAttributeSets", "required_one_of_attribute_sets"])
+        repeated: [
+          "tripTypes", "trip_types", "vehicleTypeCategories", "vehicle_type_categories", "requiredAttributes",
+          "required_attributes", "requiredOneOfAttributes", "required_one_of_attributes",
+          "requiredOneOfAttributeSets", "required_one_of_attribute_sets",
+        ])
       r.parent = parent
       return try encode(try rpcs.listVehicles(r, caller))
     case .searchVehicles(let parent):
