@@ -6,7 +6,7 @@
   /// Fixes from Core Location on Apple platforms (iOS, macOS), with the accuracy and distance
   /// filter asked for. Authorization is the app's to request; a denial ends the sequence with
   /// `LocationError.denied`.
-  @available(macOS 14, iOS 17, watchOS 10, *)
+  @available(macOS 15, iOS 18, watchOS 11, *)
   public struct CoreLocationProvider: LocationProvider {
     public init() {}
 
