@@ -109,18 +109,10 @@ public final class VehicleReporter: Sendable {
           }
         }
       }
-      group.addTask { [self] in await loop(send: send) }
-      await withTaskCancellationHandler {
-        // Wait here until cancelled: the children do the work.
-        await wakeupOnCancel.wait()
-      } onCancel: {
-        wakeupOnCancel.signal()
-      }
+      await loop(send: send)
       group.cancelAll()
     }
   }
-
-  let wakeupOnCancel = Wakeup()
 
   func loop(send: @escaping Send) async {
     while !Task.isCancelled {
