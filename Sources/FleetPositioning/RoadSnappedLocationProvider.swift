@@ -24,22 +24,30 @@ public struct RoadSnappedLocationProvider: LocationProvider {
   }
 
   public func fixes() -> AsyncThrowingStream<LocationFix, any Error> {
-    let (stream, continuation) = AsyncThrowingStream.makeStream(
-      of: LocationFix.self, bufferingPolicy: .bufferingNewest(64))
-    let base = base
-    let snapperSeed = Snapper(routing: routing, window: window, maximumSnapDistance: maximumSnapDistance)
-    let pump = Task {
-      var snapper = snapperSeed
-      do {
-        for try await fix in base.fixes() { continuation.yield(snapper.snap(fix)) }
-        continuation.finish()
-      } catch {
-        continuation.finish(throwing: error)
-      }
-    }
-    // The pump belongs to this stream alone: it ends when the consumer stops listening.
-    continuation.onTermination = { _ in pump.cancel() }
-    return stream
+    // Pulled one fix at a time: the source is read only as fast as the consumer reads, so no
+    // fix is dropped or snapped for nobody.
+    let reader = SnappingReader(
+      upstream: base.fixes().makeAsyncIterator(),
+      snapper: Snapper(routing: routing, window: window, maximumSnapDistance: maximumSnapDistance))
+    return AsyncThrowingStream { try await reader.next() }
+  }
+}
+
+/// The source's iterator and the snapper of one stream. Unchecked: only the stream's single
+/// consumer calls `next`, one call at a time (AsyncThrowingStream's unfolding contract), so its
+/// state is never touched by two tasks at once.
+final class SnappingReader: @unchecked Sendable {
+  var upstream: AsyncThrowingStream<LocationFix, any Error>.Iterator
+  var snapper: Snapper
+
+  init(upstream: AsyncThrowingStream<LocationFix, any Error>.Iterator, snapper: Snapper) {
+    self.upstream = upstream
+    self.snapper = snapper
+  }
+
+  func next() async throws -> LocationFix? {
+    guard let fix = try await upstream.next() else { return nil }
+    return snapper.snap(fix)
   }
 }
 
