@@ -137,13 +137,15 @@ public final class VehicleReporter: Sendable {
         }
         if Task.isCancelled, case .failed(let error) = outcome, error.code == .cancelled { return }
         let finishedAt = clock.now
-        let (listeners, backlog) = state.withLock { s in
+        let (listeners, backlog, backlogChanged) = state.withLock { s in
+          let before = s.machine.backlog
           s.machine.finished(outcome, now: finishedAt, jitter: Double.random(in: 0...1))
           if let vehicle { s.lastVehicle = vehicle }
           s.listeners.removeAll { $0.listener == nil }
-          return (s.listeners.compactMap(\.listener), s.machine.backlog)
+          return (s.listeners.compactMap(\.listener), s.machine.backlog, s.machine.backlog != before)
         }
-        backlogStore?.save(backlog)
+        // The file changes only with the backlog: no disk write on an ordinary update.
+        if backlogChanged { backlogStore?.save(backlog) }
         var told = update
         told.vehicle = vehicle
         for listener in listeners {

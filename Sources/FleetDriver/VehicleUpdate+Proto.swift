@@ -14,7 +14,9 @@ extension Maps_Fleetengine_V1_UpdateVehicleRequest {
     vehicle.pastLocations = update.pastLocations.map(Maps_Fleetengine_V1_VehicleLocation.init)
     if let route = update.route {
       vehicle.currentRouteSegment = Polyline.encode(route.path)
-      vehicle.remainingDistanceMeters = .init(Int32(clamping: Int(route.remainingDistanceMeters.rounded())))
+      if route.remainingDistanceMeters.isFinite {
+        vehicle.remainingDistanceMeters = .init(Int32(clamping: Int(max(0, route.remainingDistanceMeters).rounded())))
+      }
       vehicle.remainingTimeSeconds = .init(Int32(clamping: route.remainingTime.components.seconds))
     }
     updateMask.paths = update.updateMask
@@ -27,13 +29,18 @@ extension Maps_Fleetengine_V1_VehicleLocation {
   init(_ fix: LocationFix) {
     self.init()
     location = .init(fix.coordinate)
-    if let accuracy = fix.horizontalAccuracy { latlngAccuracy = .init(accuracy) }
-    if let heading = fix.heading { self.heading = .init(Int32(heading.rounded()) % 360) }
-    if let accuracy = fix.headingAccuracy { headingAccuracy = .init(accuracy) }
-    if let altitude = fix.altitude { self.altitude = .init(altitude) }
-    if let accuracy = fix.verticalAccuracy { altitudeAccuracy = .init(accuracy) }
-    if let speed = fix.speed { self.speed = .init(speed) }
-    if let accuracy = fix.speedAccuracy { speedAccuracy = .init(accuracy) }
+    // A source may report NaN or infinity (a bad track file, a confused receiver): such a
+    // value is left out rather than sent, or trapping on the conversion to an integer.
+    if let accuracy = finite(fix.horizontalAccuracy) { latlngAccuracy = .init(accuracy) }
+    if let heading = finite(fix.heading) {
+      let degrees = heading.truncatingRemainder(dividingBy: 360)
+      self.heading = .init(Int32((degrees < 0 ? degrees + 360 : degrees).rounded()) % 360)
+    }
+    if let accuracy = finite(fix.headingAccuracy) { headingAccuracy = .init(accuracy) }
+    if let altitude = finite(fix.altitude) { self.altitude = .init(altitude) }
+    if let accuracy = finite(fix.verticalAccuracy) { altitudeAccuracy = .init(accuracy) }
+    if let speed = finite(fix.speed) { self.speed = .init(speed) }
+    if let accuracy = finite(fix.speedAccuracy) { speedAccuracy = .init(accuracy) }
     updateTime = .init(date: fix.time)
     locationSensor = Maps_Fleetengine_V1_LocationSensor(rawValue: fix.sensor.rawValue) ?? .unknownSensor
     if let raw = fix.rawCoordinate {
@@ -42,10 +49,12 @@ extension Maps_Fleetengine_V1_VehicleLocation {
       rawLocationTime = .init(date: fix.time)
       rawLocationSensor =
         Maps_Fleetengine_V1_LocationSensor(rawValue: (fix.rawSensor ?? .gps).rawValue) ?? .unknownSensor
-      if let accuracy = fix.horizontalAccuracy { rawLocationAccuracy = .init(accuracy) }
+      if let accuracy = finite(fix.horizontalAccuracy) { rawLocationAccuracy = .init(accuracy) }
     }
   }
 }
+
+func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
 
 extension Google_Type_LatLng {
   init(_ point: LatLng) {

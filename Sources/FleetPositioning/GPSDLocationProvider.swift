@@ -80,7 +80,7 @@ public struct GPSDLocationProvider: LocationProvider {
     let coordinate = LatLng(latitude: lat, longitude: lon)
     guard (try? coordinate.validate("tpv")) != nil else { return nil }
     // gpsd's eph is its horizontal error estimate; older versions give only epx/epy.
-    let horizontal = report.eph ?? zip2(report.epx, report.epy).map { max($0, $1) }
+    let horizontal = report.eph ?? report.epx.flatMap { x in report.epy.map { max(x, $0) } }
     return LocationFix(
       coordinate: coordinate, horizontalAccuracy: horizontal, altitude: report.altHAE ?? report.alt,
       verticalAccuracy: report.epv, heading: report.track, headingAccuracy: report.epd, speed: report.speed,
@@ -104,9 +104,4 @@ public struct GPSDLocationProvider: LocationProvider {
     var epd: Double?
     var eps: Double?
   }
-}
-
-func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
-  guard let a, let b else { return nil }
-  return (a, b)
 }

@@ -77,16 +77,6 @@ public final class TrafficModel: Sendable {
     }
   }
 
-  /// The seconds to drive `metres` of a span now.
-  public func duration(of span: RouteSpan, metres: Double, at now: Date) -> Double {
-    estimate([(span, metres)], at: now)[0].seconds
-  }
-
-  /// The traffic class of a span now, from how much slower than free flow it is.
-  public func speed(of span: RouteSpan, at now: Date) -> TrafficSpeed {
-    estimate([(span, span.distance)], at: now)[0].speed
-  }
-
   /// Below this share of free-flow speed a road is SLOW, below the next a TRAFFIC_JAM.
   public static let slowBelow = 0.65
   public static let jamBelow = 0.3

@@ -152,7 +152,7 @@ public struct SimulatedDriver: Sendable {
         let stop = TripProgression.intermediateIndex(at: following, in: trip, remaining: vehicle.waypoints)
         try await backend.setStatus(next.tripID, status, intermediateIndex: stop)
         announced[next.tripID] = status
-        say("trip \(next.tripID): \(status.name)")
+        say("trip \(next.tripID): \(status.wireName)")
         continue
       }
       let stop = TripProgression.intermediateIndex(at: 0, in: trip, remaining: vehicle.waypoints)
@@ -160,7 +160,7 @@ public struct SimulatedDriver: Sendable {
       if announced[next.tripID] != enroute || trip.tripStatus.rawValue != enroute.rawValue {
         try await backend.setStatus(next.tripID, enroute, intermediateIndex: stop)
         announced[next.tripID] = enroute
-        say("trip \(next.tripID): \(enroute.name)")
+        say("trip \(next.tripID): \(enroute.wireName)")
       }
       let drive = plannedDrive(from: car.position, to: target, serverRoute: vehicle.currentRouteSegment)
       car.drive(drive)
@@ -180,7 +180,7 @@ public struct SimulatedDriver: Sendable {
       let arrival = TripProgression.arrival(at: type)
       try await backend.setStatus(next.tripID, arrival, intermediateIndex: stop)
       announced[next.tripID] = arrival
-      say("trip \(next.tripID): \(arrival.name) (\(Int(drive.distance)) m in \(Int(drive.duration)) s)")
+      say("trip \(next.tripID): \(arrival.wireName) (\(Int(drive.distance)) m in \(Int(drive.duration)) s)")
       switch type {
       case .pickup: try await dwell(configuration.pickupDwell)
       case .intermediateDestination: try await dwell(configuration.stopDwell)
@@ -241,22 +241,6 @@ public enum TripProgression {
       $0.tripID == waypoint.tripID && $0.waypointType == .intermediateDestinationWaypointType
     }.count
     return trip.intermediateDestinations.count - left
-  }
-}
-
-extension TripStatus {
-  var name: String {
-    switch self {
-    case .new: "NEW"
-    case .enrouteToPickup: "ENROUTE_TO_PICKUP"
-    case .arrivedAtPickup: "ARRIVED_AT_PICKUP"
-    case .enrouteToIntermediateDestination: "ENROUTE_TO_INTERMEDIATE_DESTINATION"
-    case .arrivedAtIntermediateDestination: "ARRIVED_AT_INTERMEDIATE_DESTINATION"
-    case .enrouteToDropoff: "ENROUTE_TO_DROPOFF"
-    case .complete: "COMPLETE"
-    case .canceled: "CANCELED"
-    default: "UNKNOWN_TRIP_STATUS"
-    }
   }
 }
 

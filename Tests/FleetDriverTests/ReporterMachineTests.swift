@@ -1,5 +1,6 @@
 import FleetCore
 import FleetPositioning
+import FleetProto
 import Foundation
 import Testing
 
@@ -130,5 +131,19 @@ struct ReporterMachineTests {
     ] {
       #expect(!(await reporter.prepare(plan)).updateMask.isEmpty)
     }
+  }
+
+  @Test func nonFiniteReadingsAreLeftOutAndHeadingsWrap() {
+    var bad = fix(43.73, 7.42, at: 0)
+    bad.heading = .nan
+    bad.speed = .infinity
+    bad.horizontalAccuracy = .nan
+    let sent = Maps_Fleetengine_V1_VehicleLocation(bad)
+    #expect(!sent.hasHeading && !sent.hasSpeed && !sent.hasLatlngAccuracy)
+    var turning = fix(43.73, 7.42, at: 0)
+    turning.heading = -90.4
+    #expect(Maps_Fleetengine_V1_VehicleLocation(turning).heading.value == 270)
+    turning.heading = 725
+    #expect(Maps_Fleetengine_V1_VehicleLocation(turning).heading.value == 5)
   }
 }
