@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "FleetProgress", targets: ["FleetProgress"]),
     .library(name: "FleetPositioning", targets: ["FleetPositioning"]),
     .library(name: "FleetDriver", targets: ["FleetDriver"]),
+    .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
@@ -99,11 +100,20 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
+    // What both SDKs need to reach fleetd: its address, the gRPC connection, retry backoff.
+    .target(
+      name: "FleetClient",
+      dependencies: [
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     // The Driver SDK: token providers, the vehicle reporter, offline backlog.
     .target(
       name: "FleetDriver",
       dependencies: [
-        "FleetCore", "FleetPositioning", "FleetProto",
+        "FleetClient", "FleetCore", "FleetPositioning", "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -111,22 +121,36 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses.
+    // The Consumer SDK: trip models with subscribers, push or polling, recovery, and the
+    // journey-sharing map state.
+    .target(
+      name: "FleetConsumer",
+      dependencies: [
+        "FleetClient", "FleetCore", "FleetProto",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses; local
+    // token signing for tools.
     .target(
       name: "FleetSimulator",
       dependencies: [
-        "FleetDriver", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetProto",
+        "FleetDriver", "FleetConsumer", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
-    // Client-side tools: `fleet drive`.
+    // Client-side tools: `fleet drive`, `fleet track`.
     .executableTarget(
       name: "fleet",
       dependencies: [
-        "FleetSimulator", "FleetDriver", "FleetRouting", "FleetAuth", "FleetCore",
+        "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetRouting", "FleetAuth", "FleetCore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: swiftSettings
@@ -170,10 +194,30 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings),
+    // Test helpers shared by the SDK tests: a real fleetd on loopback, the Monaco graph.
+    .target(
+      name: "FleetTestSupport",
+      dependencies: [
+        "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting", "FleetClient",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/FleetTestSupport",
+      swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetConsumerTests",
+      dependencies: [
+        "FleetConsumer", "FleetTestSupport", "FleetSimulator", "FleetDriver", "FleetAuth", "FleetCore", "FleetProto",
+        "FleetRouting",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+      ],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetDriverTests",
       dependencies: [
-        "FleetDriver", "FleetPositioning", "FleetSimulator", "FleetServer", "FleetAuth", "FleetCore", "FleetProto",
+        "FleetTestSupport", "FleetDriver", "FleetPositioning", "FleetSimulator", "FleetServer", "FleetAuth", "FleetCore", "FleetProto",
         "FleetRouting",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

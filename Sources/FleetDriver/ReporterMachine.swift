@@ -1,3 +1,4 @@
+import FleetClient
 import FleetCore
 import FleetPositioning
 import Foundation
@@ -194,11 +195,9 @@ struct ReporterMachine: Sendable {
     }
   }
 
-  /// Exponential in the failures so far, capped, with "equal jitter": half fixed, half random.
   func backoff(jitter: Double) -> Duration {
-    let base = configuration.initialRetryDelay * Int(min(1 << min(consecutiveFailures - 1, 20), Int(Int32.max)))
-    let capped = min(base, configuration.maximumRetryDelay)
-    return capped * (0.5 + 0.5 * min(max(jitter, 0), 1))
+    RetryBackoff(initial: configuration.initialRetryDelay, maximum: configuration.maximumRetryDelay)
+      .delay(afterFailures: consecutiveFailures, jitter: jitter)
   }
 
   /// A fix that did not get through joins the backlog (bounded: the oldest go first).

@@ -17,18 +17,8 @@ public final class RidesharingDriverAPI: Sendable {
 
   /// Connects to fleetd and reports until cancelled.
   public func run() async throws {
-    let endpoint = driverContext.endpoint
     let timeout = driverContext.reporting.callTimeout
-    try await withGRPCClient(
-      transport: .http2NIOPosix(
-        target: .dns(host: endpoint.host, port: endpoint.port),
-        transportSecurity: endpoint.usesTLS ? .tls : .plaintext,
-        // Reconnect within seconds once fleetd is back, not gRPC's default two minutes: the
-        // backlog should not wait longer than the outage.
-        config: .defaults {
-          $0.backoff = .init(initial: .milliseconds(250), max: .seconds(10), multiplier: 1.6, jitter: 0.2)
-        })
-    ) { client in
+    try await driverContext.endpoint.withClient { client in
       let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
       await vehicleReporter.run { request, token in
         var options = CallOptions.defaults
@@ -36,7 +26,6 @@ public final class RidesharingDriverAPI: Sendable {
         return try await vehicles.updateVehicle(
           request, metadata: ["authorization": "Bearer \(token)"], options: options)
       }
-      client.beginGracefulShutdown()
     }
   }
 }

@@ -59,10 +59,7 @@ public struct SimulatedDriver: Sendable {
   /// Drives until `trips` trips are complete (or forever), then goes offline.
   public func run() async throws {
     let endpoint = configuration.endpoint
-    try await withGRPCClient(
-      transport: .http2NIOPosix(
-        target: .dns(host: endpoint.host, port: endpoint.port), transportSecurity: endpoint.usesTLS ? .tls : .plaintext)
-    ) { client in
+    try await endpoint.withClient { client in
       let backend = Backend(
         vehicles: .init(wrapping: client), trips: .init(wrapping: client), tokens: tokens, vehicleName: vehicleName)
       let start = try await ensureVehicle(backend)
@@ -92,7 +89,6 @@ public struct SimulatedDriver: Sendable {
         say("OFFLINE")
         group.cancelAll()
       }
-      client.beginGracefulShutdown()
     }
   }
 
@@ -131,63 +127,82 @@ public struct SimulatedDriver: Sendable {
   func drive(car: SimulatedLocationProvider, backend: Backend) async throws {
     var completed = 0
     var announced: [String: TripStatus] = [:]
+    var outage = false
     while configuration.trips.map({ completed < $0 }) ?? true {
       try Task.checkCancellation()
-      guard let vehicle = try await backend.vehicle(), let next = vehicle.waypoints.first else {
+      do {
+        try await driveToNextStop(car: car, backend: backend, completed: &completed, announced: &announced)
+        if outage {
+          outage = false
+          say("fleetd is back")
+        }
+      } catch let error as RPCError where [.unavailable, .deadlineExceeded].contains(error.code) {
+        // A driver keeps driving through an outage; the reporter keeps the positions for later.
+        if !outage { say("fleetd unreachable (\(error.code)); retrying") }
+        outage = true
+        try await Task.sleep(for: .seconds(1))
+      }
+    }
+  }
+
+  /// One step of the drive: waits for a waypoint, drives to it, or moves a trip on.
+  func driveToNextStop(
+    car: SimulatedLocationProvider, backend: Backend, completed: inout Int, announced: inout [String: TripStatus]
+  ) async throws {
+    guard let vehicle = try await backend.vehicle(), let next = vehicle.waypoints.first else {
+      try await Task.sleep(for: .milliseconds(250))
+      return
+    }
+    let trip = try await backend.trip(next.tripID)
+    let type = WaypointType(rawValue: next.waypointType.rawValue) ?? .unknown
+    let target = LatLng(latitude: next.location.point.latitude, longitude: next.location.point.longitude)
+    if trip.tripStatus.rawValue == TripProgression.arrival(at: type).rawValue {
+      // Done at this stop (after the dwell): leaving it for the trip's next waypoint is what
+      // takes it off the vehicle's list.
+      guard let following = vehicle.waypoints.dropFirst().firstIndex(where: { $0.tripID == next.tripID }) else {
         try await Task.sleep(for: .milliseconds(250))
-        continue
+        return
       }
-      let trip = try await backend.trip(next.tripID)
-      let type = WaypointType(rawValue: next.waypointType.rawValue) ?? .unknown
-      let target = LatLng(latitude: next.location.point.latitude, longitude: next.location.point.longitude)
-      if trip.tripStatus.rawValue == TripProgression.arrival(at: type).rawValue {
-        // Done at this stop (after the dwell): leaving it for the trip's next waypoint is what
-        // takes it off the vehicle's list.
-        guard let following = vehicle.waypoints.dropFirst().firstIndex(where: { $0.tripID == next.tripID }) else {
-          try await Task.sleep(for: .milliseconds(250))
-          continue
-        }
-        let status = TripProgression.enroute(
-          to: WaypointType(rawValue: vehicle.waypoints[following].waypointType.rawValue) ?? .unknown)
-        let stop = TripProgression.intermediateIndex(at: following, in: trip, remaining: vehicle.waypoints)
-        try await backend.setStatus(next.tripID, status, intermediateIndex: stop)
-        announced[next.tripID] = status
-        say("trip \(next.tripID): \(status.wireName)")
-        continue
+      let status = TripProgression.enroute(
+        to: WaypointType(rawValue: vehicle.waypoints[following].waypointType.rawValue) ?? .unknown)
+      let stop = TripProgression.intermediateIndex(at: following, in: trip, remaining: vehicle.waypoints)
+      try await backend.setStatus(next.tripID, status, intermediateIndex: stop)
+      announced[next.tripID] = status
+      say("trip \(next.tripID): \(status.wireName)")
+      return
+    }
+    let stop = TripProgression.intermediateIndex(at: 0, in: trip, remaining: vehicle.waypoints)
+    let enroute = TripProgression.enroute(to: type)
+    if announced[next.tripID] != enroute || trip.tripStatus.rawValue != enroute.rawValue {
+      try await backend.setStatus(next.tripID, enroute, intermediateIndex: stop)
+      announced[next.tripID] = enroute
+      say("trip \(next.tripID): \(enroute.wireName)")
+    }
+    let drive = plannedDrive(from: car.position, to: target, serverRoute: vehicle.currentRouteSegment)
+    car.drive(drive)
+    // Drive, watching for the plan to change under us (a cancellation, a new first stop).
+    var replanned = false
+    while !car.hasArrived {
+      try await Task.sleep(for: .milliseconds(100))
+      if let now = try await backend.vehicle(), now.waypoints.first != next {
+        replanned = true
+        break
       }
-      let stop = TripProgression.intermediateIndex(at: 0, in: trip, remaining: vehicle.waypoints)
-      let enroute = TripProgression.enroute(to: type)
-      if announced[next.tripID] != enroute || trip.tripStatus.rawValue != enroute.rawValue {
-        try await backend.setStatus(next.tripID, enroute, intermediateIndex: stop)
-        announced[next.tripID] = enroute
-        say("trip \(next.tripID): \(enroute.wireName)")
-      }
-      let drive = plannedDrive(from: car.position, to: target, serverRoute: vehicle.currentRouteSegment)
-      car.drive(drive)
-      // Drive, watching for the plan to change under us (a cancellation, a new first stop).
-      var replanned = false
-      while !car.hasArrived {
-        try await Task.sleep(for: .milliseconds(100))
-        if let now = try await backend.vehicle(), now.waypoints.first != next {
-          replanned = true
-          break
-        }
-      }
-      if replanned {
-        car.drive(SimulatedDrive(path: [car.position], speed: 1))
-        continue
-      }
-      let arrival = TripProgression.arrival(at: type)
-      try await backend.setStatus(next.tripID, arrival, intermediateIndex: stop)
-      announced[next.tripID] = arrival
-      say("trip \(next.tripID): \(arrival.wireName) (\(Int(drive.distance)) m in \(Int(drive.duration)) s)")
-      switch type {
-      case .pickup: try await dwell(configuration.pickupDwell)
-      case .intermediateDestination: try await dwell(configuration.stopDwell)
-      default:
-        completed += 1
-        announced[next.tripID] = nil
-      }
+    }
+    if replanned {
+      car.drive(SimulatedDrive(path: [car.position], speed: 1))
+      return
+    }
+    let arrival = TripProgression.arrival(at: type)
+    try await backend.setStatus(next.tripID, arrival, intermediateIndex: stop)
+    announced[next.tripID] = arrival
+    say("trip \(next.tripID): \(arrival.wireName) (\(Int(drive.distance)) m in \(Int(drive.duration)) s)")
+    switch type {
+    case .pickup: try await dwell(configuration.pickupDwell)
+    case .intermediateDestination: try await dwell(configuration.stopDwell)
+    default:
+      completed += 1
+      announced[next.tripID] = nil
     }
   }
 

@@ -4,21 +4,12 @@ import FleetDriver
 import FleetProto
 import FleetRouting
 import FleetSimulator
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import Synchronization
 import Testing
-
-/// The Monaco road graph, written once as fleetd and `fleet drive` load it.
-let monacoGraph: String = {
-  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-  let path = NSTemporaryDirectory() + "fleetkit-drive-\(UUID().uuidString).graph"
-  let (network, _) = try! OSMExtractor().extract(path: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
-  try! GraphFile.write(network, profile: CarProfile(), to: path)
-  return path
-}()
 
 final class Lines: Sendable {
   let value = Mutex<[String]>([])
@@ -104,15 +95,5 @@ struct FleetDriveTests {
     var request = Maps_Fleetengine_V1_GetTripRequest()
     request.name = "providers/acme/trips/\(id)"
     return try await trips.getTrip(request, metadata: metadata).tripStatus
-  }
-
-  func eventually(timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-      if try await condition() { return }
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    Issue.record("condition not met within \(timeout)")
-    throw CancellationError()
   }
 }

@@ -2,6 +2,7 @@ import FleetCore
 import FleetDriver
 import FleetPositioning
 import FleetProto
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import Synchronization

@@ -1,0 +1,2 @@
+// The Driver SDK's public API names `FleetEndpoint`; its users should not need a second import.
+@_exported import FleetClient

@@ -1,0 +1,214 @@
+import FleetAuth
+import FleetClient
+import FleetCore
+import FleetProto
+import FleetRouting
+import FleetServer
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Logging
+import Synchronization
+
+/// A real fleetd on loopback over a data directory that outlives it, so that a test can stop
+/// it and start it again on the same port and storage.
+public final class Fleetd: Sendable {
+  public let directory: String
+  let running = Mutex<(daemon: FleetDaemon, task: Task<Void, any Error>)?>(nil)
+  let port = Mutex(0)
+
+  public let graph: String?
+
+  public init(graph: String? = nil) {
+    directory = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString)"
+    self.graph = graph
+  }
+  deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+  public var grpcPort: Int { port.withLock { $0 } }
+  public var endpoint: FleetEndpoint { FleetEndpoint(host: "127.0.0.1", port: grpcPort) }
+
+  public func start() async throws {
+    var configuration = ServerConfiguration()
+    configuration.dataDirectory = directory
+    configuration.grpcPort = grpcPort
+    configuration.httpPort = 0
+    configuration.graphPath = graph
+    var logger = Logger(label: "fleetd-sdk-test")
+    logger.logLevel = .critical
+    let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
+    // The daemon's lifetime is the test's: it is stopped (and awaited) in `stop()`.
+    let task = Task { try await daemon.run(shutdownSignals: []) }
+    let bound = try await daemon.grpcPort()
+    port.withLock { $0 = bound }
+    running.withLock { $0 = (daemon, task) }
+  }
+
+  public func stop() async throws {
+    guard
+      let (daemon, task) = running.withLock({ s in
+        defer { s = nil }
+        return s
+      })
+    else { return }
+    await daemon.shutdown()
+    try await task.value
+  }
+
+  public func signer(role: Role) async throws -> TokenSigner { try TokenSigner(key: try await key(role: role)) }
+
+  public func key(role: Role) async throws -> ServiceAccountKey {
+    guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
+    return try await KeyRing(storage: daemon.storage).add(provider: "acme", role: role)
+  }
+
+  /// Runs `body` against a fresh fleetd, stopping it afterwards whatever happens.
+  public static func with(
+    graph: String? = nil, isolation: isolated (any Actor)? = #isolation, _ body: (Fleetd) async throws -> Void
+  ) async throws {
+    let fleetd = Fleetd(graph: graph)
+    try await fleetd.start()
+    do {
+      try await body(fleetd)
+    } catch {
+      try? await fleetd.stop()
+      throw error
+    }
+    try await fleetd.stop()
+  }
+
+  /// Admin calls to set up and inspect the fleet.
+  public func vehicles<T: Sendable>(
+    _ body: (Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>, Metadata) async throws -> T
+  ) async throws -> T {
+    let token = try await signer(role: .admin).token()
+    return try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in
+      try await body(.init(wrapping: client), ["authorization": "Bearer \(token)"])
+    }
+  }
+
+  /// Admin calls on trips.
+  public func trips<T: Sendable>(
+    _ body: (Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>, Metadata) async throws -> T
+  ) async throws -> T {
+    let token = try await signer(role: .admin).token()
+    return try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in
+      try await body(.init(wrapping: client), ["authorization": "Bearer \(token)"])
+    }
+  }
+
+  /// Sets a trip's status (and, for a stop, its index), and optionally assigns a vehicle.
+  public func updateTrip(_ id: String, status: TripStatus? = nil, vehicle: String? = nil, stop: Int? = nil)
+    async throws
+  {
+    try await trips { client, metadata in
+      var request = Maps_Fleetengine_V1_UpdateTripRequest()
+      request.name = "providers/acme/trips/\(id)"
+      if let status {
+        request.trip.tripStatus = Maps_Fleetengine_V1_TripStatus(rawValue: status.rawValue) ?? .unknownTripStatus
+        request.updateMask.paths.append("trip_status")
+      }
+      if let vehicle {
+        request.trip.vehicleID = vehicle
+        request.updateMask.paths.append("vehicle_id")
+      }
+      if let stop {
+        request.trip.intermediateDestinationIndex = Int32(stop)
+        request.updateMask.paths.append("intermediate_destination_index")
+      }
+      _ = try await client.updateTrip(request, metadata: metadata)
+    }
+  }
+
+  public func createVehicle(_ id: String, at position: LatLng? = nil) async throws {
+    try await vehicles { client, metadata in
+      var request = Maps_Fleetengine_V1_CreateVehicleRequest()
+      request.parent = "providers/acme"
+      request.vehicleID = id
+      request.vehicle.vehicleState = .offline
+      request.vehicle.supportedTripTypes = [.exclusive]
+      request.vehicle.maximumCapacity = 4
+      request.vehicle.vehicleType.category = .auto
+      if let position {
+        request.vehicle.lastLocation.location.latitude = position.latitude
+        request.vehicle.lastLocation.location.longitude = position.longitude
+      }
+      _ = try await client.createVehicle(request, metadata: metadata)
+    }
+  }
+
+  public func createTrip(
+    _ id: String, vehicle: String?, pickup: LatLng, dropoff: LatLng = LatLng(latitude: 43.7395, longitude: 7.4280),
+    stops: [LatLng] = []
+  ) async throws {
+    let token = try await signer(role: .admin).token()
+    try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in
+      var request = Maps_Fleetengine_V1_CreateTripRequest()
+      request.parent = "providers/acme"
+      request.tripID = id
+      request.trip.tripType = .exclusive
+      request.trip.vehicleID = vehicle ?? ""
+      request.trip.pickupPoint.point.latitude = pickup.latitude
+      request.trip.pickupPoint.point.longitude = pickup.longitude
+      request.trip.dropoffPoint.point.latitude = dropoff.latitude
+      request.trip.dropoffPoint.point.longitude = dropoff.longitude
+      request.trip.intermediateDestinations = stops.map { stop in
+        var location = Maps_Fleetengine_V1_TerminalLocation()
+        location.point.latitude = stop.latitude
+        location.point.longitude = stop.longitude
+        return location
+      }
+      _ = try await Maps_Fleetengine_V1_TripService.Client(wrapping: client).createTrip(
+        request, metadata: ["authorization": "Bearer \(token)"])
+    }
+  }
+
+  public func vehicle(_ id: String) async throws -> Maps_Fleetengine_V1_Vehicle {
+    try await vehicles { client, metadata in
+      var request = Maps_Fleetengine_V1_GetVehicleRequest()
+      request.name = "providers/acme/vehicles/\(id)"
+      return try await client.getVehicle(request, metadata: metadata)
+    }
+  }
+}
+
+/// The Monaco road graph, built once per test process from `../shared/data/monaco.osm.pbf`.
+public let monacoGraph: String = {
+  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+  let path = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString).graph"
+  let (network, _) = try! OSMExtractor().extract(path: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
+  try! GraphFile.write(network, profile: CarProfile(), to: path)
+  return path
+}()
+
+public struct ConditionNotMet: Error, CustomStringConvertible {
+  public var description: String
+}
+
+/// Waits (real time, polling) until `condition` holds; throws after `timeout`.
+public func eventually(
+  _ what: String = "condition", timeout: Duration = .seconds(60), isolation: isolated (any Actor)? = #isolation,
+  _ condition: () async throws -> Bool
+) async throws {
+  let deadline = ContinuousClock.now + timeout
+  while ContinuousClock.now < deadline {
+    if try await condition() { return }
+    try await Task.sleep(for: .milliseconds(50))
+  }
+  throw ConditionNotMet(description: "\(what) not met within \(timeout)")
+}
+
+/// A counter shared between tasks.
+public final class Counter: Sendable {
+  let value = Mutex(0)
+  public init() {}
+  public func increment() { value.withLock { $0 += 1 } }
+  public var count: Int { value.withLock { $0 } }
+}
