@@ -1,3 +1,5 @@
+import FleetClient
+
 /// What a token is asked for: Fleet Engine's Consumer SDK asks its app for a token per trip
 /// (`GMTCAuthorizationContext`), signed for the consumer role with `authorization.tripid`.
 public struct TripAuthorizationContext: Sendable, Hashable {
@@ -18,4 +20,14 @@ public protocol TripTokenProvider: Sendable {
 
 extension TripTokenProvider {
   public func invalidateToken(for context: TripAuthorizationContext) async {}
+}
+
+extension HTTPTokenProvider: TripTokenProvider {
+  public func token(for context: TripAuthorizationContext) async throws -> String {
+    try await token(for: .trip(context.tripID))
+  }
+
+  public func invalidateToken(for context: TripAuthorizationContext) async {
+    invalidateToken(for: .trip(context.tripID))
+  }
 }

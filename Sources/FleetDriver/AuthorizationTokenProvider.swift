@@ -1,3 +1,4 @@
+import FleetClient
 import Foundation
 
 /// What a token is asked for: Fleet Engine's Driver SDK asks its app for a token per vehicle.
@@ -21,26 +22,12 @@ extension AuthorizationTokenProvider {
   public func invalidateToken(for context: AuthorizationContext) async {}
 }
 
-/// Why no token could be had.
-public struct TokenProviderError: Error, Sendable, Hashable, CustomStringConvertible {
-  public enum Code: String, Sendable, Hashable {
-    /// The context has no vehicle ID.
-    case missingContext
-    /// The token server could not be reached.
-    case unreachable
-    /// The token server answered with an HTTP error.
-    case httpStatus
-    /// The answer is not JSON with the token and its expiry under the configured keys.
-    case malformedResponse
+extension HTTPTokenProvider: AuthorizationTokenProvider {
+  public func token(for context: AuthorizationContext) async throws -> String {
+    try await token(for: .vehicle(context.vehicleID))
   }
 
-  public var code: Code
-  public var message: String
-
-  public init(_ code: Code, _ message: String) {
-    self.code = code
-    self.message = message
+  public func invalidateToken(for context: AuthorizationContext) async {
+    invalidateToken(for: .vehicle(context.vehicleID))
   }
-
-  public var description: String { "\(code.rawValue): \(message)" }
 }

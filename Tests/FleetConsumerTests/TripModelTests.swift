@@ -225,3 +225,28 @@ import Testing
     #expect(transport.calls.withLock { $0.count } == 3)
   }
 }
+
+@Suite struct ConsumerTokenTests {
+  @Test func httpTokensAreFetchedPerTrip() async throws {
+    let requested = Mutex<[String]>([])
+    var configuration = HTTPTokenProvider.Configuration(
+      url: URL(string: "https://auth.example.com/token/consumer/{trip_id}")!)
+    configuration.expiryUnit = .secondsFromNow
+    configuration.expiryKey = "expires_in"
+    let provider = HTTPTokenProvider(
+      configuration: configuration,
+      fetch: { request in
+        let url = request.url!.absoluteString
+        requested.withLock { $0.append(url) }
+        return (Data(#"{"token": "t-\#(url.count)", "expires_in": 3600}"#.utf8), 200)
+      })
+    let tokens: any TripTokenProvider = provider
+    _ = try await tokens.token(for: TripAuthorizationContext(tripID: "ride 1"))
+    _ = try await tokens.token(for: TripAuthorizationContext(tripID: "ride 1"))
+    #expect(
+      requested.withLock { $0 } == ["https://auth.example.com/token/consumer/ride%201"], "fetched once, then cached")
+    await tokens.invalidateToken(for: TripAuthorizationContext(tripID: "ride 1"))
+    _ = try await tokens.token(for: TripAuthorizationContext(tripID: "ride 1"))
+    #expect(requested.withLock { $0.count } == 2, "a refused token is fetched again")
+  }
+}

@@ -4,16 +4,44 @@ import Foundation
   import FoundationNetworking
 #endif
 
+/// Whom a token is for: a vehicle (the Driver SDK) or a trip (the Consumer SDK).
+public enum TokenSubject: Sendable, Hashable, CustomStringConvertible {
+  case vehicle(String)
+  case trip(String)
+
+  public var id: String {
+    switch self {
+    case .vehicle(let id), .trip(let id): id
+    }
+  }
+
+  /// The URL placeholder the ID replaces.
+  var placeholder: String {
+    switch self {
+    case .vehicle: "vehicle_id"
+    case .trip: "trip_id"
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .vehicle(let id): "vehicle '\(id)'"
+    case .trip(let id): "trip '\(id)'"
+    }
+  }
+}
+
 /// Fetches tokens as JSON from the app's token server, as Fleet Engine's sample token servers
-/// serve them: `GET {url}` with the vehicle ID in place of `{vehicle_id}` (or appended as the
-/// last path component), answering `{"token": "…", "expiration_timestamp_ms": …}`.
+/// serve them: `GET {url}` with the vehicle ID in place of `{vehicle_id}` (the trip ID in place
+/// of `{trip_id}`), or appended as the last path component, answering
+/// `{"token": "…", "expiration_timestamp_ms": …}`. Both SDKs take it as their token provider.
 ///
 /// A token is reused while it has at least `minimumRemainingLife` (5 minutes) left; asking for
-/// another vehicle drops the cached one; concurrent callers share one fetch.
-public actor HTTPTokenProvider: AuthorizationTokenProvider {
+/// another vehicle or trip drops the cached one; concurrent callers share one fetch.
+public actor HTTPTokenProvider {
   public struct Configuration: Sendable {
-    /// The token endpoint; `{vehicle_id}` in it is replaced by the vehicle ID, else the ID is
-    /// appended as a path component.
+    /// The token endpoint; `{vehicle_id}` / `{trip_id}` in it is replaced by the ID, else the
+    /// ID is appended as a path component.
     public var url: URL
     /// JSON key of the token.
     public var tokenKey = "token"
@@ -39,7 +67,7 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
   public typealias Fetch = @Sendable (URLRequest) async throws -> (Data, Int)
 
   struct Cached {
-    var vehicleID: String
+    var subject: TokenSubject
     var token: String
     var expiry: Date
   }
@@ -48,7 +76,7 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
   let fetch: Fetch
   let now: @Sendable () -> Date
   var cached: Cached?
-  var inFlight: (vehicleID: String, task: Task<Cached, any Error>)?
+  var inFlight: (subject: TokenSubject, task: Task<Cached, any Error>)?
 
   public init(
     configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }, fetch: Fetch? = nil
@@ -64,48 +92,51 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
 
   public init(url: URL) { self.init(configuration: Configuration(url: url)) }
 
-  public func token(for context: AuthorizationContext) async throws -> String {
-    guard !context.vehicleID.isEmpty else {
-      throw TokenProviderError(.missingContext, "the authorization context has no vehicle ID")
+  /// A token for `subject`: the cached one while it lives long enough, else a fresh one.
+  public func token(for subject: TokenSubject) async throws -> String {
+    guard !subject.id.isEmpty else {
+      throw TokenProviderError(.missingContext, "the authorization context has no \(subject.placeholder)")
     }
-    if let cached, cached.vehicleID == context.vehicleID,
+    if let cached, cached.subject == subject,
       cached.expiry.timeIntervalSince(now()) >= Double(configuration.minimumRemainingLife.components.seconds)
     {
       return cached.token
     }
-    if cached?.vehicleID != context.vehicleID { cached = nil }
-    if let inFlight, inFlight.vehicleID == context.vehicleID { return try await inFlight.task.value.token }
-    // One fetch for every caller waiting on this vehicle; it is awaited right here and by any
+    if cached?.subject != subject { cached = nil }
+    if let inFlight, inFlight.subject == subject { return try await inFlight.task.value.token }
+    // One fetch for every caller waiting on this subject; it is awaited right here and by any
     // caller that arrives meanwhile, so it never outlives them.
-    let request = try request(for: context.vehicleID)
+    let request = try request(for: subject)
     let task = Task { [fetch, configuration, now] in
-      try await Self.load(request, vehicleID: context.vehicleID, configuration: configuration, fetch: fetch, now: now)
+      try await Self.load(request, subject: subject, configuration: configuration, fetch: fetch, now: now)
     }
-    inFlight = (context.vehicleID, task)
-    defer { if inFlight?.vehicleID == context.vehicleID { inFlight = nil } }
+    inFlight = (subject, task)
+    defer { if inFlight?.subject == subject { inFlight = nil } }
     let fresh = try await task.value
-    if fresh.vehicleID == context.vehicleID { cached = fresh }
+    if fresh.subject == subject { cached = fresh }
     return fresh.token
   }
 
-  public func invalidateToken(for context: AuthorizationContext) async {
-    if cached?.vehicleID == context.vehicleID { cached = nil }
+  /// Forgets the token of `subject` (the server refused it).
+  public func invalidateToken(for subject: TokenSubject) {
+    if cached?.subject == subject { cached = nil }
   }
 
-  func request(for vehicleID: String) throws -> URLRequest {
-    let escaped =
-      vehicleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? vehicleID
+  func request(for subject: TokenSubject) throws -> URLRequest {
+    let id = subject.id
+    let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
     let text = configuration.url.absoluteString
+    let placeholder = subject.placeholder
     let url: URL?
-    if text.contains("%7Bvehicle_id%7D") || text.contains("{vehicle_id}") {
+    if text.contains("%7B\(placeholder)%7D") || text.contains("{\(placeholder)}") {
       url = URL(
-        string: text.replacingOccurrences(of: "%7Bvehicle_id%7D", with: escaped).replacingOccurrences(
-          of: "{vehicle_id}", with: escaped))
+        string: text.replacingOccurrences(of: "%7B\(placeholder)%7D", with: escaped).replacingOccurrences(
+          of: "{\(placeholder)}", with: escaped))
     } else {
-      url = configuration.url.appendingPathComponent(vehicleID)
+      url = configuration.url.appendingPathComponent(id)
     }
     guard let url else {
-      throw TokenProviderError(.missingContext, "cannot build a token URL for vehicle '\(vehicleID)'")
+      throw TokenProviderError(.missingContext, "cannot build a token URL for \(subject)")
     }
     var request = URLRequest(url: url)
     request.timeoutInterval = Double(configuration.timeout.components.seconds)
@@ -114,7 +145,7 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
   }
 
   static func load(
-    _ request: URLRequest, vehicleID: String, configuration: Configuration, fetch: Fetch, now: () -> Date
+    _ request: URLRequest, subject: TokenSubject, configuration: Configuration, fetch: Fetch, now: () -> Date
   ) async throws -> Cached {
     let data: Data
     let status: Int
@@ -123,7 +154,7 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
         .unreachable, "token server \(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
     }
     guard (200..<300).contains(status) else {
-      throw TokenProviderError(.httpStatus, "token server answered HTTP \(status) for vehicle '\(vehicleID)'")
+      throw TokenProviderError(.httpStatus, "token server answered HTTP \(status) for \(subject)")
     }
     guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
       throw TokenProviderError(.malformedResponse, "the token server's answer is not a JSON object")
@@ -150,7 +181,7 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
         .malformedResponse, "the token server's answer has no '\(configuration.expiryKey)' and the token no 'exp' claim"
       )
     }
-    return Cached(vehicleID: vehicleID, token: token, expiry: expiry)
+    return Cached(subject: subject, token: token, expiry: expiry)
   }
 }
 
