@@ -45,6 +45,28 @@ public struct LatLng: Sendable, Hashable, Codable {
     let degrees = atan2(y, x) / radians
     return degrees < 0 ? degrees + 360 : degrees
   }
+
+  /// Where this point falls on the segment `a`→`b`: the fraction of the way along it (at least
+  /// `minimumFraction`, at most 1) of the nearest point, and the metres from this point to it.
+  /// Computed in a local flat frame around the point: exact enough over a street's length.
+  @inlinable public func projection(onto a: LatLng, _ b: LatLng, minimumFraction: Double = 0) -> (
+    fraction: Double, distance: Double
+  ) {
+    let cosine = cos(latitude * .pi / 180)
+    let metresPerDegree = Self.earthRadius * .pi / 180
+    let ax = (a.longitude - longitude) * cosine * metresPerDegree
+    let ay = (a.latitude - latitude) * metresPerDegree
+    let bx = (b.longitude - longitude) * cosine * metresPerDegree
+    let by = (b.latitude - latitude) * metresPerDegree
+    let dx = bx - ax
+    let dy = by - ay
+    let lengthSquared = dx * dx + dy * dy
+    let nearest = lengthSquared > 0 ? -(ax * dx + ay * dy) / lengthSquared : 0
+    let t = min(1, max(minimumFraction, nearest, 0))
+    let px = ax + t * dx
+    let py = ay + t * dy
+    return (t, (px * px + py * py).squareRoot())
+  }
 }
 
 /// A lat/lng rectangle; `low` is the south-west corner, `high` the north-east one. When

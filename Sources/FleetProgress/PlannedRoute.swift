@@ -61,24 +61,11 @@ struct PlannedRoute: Sendable {
   /// stretch the nearest point.
   func project(_ point: LatLng, tolerance: Double) -> Projection? {
     guard let leg = legs.first, leg.points.count >= 2 else { return nil }
-    let cosine = cos(point.latitude * .pi / 180)
-    let metresPerDegree = LatLng.earthRadius * .pi / 180
     var best: Projection?
     for k in 0..<(leg.points.count - 1) {
       let a = leg.points[k]
       let b = leg.points[k + 1]
-      // A local flat frame in metres around the position: exact enough over a street's length.
-      let ax = (a.longitude - point.longitude) * cosine * metresPerDegree
-      let ay = (a.latitude - point.latitude) * metresPerDegree
-      let bx = (b.longitude - point.longitude) * cosine * metresPerDegree
-      let by = (b.latitude - point.latitude) * metresPerDegree
-      let dx = bx - ax
-      let dy = by - ay
-      let lengthSquared = dx * dx + dy * dy
-      let t = lengthSquared > 0 ? min(1, max(0, -(ax * dx + ay * dy) / lengthSquared)) : 0
-      let px = ax + t * dx
-      let py = ay + t * dy
-      let distance = (px * px + py * py).squareRoot()
+      let (t, distance) = point.projection(onto: a, b)
       let offset = leg.along[k] + t * (leg.along[k + 1] - leg.along[k])
       guard distance <= tolerance, offset >= self.offset - tolerance else {
         // The first stretch near the position has ended.

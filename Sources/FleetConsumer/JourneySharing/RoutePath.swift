@@ -64,27 +64,12 @@ struct RoutePath: Sendable, Hashable {
       if let only = points.first, only.distance(to: position) <= tolerance { return (0, only.distance(to: position)) }
       return nil
     }
-    let cosine = cos(position.latitude * .pi / 180)
-    let metresPerDegree = LatLng.earthRadius * .pi / 180
     var best: (along: Double, offset: Double)?
     for k in segment(at: max(0, start))..<(points.count - 1) {
-      let a = points[k]
-      let b = points[k + 1]
-      // A local flat frame in metres around the position: exact enough over a street's length.
-      let ax = (a.longitude - position.longitude) * cosine * metresPerDegree
-      let ay = (a.latitude - position.latitude) * metresPerDegree
-      let bx = (b.longitude - position.longitude) * cosine * metresPerDegree
-      let by = (b.latitude - position.latitude) * metresPerDegree
-      let dx = bx - ax
-      let dy = by - ay
-      let lengthSquared = dx * dx + dy * dy
-      var t = lengthSquared > 0 ? min(1, max(0, -(ax * dx + ay * dy) / lengthSquared)) : 0
-      // Never before `start` on its own segment.
       let segmentLength = along[k + 1] - along[k]
-      if segmentLength > 0, along[k] + t * segmentLength < start { t = (start - along[k]) / segmentLength }
-      let px = ax + t * dx
-      let py = ay + t * dy
-      let offset = (px * px + py * py).squareRoot()
+      // Never before `start` on its own segment.
+      let minimum = segmentLength > 0 && along[k] < start ? (start - along[k]) / segmentLength : 0
+      let (t, offset) = position.projection(onto: points[k], points[k + 1], minimumFraction: minimum)
       guard offset <= tolerance else {
         if best != nil { break }  // The first stretch near the position has ended.
         continue
