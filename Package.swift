@@ -208,6 +208,7 @@ let package = Package(
     .testTarget(
       name: "FleetConsumerTests",
       dependencies: [
+        "fleet",  // built before the tests: `fleet track` and `fleet drive` run as processes
         "FleetConsumer", "FleetTestSupport", "FleetSimulator", "FleetDriver", "FleetAuth", "FleetCore", "FleetProto",
         "FleetRouting",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
