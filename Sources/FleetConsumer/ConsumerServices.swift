@@ -29,7 +29,8 @@ public final class ConsumerServices: Sendable {
     tripService = TripService(providerID: providerID, configuration: configuration, tokenProvider: tokenProvider)
   }
 
-  /// Connects to fleetd and follows the trip models that want it, until cancelled.
+  /// Connects to fleetd and follows the trip models that want it, until cancelled. Run it once
+  /// at a time (one task for the app's lifetime, or for the screens that show trips).
   public func run() async throws {
     let configuration = configuration
     try await endpoint.withClient { client in

@@ -218,6 +218,7 @@ public final class TripModel: Sendable {
     var retriedUnauthenticated = false
     let context = TripAuthorizationContext(tripID: tripID)
     while !Task.isCancelled, !(currentTrip?.hasEnded ?? false) {
+      let opened = ContinuousClock.now
       do {
         let token: String
         do {
@@ -244,8 +245,10 @@ public final class TripModel: Sendable {
           usesPush = false  // Not fleetd, or an older one: poll instead.
           continue
         }
-        if usesPush, error.code == .deadlineExceeded, currentTrip != nil {
-          continue  // The stream's lifetime is up: reopen it.
+        if usesPush, error.code == .deadlineExceeded,
+          ContinuousClock.now - opened >= configuration.pushStreamLifetime * 0.9
+        {
+          continue  // The stream's lifetime is up: reopen it at once.
         }
         let failures = state.withLock { s in
           s.consecutiveFailures += 1
