@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "FleetPositioning", targets: ["FleetPositioning"]),
     .library(name: "FleetDriver", targets: ["FleetDriver"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
+    .library(name: "FleetLocation", targets: ["FleetLocation"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
@@ -134,6 +135,9 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
+    // The location service: filtered fixes, the current location, WGS-84/GCJ-02/BD-09.
+    .target(
+      name: "FleetLocation", dependencies: ["FleetCore", "FleetPositioning"], swiftSettings: swiftSettings),
     // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses; local
     // token signing for tools.
     .target(
@@ -150,7 +154,7 @@ let package = Package(
     .executableTarget(
       name: "fleet",
       dependencies: [
-        "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetRouting", "FleetAuth", "FleetCore",
+        "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetLocation", "FleetRouting", "FleetAuth", "FleetCore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: swiftSettings
@@ -204,6 +208,9 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/FleetTestSupport",
+      swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetLocationTests", dependencies: ["FleetLocation", "FleetPositioning", "FleetCore"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetConsumerTests",

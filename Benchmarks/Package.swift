@@ -40,6 +40,14 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
+      name: "location-bench",
+      dependencies: [
+        .product(name: "FleetLocation", package: "FleetKit"),
+        .product(name: "FleetCore", package: "FleetKit"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
       name: "progress-bench",
       dependencies: [
         .product(name: "FleetProgress", package: "FleetKit"),
