@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "FleetPositioning", targets: ["FleetPositioning"]),
     .library(name: "FleetDriver", targets: ["FleetDriver"]),
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
+    .library(name: "FleetGeocoding", targets: ["FleetGeocoding"]),
     .library(name: "FleetLocation", targets: ["FleetLocation"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
@@ -135,9 +136,20 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // The location service: filtered fixes, the current location, WGS-84/GCJ-02/BD-09.
+    // Offline geocoding from OpenStreetMap and GeoNames: reverse geocoding and place search
+    // (SQLite FTS5). One engine behind fleetd's geo endpoints and the location service.
     .target(
-      name: "FleetLocation", dependencies: ["FleetCore", "FleetPositioning"], swiftSettings: swiftSettings),
+      name: "FleetGeocoding",
+      dependencies: [
+        "FleetCore", "FleetRouting", .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings),
+    // The location service: filtered fixes, the current location and its address,
+    // WGS-84/GCJ-02/BD-09, the client of fleetd's geo endpoints.
+    .target(
+      name: "FleetLocation", dependencies: ["FleetCore", "FleetPositioning", "FleetGeocoding", "FleetClient"],
+      swiftSettings: swiftSettings),
     // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses; local
     // token signing for tools.
     .target(
@@ -208,6 +220,9 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/FleetTestSupport",
+      swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetLocationTests", dependencies: ["FleetLocation", "FleetPositioning", "FleetCore"],

@@ -5,6 +5,14 @@ import Foundation
 /// consumer stops iterating (or its task is cancelled). Fixes come in time order.
 public protocol LocationProvider: Sendable {
   func fixes() -> AsyncThrowingStream<LocationFix, any Error>
+
+  /// The newest fix the source still holds from before, without starting it (Core Location's
+  /// `location`, a fix cached on disk); nil when it holds none.
+  func lastKnownFix() async -> LocationFix?
+}
+
+extension LocationProvider {
+  public func lastKnownFix() async -> LocationFix? { nil }
 }
 
 /// How providers wait and read the time; injected so that tests run without waiting.
