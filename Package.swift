@@ -225,8 +225,8 @@ let package = Package(
       name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetLocationTests", dependencies: ["FleetLocation", "FleetPositioning", "FleetCore"],
-      swiftSettings: swiftSettings),
+      name: "FleetLocationTests", dependencies: ["FleetLocation", "FleetGeocoding", "FleetPositioning", "FleetCore"],
+      exclude: ["Fixtures"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetConsumerTests",
       dependencies: [

@@ -91,7 +91,7 @@ public struct LocationFilter: Sendable {
       transition = .resumed
     }
     let activity = options.activityType
-    if let anchor = stillSince, anchor.coordinate.distance(to: fix.coordinate) <= activity.stationaryRadius {
+    if let anchor = stillSince, anchor.coordinate.distance(to: fix.coordinate) <= Self.stillRadius(activity, anchor, fix) {
       let still = Duration.seconds(fix.time.timeIntervalSince(anchor.time))
       if options.pausesWhenStationary, !isPaused, still >= activity.stationaryDuration {
         isPaused = true
@@ -112,6 +112,12 @@ public struct LocationFilter: Sendable {
     }
     lastDelivered = fix
     return (.deliver, transition)
+  }
+
+  /// Two fixes closer than their accuracies allow to tell apart show no movement, however
+  /// small the activity's radius.
+  static func stillRadius(_ activity: ActivityType, _ anchor: LocationFix, _ fix: LocationFix) -> Double {
+    max(activity.stationaryRadius, (anchor.horizontalAccuracy ?? 0) + (fix.horizontalAccuracy ?? 0))
   }
 
   /// Forgets the delivered and stationary history (a new start of updates).
