@@ -175,7 +175,7 @@ let package = Package(
     .target(
       name: "FleetServer",
       dependencies: [
-        "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress",
+        "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress", "FleetGeocoding",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),

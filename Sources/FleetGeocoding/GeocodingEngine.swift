@@ -37,7 +37,7 @@ public final class GeocodingEngine: ReverseGeocoding, Sendable {
         "geo.addresses": "\(summary.addresses)", "geo.streets": "\(summary.streets)",
         "geo.places": "\(summary.places)", "geo.boundaries": "\(summary.boundaries)",
         "geo.cities": "\(summary.cities)",
-        "geo.build_ms": "\((ContinuousClock.now - started).components.seconds * 1000)",
+        "geo.build_ms": "\(Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded()))",
       ])
   }
 

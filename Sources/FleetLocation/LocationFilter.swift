@@ -91,7 +91,9 @@ public struct LocationFilter: Sendable {
       transition = .resumed
     }
     let activity = options.activityType
-    if let anchor = stillSince, anchor.coordinate.distance(to: fix.coordinate) <= Self.stillRadius(activity, anchor, fix) {
+    if let anchor = stillSince,
+      anchor.coordinate.distance(to: fix.coordinate) <= Self.stillRadius(activity, anchor, fix)
+    {
       let still = Duration.seconds(fix.time.timeIntervalSince(anchor.time))
       if options.pausesWhenStationary, !isPaused, still >= activity.stationaryDuration {
         isPaused = true

@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetGeocoding
 import FleetProgress
 import FleetRouting
 import FleetStore
@@ -35,21 +36,29 @@ public final class FleetDaemon: Sendable {
         "road graph loaded",
         metadata: ["graph": "\(graph)", "edges": "\(routing!.network.edges.count)"])
     }
+    var geocoding: GeocodingEngine?
+    if configuration.geoOSMPath != nil || configuration.geoNamesPath != nil {
+      geocoding = try GeocodingEngine(
+        osmPath: configuration.geoOSMPath, geoNamesPath: configuration.geoNamesPath, logger: logger)
+    }
     // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself.
     let fleet = try await Fleet(storage: storage, progress: routing.map { ProgressEngine(routing: $0) })
-    return FleetDaemon(configuration: configuration, fleet: fleet, storage: storage, routing: routing, logger: logger)
+    return FleetDaemon(
+      configuration: configuration, fleet: fleet, storage: storage, routing: routing, geocoding: geocoding,
+      logger: logger)
   }
 
   init(
-    configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?, logger: Logger
+    configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?,
+    geocoding: GeocodingEngine?, logger: Logger
   ) {
     self.fleet = fleet
     self.storage = storage
     self.logger = logger
     let registry = PrometheusCollectorRegistry()
     let verifier = TokenVerifier(configuration: configuration.auth) { keyID in try await storage.signingKey(id: keyID) }
-    let gate = RequestGate(
-      verifier: verifier, quotas: configuration.quotas, metrics: RequestMetrics(registry: registry), logger: logger)
+    let metrics = RequestMetrics(registry: registry)
+    let gate = RequestGate(verifier: verifier, quotas: configuration.quotas, metrics: metrics, logger: logger)
     let rpcs = FleetRPCs(fleet: fleet)
 
     let grpcFront = GRPCFront(gate: gate, rpcs: rpcs)
@@ -67,6 +76,8 @@ public final class FleetDaemon: Sendable {
     let router = Router(context: BasicRequestContext.self)
     RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)
     OSRMFront(engine: routing).addRoutes(to: router)
+    GeoFront(engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage)), metrics: metrics)
+      .addRoutes(to: router)
     router.get("/healthz") { _, _ -> Response in
       let healthy = fleet.isHealthy
       return Response(

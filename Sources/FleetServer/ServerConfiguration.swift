@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable {
   public var maximumRequestBytes = 4 * 1024 * 1024
   /// A road graph from `fleetd graph build`: serves OSRM's HTTP API (route, table, nearest).
   public var graphPath: String?
+  /// An OpenStreetMap extract for the geo endpoints: addresses, streets, boundaries, places.
+  public var geoOSMPath: String?
+  /// GeoNames' cities (`lat,lon,name,admin1,admin2,cc`) for city, region and country worldwide.
+  public var geoNamesPath: String?
 
   public init() {}
 }

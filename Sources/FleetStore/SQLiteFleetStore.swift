@@ -10,7 +10,7 @@ import Synchronization
 /// Throughput: commits that arrive while one is being written are batched into the next
 /// transaction (group commit); one waiting caller is promoted to write each batch, so there is no
 /// background task and no caller waits behind more than one batch.
-public final class SQLiteFleetStore: FleetStorage {
+public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
   public static let fileName = "fleet.sqlite"
 
   let pool: DatabasePool
@@ -54,6 +54,14 @@ public final class SQLiteFleetStore: FleetStorage {
           CREATE TABLE signing_keys (
             key_id TEXT PRIMARY KEY, provider TEXT NOT NULL, role TEXT NOT NULL, public_key_pem TEXT NOT NULL,
             client_email TEXT NOT NULL, create_time REAL NOT NULL, revoke_time REAL)
+          """)
+    }
+    migrator.registerMigration("v2: api keys") { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY, app TEXT NOT NULL, secret_hash TEXT NOT NULL UNIQUE, per_minute INTEGER NOT NULL,
+            per_day INTEGER NOT NULL, create_time REAL NOT NULL, revoke_time REAL)
           """)
     }
     return migrator
@@ -275,6 +283,49 @@ public final class SQLiteFleetStore: FleetStorage {
       keyID: row["key_id"], provider: row["provider"], role: Role(rawValue: row["role"]) ?? .viewer,
       publicKeyPEM: row["public_key_pem"], clientEmail: row["client_email"],
       createTime: Date(timeIntervalSince1970: row["create_time"]),
+      revokeTime: (row["revoke_time"] as Double?).map { Date(timeIntervalSince1970: $0) })
+  }
+  // MARK: - API keys
+
+  public func apiKey(secretHash: String) async throws -> APIKeyRecord? {
+    try await pool.read { db in
+      try Row.fetchOne(db, sql: "SELECT * FROM api_keys WHERE secret_hash = ?", arguments: [secretHash])
+        .map(Self.apiKey)
+    }
+  }
+
+  public func apiKey(id: String) async throws -> APIKeyRecord? {
+    try await pool.read { db in
+      try Row.fetchOne(db, sql: "SELECT * FROM api_keys WHERE id = ?", arguments: [id]).map(Self.apiKey)
+    }
+  }
+
+  public func apiKeys() async throws -> [APIKeyRecord] {
+    try await pool.read { db in
+      try Row.fetchAll(db, sql: "SELECT * FROM api_keys ORDER BY create_time").map(Self.apiKey)
+    }
+  }
+
+  public func saveAPIKey(_ key: APIKeyRecord) async throws {
+    try await pool.write { db in
+      try db.execute(
+        sql: """
+          INSERT INTO api_keys (id, app, secret_hash, per_minute, per_day, create_time, revoke_time)
+          VALUES (?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (id) DO UPDATE SET per_minute = excluded.per_minute, per_day = excluded.per_day,
+            revoke_time = excluded.revoke_time
+          """,
+        arguments: [
+          key.id, key.app, key.secretHash, key.perMinute, key.perDay, key.createTime.timeIntervalSince1970,
+          key.revokeTime?.timeIntervalSince1970,
+        ])
+    }
+  }
+
+  static func apiKey(_ row: Row) -> APIKeyRecord {
+    APIKeyRecord(
+      id: row["id"], app: row["app"], secretHash: row["secret_hash"], perMinute: row["per_minute"],
+      perDay: row["per_day"], createTime: Date(timeIntervalSince1970: row["create_time"]),
       revokeTime: (row["revoke_time"] as Double?).map { Date(timeIntervalSince1970: $0) })
   }
 }

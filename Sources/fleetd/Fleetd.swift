@@ -6,7 +6,9 @@ struct Fleetd: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fleetd",
     abstract: "FleetKit's server: a self-hosted, wire-compatible Fleet Engine (trips and vehicles).",
-    subcommands: [ServeCommand.self, KeysCommand.self, TokenCommand.self, GraphCommand.self, RouteCommand.self],
+    subcommands: [
+      ServeCommand.self, KeysCommand.self, APIKeysCommand.self, TokenCommand.self, GraphCommand.self, RouteCommand.self,
+    ],
     defaultSubcommand: ServeCommand.self)
 }
 

@@ -24,6 +24,10 @@ struct ServeCommand: AsyncParsableCommand {
   var maxRequestBytes = 4 * 1024 * 1024
   @Option(help: "Road graph from 'fleetd graph build': serves OSRM's HTTP API on the HTTP port (env FLEETD_GRAPH).")
   var graph: String?
+  @Option(help: "OpenStreetMap extract (.osm.pbf) for /v1/geo:reverse and /v1/places:search (env FLEETD_GEO_OSM).")
+  var geoOsm: String?
+  @Option(help: "GeoNames cities CSV (lat,lon,name,admin1,admin2,cc) for cities worldwide (env FLEETD_GEONAMES).")
+  var geonames: String?
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
   var logLevel = environment("FLEETD_LOG_LEVEL") ?? "info"
 
@@ -35,6 +39,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.httpPort = httpPort
     configuration.maximumRequestBytes = maxRequestBytes
     configuration.graphPath = graph ?? environment("FLEETD_GRAPH")
+    configuration.geoOSMPath = geoOsm ?? environment("FLEETD_GEO_OSM")
+    configuration.geoNamesPath = geonames ?? environment("FLEETD_GEONAMES")
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }
     guard let level = Logger.Level(rawValue: logLevel) else {

@@ -8,7 +8,8 @@ import Testing
 @Suite struct LocationFilterTests {
   let drive = RecordedDrive.fixes
 
-  func delivered(_ options: LocationOptions) -> (fixes: [LocationFix], transitions: [(LocationFilter.Transition, Int)]) {
+  func delivered(_ options: LocationOptions) -> (fixes: [LocationFix], transitions: [(LocationFilter.Transition, Int)])
+  {
     var filter = LocationFilter(options: options)
     var fixes: [LocationFix] = []
     var transitions: [(LocationFilter.Transition, Int)] = []

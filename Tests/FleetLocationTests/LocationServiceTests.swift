@@ -161,7 +161,10 @@ let fastClock = PositioningClock(
   }
 
   @Test func locateOnceReturnsTheFirstAccurateFixAndStops() async throws {
-    let track = [fix(43.73, 7.42, accuracy: 200, at: 0), fix(43.731, 7.42, accuracy: 90, at: 1), fix(43.732, 7.42, accuracy: 20, at: 2), fix(43.733, 7.42, accuracy: 5, at: 3)]
+    let track = [
+      fix(43.73, 7.42, accuracy: 200, at: 0), fix(43.731, 7.42, accuracy: 90, at: 1),
+      fix(43.732, 7.42, accuracy: 20, at: 2), fix(43.733, 7.42, accuracy: 5, at: 3),
+    ]
     let service = LocationService(
       provider: ReplayLocationProvider(track: track, keepsRecordedTimes: true, clock: fastClock),
       configuration: .init(options: LocationOptions(desiredAccuracy: 50)))
@@ -172,7 +175,8 @@ let fastClock = PositioningClock(
 
   @Test func locateOnceSettlesForTheBestFixAtTheTimeout() async throws {
     let provider = ManualProvider()
-    let service = LocationService(provider: provider, configuration: .init(options: LocationOptions(desiredAccuracy: 10)))
+    let service = LocationService(
+      provider: provider, configuration: .init(options: LocationOptions(desiredAccuracy: 10)))
     async let located = service.locateOnce(timeout: .seconds(2))
     try await eventually("the provider started") { provider.isStarted }
     provider.send(fix(43.73, 7.42, accuracy: 80, at: 0))

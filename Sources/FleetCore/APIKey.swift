@@ -1,0 +1,88 @@
+import Foundation
+
+/// An app's key for fleetd's geo endpoints (`/v1/geo:reverse`, `/v1/places:search`). Only the
+/// SHA-256 of the secret is stored; the secret is shown once, when the key is made.
+public struct APIKeyRecord: Sendable, Hashable, Codable {
+  /// Public and short, for listing and revoking: the key's first characters after its prefix.
+  public var id: String
+  /// Who the key is for.
+  public var app: String
+  /// Hex SHA-256 of the whole key.
+  public var secretHash: String
+  /// Requests per minute (a token bucket with a burst of one minute's worth).
+  public var perMinute: Int
+  /// Requests per UTC day.
+  public var perDay: Int
+  public var createTime: Date
+  public var revokeTime: Date?
+
+  public init(
+    id: String, app: String, secretHash: String, perMinute: Int, perDay: Int, createTime: Date,
+    revokeTime: Date? = nil
+  ) {
+    self.id = id
+    self.app = app
+    self.secretHash = secretHash
+    self.perMinute = perMinute
+    self.perDay = perDay
+    self.createTime = createTime
+    self.revokeTime = revokeTime
+  }
+
+  public static let defaultPerMinute = 600
+  public static let defaultPerDay = 100_000
+}
+
+/// Where API keys are kept.
+public protocol APIKeyStorage: Sendable {
+  func apiKey(secretHash: String) async throws -> APIKeyRecord?
+  func apiKey(id: String) async throws -> APIKeyRecord?
+  func apiKeys() async throws -> [APIKeyRecord]
+  func saveAPIKey(_ key: APIKeyRecord) async throws
+}
+
+/// Each key's quotas: a per-minute token bucket and a per-UTC-day count. Pure: the caller
+/// passes the time. Counts live in memory, so a restart forgives the day so far.
+public struct APIKeyQuotas: Sendable {
+  struct Usage {
+    var tokens: Double
+    var refilled: Date
+    var day: Int
+    var usedToday: Int
+  }
+
+  var usage: [String: Usage] = [:]
+
+  public init() {}
+
+  /// Takes one request from `key`'s quotas at `now`, or throws RESOURCE_EXHAUSTED saying which
+  /// quota and when it refills.
+  public mutating func acquire(_ key: APIKeyRecord, now: Date) throws(FleetError) {
+    let perMinute = Double(max(key.perMinute, 1))
+    let day = Int((now.timeIntervalSince1970 / 86_400).rounded(.down))
+    var state = usage[key.id] ?? Usage(tokens: perMinute, refilled: now, day: day, usedToday: 0)
+    state.tokens = min(perMinute, state.tokens + max(0, now.timeIntervalSince(state.refilled)) * perMinute / 60)
+    state.refilled = now
+    if state.day != day {
+      state.day = day
+      state.usedToday = 0
+    }
+    defer { usage[key.id] = state }
+    guard state.usedToday < key.perDay else {
+      let midnight = Double(day + 1) * 86_400 - now.timeIntervalSince1970
+      throw FleetError(
+        .resourceExhausted,
+        "API key '\(key.id)' has used its \(key.perDay) requests for today (UTC); the quota refills at midnight UTC",
+        retryAfter: .seconds(Int64(midnight.rounded(.up))))
+    }
+    guard state.tokens >= 1 else {
+      let wait = (1 - state.tokens) * 60 / perMinute
+      throw FleetError(
+        .resourceExhausted,
+        "API key '\(key.id)' has used its \(key.perMinute) requests per minute; retry in \(String(format: "%.1f", wait)) s",
+        retryAfter: .milliseconds(Int64((wait * 1000).rounded(.up))))
+    }
+    state.tokens -= 1
+    state.usedToday += 1
+  }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import FleetAuth
+import FleetCore
+import FleetStore
+import Foundation
+
+struct APIKeysCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "apikeys",
+    abstract: "Manage apps' API keys for the geo endpoints (/v1/geo:reverse, /v1/places:search).",
+    subcommands: [Add.self, List.self, Revoke.self])
+
+  struct Add: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Make a key for an app and print it; it is shown only this once.")
+    @Option(help: "Data directory of the fleetd that should accept the key.")
+    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @Option(help: "The app the key is for.")
+    var app: String
+    @Option(help: "Requests per minute.")
+    var perMinute = APIKeyRecord.defaultPerMinute
+    @Option(help: "Requests per UTC day.")
+    var perDay = APIKeyRecord.defaultPerDay
+
+    func run() async throws {
+      let ring = APIKeyRing(storage: try SQLiteFleetStore(directory: dataDir))
+      let (key, record) = try await ring.add(app: app, perMinute: perMinute, perDay: perDay)
+      print(key)
+      FileHandle.standardError.write(
+        Data(
+          "registered API key \(record.id) for \(record.app): \(record.perMinute)/minute, \(record.perDay)/day\n".utf8))
+    }
+  }
+
+  struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List API keys (IDs only; secrets are not kept).")
+    @Option(help: "Data directory.")
+    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+
+    func run() async throws {
+      let keys = try await APIKeyRing(storage: try SQLiteFleetStore(directory: dataDir)).list()
+      print("KEY ID        APP                 PER MINUTE  PER DAY     STATE")
+      for key in keys {
+        let state = key.revokeTime.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "active"
+        print(
+          key.id.padding(toLength: 14, withPad: " ", startingAt: 0)
+            + key.app.padding(toLength: 20, withPad: " ", startingAt: 0)
+            + String(key.perMinute).padding(toLength: 12, withPad: " ", startingAt: 0)
+            + String(key.perDay).padding(toLength: 12, withPad: " ", startingAt: 0) + state)
+      }
+    }
+  }
+
+  struct Revoke: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Revoke a key; a running fleetd refuses it within seconds.")
+    @Option(help: "Data directory.")
+    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @Argument(help: "The key ID (from 'fleetd apikeys list').")
+    var id: String
+
+    func run() async throws {
+      try await APIKeyRing(storage: try SQLiteFleetStore(directory: dataDir)).revoke(id: id)
+      print("revoked API key \(id)")
+    }
+  }
+}
