@@ -225,7 +225,12 @@ let package = Package(
       name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetLocationTests", dependencies: ["FleetLocation", "FleetGeocoding", "FleetPositioning", "FleetCore"],
+      name: "FleetLocationTests",
+      dependencies: [
+        "FleetLocation", "FleetGeocoding", "FleetPositioning", "FleetCore", "FleetTestSupport",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
       exclude: ["Fixtures"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetConsumerTests",

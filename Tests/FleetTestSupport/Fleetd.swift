@@ -18,14 +18,22 @@ public final class Fleetd: Sendable {
   let port = Mutex(0)
 
   public let graph: String?
+  public let geoOSM: String?
+  public let geoNames: String?
+  let boundHTTPPort = Mutex(0)
 
-  public init(graph: String? = nil) {
+  public init(graph: String? = nil, geoOSM: String? = nil, geoNames: String? = nil) {
     directory = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString)"
     self.graph = graph
+    self.geoOSM = geoOSM
+    self.geoNames = geoNames
   }
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 
   public var grpcPort: Int { port.withLock { $0 } }
+  /// REST, OSRM, geo endpoints; 0 until started.
+  public var httpPort: Int { boundHTTPPort.withLock { $0 } }
+  public var httpURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
   public var endpoint: FleetEndpoint { FleetEndpoint(host: "127.0.0.1", port: grpcPort) }
 
   public func start() async throws {
@@ -34,6 +42,8 @@ public final class Fleetd: Sendable {
     configuration.grpcPort = grpcPort
     configuration.httpPort = 0
     configuration.graphPath = graph
+    configuration.geoOSMPath = geoOSM
+    configuration.geoNamesPath = geoNames
     var logger = Logger(label: "fleetd-sdk-test")
     logger.logLevel = .critical
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
@@ -41,6 +51,8 @@ public final class Fleetd: Sendable {
     let task = Task { try await daemon.run(shutdownSignals: []) }
     let bound = try await daemon.grpcPort()
     port.withLock { $0 = bound }
+    let http = await daemon.restPort()
+    boundHTTPPort.withLock { $0 = http }
     running.withLock { $0 = (daemon, task) }
   }
 
@@ -60,6 +72,18 @@ public final class Fleetd: Sendable {
   public func key(role: Role) async throws -> ServiceAccountKey {
     guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
     return try await KeyRing(storage: daemon.storage).add(provider: "acme", role: role)
+  }
+
+  /// A new API key for the geo endpoints.
+  public func apiKey(app: String = "test", perMinute: Int = 600, perDay: Int = 100_000) async throws -> String {
+    guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
+    return try await APIKeyRing(storage: daemon.storage).add(app: app, perMinute: perMinute, perDay: perDay).key
+  }
+
+  public func revokeAPIKey(_ key: String) async throws {
+    guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
+    guard let record = try await APIKeyRing(storage: daemon.storage).find(key: key) else { return }
+    try await APIKeyRing(storage: daemon.storage).revoke(id: record.id)
   }
 
   /// Runs `body` against a fresh fleetd, stopping it afterwards whatever happens.
@@ -177,6 +201,10 @@ public final class Fleetd: Sendable {
     }
   }
 }
+
+/// `../shared/data`, beside the project.
+public let sharedData: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
 
 /// The Monaco road graph, built once per test process from `../shared/data/monaco.osm.pbf`.
 public let monacoGraph: String = {
