@@ -166,7 +166,8 @@ let package = Package(
     .executableTarget(
       name: "fleet",
       dependencies: [
-        "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetLocation", "FleetRouting", "FleetAuth", "FleetCore",
+        "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetLocation", "FleetGeocoding", "FleetRouting", "FleetAuth",
+        "FleetCore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: swiftSettings
