@@ -43,6 +43,8 @@ let package = Package(
       name: "location-bench",
       dependencies: [
         .product(name: "FleetLocation", package: "FleetKit"),
+        .product(name: "FleetGeocoding", package: "FleetKit"),
+        .product(name: "FleetPositioning", package: "FleetKit"),
         .product(name: "FleetCore", package: "FleetKit"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Location-service benchmark: coordinate conversions per second (WGS-84, GCJ-02, BD-09), one core.
+# Location-service benchmark: updates delivered on a recorded drive with and without the filters,
+# reverse-geocoding and place-search latency on Monaco (in-process), coordinate conversions per second.
 #   dev/location-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
