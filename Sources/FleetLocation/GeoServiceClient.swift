@@ -19,6 +19,8 @@ public struct GeoServiceError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidArgument
     /// Nothing is known there (404), or the city has no places.
     case notFound
+    /// fleetd cannot answer this kind of request as configured (no geocoding data loaded).
+    case failedPrecondition
     /// fleetd could not be reached, after every retry.
     case networkFailure
     /// fleetd answered with another error.
@@ -42,8 +44,8 @@ public struct GeoServiceError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 /// fleetd's geo endpoints for apps: reverse geocoding and place search with the app's API key.
-/// Make one at start-up with the key (`fleetd apikeys add`), and hand it to the location service
-/// as its geocoder.
+/// Make one at start-up with the key (`fleetd apikeys add`), `register()` it, and hand it to the
+/// location service as its geocoder.
 ///
 /// Only network failures — no answer at all — are retried, with exponential backoff and
 /// jitter. Every answer from fleetd is final: an invalid key or an exhausted quota is reported
@@ -83,6 +85,19 @@ public final class GeoServiceClient: ReverseGeocoding, Sendable {
     self.session = session
     self.sleep = sleep
   }
+
+  /// What fleetd knows of this client's key.
+  public struct RegisteredKey: Sendable, Hashable, Codable {
+    public var id: String
+    public var app: String
+    public var perMinute: Int
+    public var perDay: Int
+  }
+
+  /// Checks the key with fleetd; call it early at start-up, so that a wrong or revoked key is
+  /// reported then (as `invalidKey`, at once) rather than at the first lookup. It counts as one
+  /// request against the key's quotas.
+  public func register() async throws -> RegisteredKey { try await get("v1/apiKey", []) }
 
   public func reverseGeocode(_ coordinate: LatLng) async throws -> Address {
     try await get(
@@ -158,14 +173,17 @@ public final class GeoServiceClient: ReverseGeocoding, Sendable {
       }
       var error: Detail
     }
-    let message = (try? JSONDecoder().decode(Body.self, from: data))?.error.message ?? "HTTP \(status)"
+    let body = try? JSONDecoder().decode(Body.self, from: data)
+    let message = body?.error.message ?? "HTTP \(status)"
     let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int64.init).map { Duration.seconds($0) }
+    // Google's status names say more than the HTTP status (400 covers several of them).
     let code: GeoServiceError.Code =
-      switch status {
-      case 401, 403: .invalidKey
-      case 429: .quotaExhausted
-      case 400: .invalidArgument
-      case 404: .notFound
+      switch (body?.error.status, status) {
+      case ("UNAUTHENTICATED", _), ("PERMISSION_DENIED", _), (nil, 401), (nil, 403): .invalidKey
+      case ("RESOURCE_EXHAUSTED", _), (nil, 429): .quotaExhausted
+      case ("INVALID_ARGUMENT", _), (nil, 400): .invalidArgument
+      case ("NOT_FOUND", _), (nil, 404): .notFound
+      case ("FAILED_PRECONDITION", _): .failedPrecondition
       default: .serverError
       }
     return GeoServiceError(code, message, httpStatus: status, retryAfter: retryAfter)

@@ -42,13 +42,16 @@ final class Waits: Sendable {
   }
 
   @Test(arguments: [
-    (401, GeoServiceError.Code.invalidKey, "the API key is not valid (unknown or revoked)"),
-    (429, .quotaExhausted, "API key 'abc' has used its 3 requests per minute; retry in 20.0 s"),
-    (400, .invalidArgument, "lat must be a number, got 'x'"),
-    (500, .serverError, "boom"),
+    (401, "UNAUTHENTICATED", GeoServiceError.Code.invalidKey, "the API key is not valid (unknown or revoked)"),
+    (429, "RESOURCE_EXHAUSTED", .quotaExhausted, "API key 'abc' has used its 3 requests per minute; retry in 20.0 s"),
+    (400, "INVALID_ARGUMENT", .invalidArgument, "lat must be a number, got 'x'"),
+    (400, "FAILED_PRECONDITION", .failedPrecondition, "geocoding data is not loaded"),
+    (403, "", .invalidKey, "forbidden by a proxy"),
+    (500, "INTERNAL", .serverError, "boom"),
   ])
-  func answersAreNeverRetried(status: Int, code: GeoServiceError.Code, message: String) async throws {
-    let body = #"{"error":{"code":\#(status),"message":"\#(message)","status":"X"}}"#
+  func answersAreNeverRetried(status: Int, name: String, code: GeoServiceError.Code, message: String) async throws {
+    let statusField = name.isEmpty ? "" : #","status":"\#(name)""#
+    let body = #"{"error":{"code":\#(status),"message":"\#(message)"\#(statusField)}}"#
     let server = try await FakeGeoServer { _ in .answer(status: status, headers: ["Retry-After": "20"], body: body) }
     defer { Task { try? await server.close() } }
     let waits = Waits()
@@ -81,8 +84,12 @@ final class Waits: Sendable {
 
   @Test func reverseAndSearchWithAKeyAndTheKeysRules() async throws {
     try await withGeoFleetd { fleetd in
-      let key = try await fleetd.apiKey(app: "rider", perMinute: 3)
+      let key = try await fleetd.apiKey(app: "rider", perMinute: 4)
       let client = GeoServiceClient(baseURL: fleetd.httpURL, apiKey: key)
+      let registered = try await client.register()
+      #expect(registered.app == "rider")
+      #expect(registered.perMinute == 4)
+      #expect(key.hasPrefix("fk_\(registered.id)_"))
       let address = try await client.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
       #expect(address.houseNumber == "6")
       #expect(address.street == "Quai Antoine 1er")
@@ -101,7 +108,8 @@ final class Waits: Sendable {
       #expect(bad?.code == .invalidArgument)
       #expect(bad?.message.contains("latitude in -90…90") == true)
 
-      // The fourth request this minute is over the quota of 3 (the refused one counted too).
+      // The fifth request this minute is over the quota of 4 (registering and the refused one
+      // counted too).
       let over = await #expect(throws: GeoServiceError.self) {
         try await client.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
       }
@@ -110,11 +118,21 @@ final class Waits: Sendable {
       #expect((over?.retryAfter ?? .zero) > .zero)
 
       let stranger = GeoServiceClient(baseURL: fleetd.httpURL, apiKey: "fk_000000000000_made-up")
-      let refused = await #expect(throws: GeoServiceError.self) {
-        try await stranger.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
-      }
+      let refused = await #expect(throws: GeoServiceError.self) { try await stranger.register() }
       #expect(refused?.code == .invalidKey)
       #expect(refused?.httpStatus == 401)
+    }
+  }
+
+  @Test func withoutGeocodingDataFleetdSaysWhichFlagsAreMissing() async throws {
+    try await Fleetd.with { fleetd in
+      let client = GeoServiceClient(baseURL: fleetd.httpURL, apiKey: try await fleetd.apiKey())
+      _ = try await client.register()
+      let error = await #expect(throws: GeoServiceError.self) {
+        try await client.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
+      }
+      #expect(error?.code == .failedPrecondition)
+      #expect(error?.message.contains("--geo-osm FILE and/or --geonames FILE") == true)
     }
   }
 

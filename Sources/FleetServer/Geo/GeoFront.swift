@@ -9,7 +9,8 @@ import NIOCore
 ///
 /// - `GET /v1/geo:reverse?lat=…&lng=…` → an Address as JSON;
 /// - `GET /v1/places:search?q=…[&city=…][&near=LAT,LNG][&page_size=…][&page_token=…]` → a
-///   PlacePage as JSON.
+///   PlacePage as JSON;
+/// - `GET /v1/apiKey` → the key's ID, app and quotas: how a client checks its key at start-up.
 ///
 /// Each request needs an app's API key (`fleetd apikeys add`), as `key` in the query or the
 /// `X-Goog-Api-Key` header, and takes one request from that key's quotas. Errors are Google's
@@ -21,10 +22,15 @@ struct GeoFront: Sendable {
 
   func addRoutes(to router: Router<BasicRequestContext>) {
     router.get("/v1/geo:reverse") { request, _ in
-      await respond(request, rpc: "geo.reverse") { query throws(FleetError) in try reverse(query) }
+      await respond(request, rpc: "geo.reverse") { query, _ throws(FleetError) in try reverse(query) }
     }
     router.get("/v1/places:search") { request, _ in
-      await respond(request, rpc: "places.search") { query throws(FleetError) in try search(query) }
+      await respond(request, rpc: "places.search") { query, _ throws(FleetError) in try search(query) }
+    }
+    router.get("/v1/apiKey") { request, _ in
+      await respond(request, rpc: "apikey.get") { _, key throws(FleetError) in
+        APIKeyInfo(id: key.id, app: key.app, perMinute: key.perMinute, perDay: key.perDay)
+      }
     }
   }
 
@@ -65,7 +71,8 @@ struct GeoFront: Sendable {
   }
 
   func respond(
-    _ request: Request, rpc: String, _ handler: ([String: String]) throws(FleetError) -> any Encodable
+    _ request: Request, rpc: String,
+    _ handler: ([String: String], APIKeyRecord) throws(FleetError) -> any Encodable
   ) async -> Response {
     let started = ContinuousClock.now
     var query: [String: String] = [:]
@@ -73,10 +80,10 @@ struct GeoFront: Sendable {
     let key = query.removeValue(forKey: "key") ?? request.headers[.init("x-goog-api-key")!]
     let outcome: Result<Data, FleetError>
     do {
-      _ = try await keys.admit(key: key)
+      let record = try await keys.admit(key: key)
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-      let value = try handler(query)
+      let value = try handler(query, record)
       do {
         outcome = .success(try encoder.encode(value))
       } catch {
@@ -103,4 +110,12 @@ struct GeoFront: Sendable {
         body: .init(byteBuffer: ByteBuffer(data: RESTFront.errorBody(error, status: status))))
     }
   }
+}
+
+/// What `GET /v1/apiKey` tells a client about its key (never the secret or its hash).
+struct APIKeyInfo: Encodable {
+  var id: String
+  var app: String
+  var perMinute: Int
+  var perDay: Int
 }
