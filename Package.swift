@@ -228,6 +228,7 @@ let package = Package(
     .testTarget(
       name: "FleetLocationTests",
       dependencies: [
+        "fleet",  // built before the tests: `fleet geo` runs as a process
         "FleetLocation", "FleetGeocoding", "FleetPositioning", "FleetCore", "FleetTestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
