@@ -23,6 +23,7 @@ let package = Package(
     .library(name: "FleetConsumer", targets: ["FleetConsumer"]),
     .library(name: "FleetGeocoding", targets: ["FleetGeocoding"]),
     .library(name: "FleetLocation", targets: ["FleetLocation"]),
+    .library(name: "FleetRideStatus", targets: ["FleetRideStatus"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
@@ -150,6 +151,9 @@ let package = Package(
     .target(
       name: "FleetLocation", dependencies: ["FleetCore", "FleetPositioning", "FleetGeocoding", "FleetClient"],
       swiftSettings: swiftSettings),
+    // Live ride status for voice assistants and maps apps (SiriKit's ride-status rules): the
+    // model, the mapping from trips, the validator.
+    .target(name: "FleetRideStatus", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
     // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses; local
     // token signing for tools.
     .target(
@@ -222,6 +226,8 @@ let package = Package(
       ],
       path: "Tests/FleetTestSupport",
       swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetRideStatusTests", dependencies: ["FleetRideStatus", "FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],
       swiftSettings: swiftSettings),
