@@ -181,6 +181,7 @@ let package = Package(
       name: "FleetServer",
       dependencies: [
         "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress", "FleetGeocoding",
+        "FleetRideStatus",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -227,7 +228,8 @@ let package = Package(
       path: "Tests/FleetTestSupport",
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetRideStatusTests", dependencies: ["FleetRideStatus", "FleetCore"], swiftSettings: swiftSettings),
+      name: "FleetRideStatusTests", dependencies: ["FleetRideStatus", "FleetCore", "FleetTestSupport", "FleetAuth"],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],
       swiftSettings: swiftSettings),

@@ -449,3 +449,19 @@ extension TripSnapshot {
     }
   }
 }
+
+extension Fleet {
+  /// The trip (full view) and its assigned vehicle as stored, once the caller is shown to be
+  /// allowed GetTrip on it: for views derived on the server (ride status) that expose only
+  /// chosen fields, whoever asks.
+  public func tripAndVehicle(caller: Caller, name: ResourceName) throws(FleetError) -> (
+    snapshot: TripSnapshot, vehicle: Vehicle?
+  ) {
+    _ = try getTrip(caller: caller, name: name)
+    return try read { s throws(FleetError) in
+      let trip = try Self.existingTrip(name, in: s)
+      let vehicle = trip.isAssigned ? s.vehicles[trip.provider]?[trip.vehicleID] : nil
+      return (Self.snapshot(trip, view: .sdk, includeVehicleWaypoints: false, state: s), vehicle)
+    }
+  }
+}

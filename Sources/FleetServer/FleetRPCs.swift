@@ -1,5 +1,6 @@
 import FleetCore
 import FleetProto
+import FleetRideStatus
 import Foundation
 import SwiftProtobuf
 
@@ -7,6 +8,28 @@ import SwiftProtobuf
 /// the REST routes both call these, so the two transports cannot drift apart.
 struct FleetRPCs: Sendable {
   let fleet: Fleet
+  var rideStatusMapping = RideStatusMapping()
+
+  // MARK: Ride status (FleetKit's own, over REST)
+
+  /// The trip's live ride status in SiriKit's shape, with GetTrip's authorization; the ride
+  /// identifier defaults to the trip ID. A status that breaks a ride-status rule (a trip in
+  /// an unknown state) is refused, never sent: FAILED_PRECONDITION names the rule.
+  func rideStatus(name: String, rideIdentifier: String?, _ caller: Caller, now: Date = Date()) throws(FleetError)
+    -> RideStatus
+  {
+    let trip = try ResourceName(parsing: name, kind: .trips)
+    let (snapshot, vehicle) = try fleet.tripAndVehicle(caller: caller, name: trip)
+    let identifier = rideIdentifier ?? trip.id
+    let status = rideStatusMapping.status(
+      for: RideFacts(snapshot: snapshot, vehicle: vehicle), rideIdentifier: identifier, now: now)
+    do {
+      try RideStatusValidator(rideIdentifier: identifier).validate(status)
+    } catch {
+      throw .precondition("trip '\(trip.id)' has no valid ride status now: \(error.message)")
+    }
+    return status
+  }
 
   // MARK: TripService
 

@@ -28,6 +28,9 @@ struct RESTFront: Sendable {
     do {
       let route = try RESTRoute(method: request.method, path: request.uri.path)
       if case .watchTrip(let name) = route.target { return try await watch(name, request, requestID: requestID) }
+      if case .watchRideStatus(let name) = route.target {
+        return try await watchRideStatus(name, request, requestID: requestID)
+      }
       let body: ByteBuffer
       do {
         body = try await request.collectBody(upTo: maximumRequestBytes)
@@ -149,6 +152,8 @@ struct RESTRoute: Sendable {
     case listVehicles(parent: String)
     case searchVehicles(parent: String)
     case watchTrip(String)
+    case rideStatus(String)
+    case watchRideStatus(String)
   }
 
   let target: Target
@@ -175,6 +180,8 @@ struct RESTRoute: Sendable {
     case (.post, 3, "trips", "search"): target = .searchTrips(parent: parent)
     case (.get, 4, "trips", ""): target = .getTrip(name)
     case (.get, 4, "trips", "watch"): target = .watchTrip(name)
+    case (.get, 4, "trips", "rideStatus"): target = .rideStatus(name)
+    case (.get, 4, "trips", "watchRideStatus"): target = .watchRideStatus(name)
     case (.put, 4, "trips", ""): target = .updateTrip(name)
     case (.delete, 4, "trips", ""): target = .deleteTrip(name)
     case (.post, 4, "billableTrips", "report"): target = .reportBillableTrip(name)
@@ -205,6 +212,8 @@ struct RESTRoute: Sendable {
     case .listVehicles: .listVehicles
     case .searchVehicles: .searchVehicles
     case .watchTrip: .watchTrip
+    case .rideStatus: .getTrip
+    case .watchRideStatus: .watchTrip
     }
   }
 }
@@ -285,8 +294,12 @@ struct RESTCall: Sendable {
       var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
       r.parent = parent
       return try encode(try rpcs.searchVehicles(r, caller))
-    case .watchTrip:
-      throw FleetError(.internal, "WatchTrip is a stream; RESTFront.watch serves it")
+    case .watchTrip, .watchRideStatus:
+      throw FleetError(.internal, "a stream; RESTFront serves it")
+    case .rideStatus(let name):
+      let identifier = queryValue("rideIdentifier", "ride_identifier")
+      return try RideStatusJSON.encode(
+        try rpcs.rideStatus(name: name, rideIdentifier: identifier.isEmpty ? nil : identifier, caller))
     }
   }
 

@@ -1,0 +1,81 @@
+import FleetCore
+import FleetProto
+import FleetRideStatus
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+
+/// RideStatus as JSON: ISO 8601 dates, sorted keys.
+enum RideStatusJSON {
+  static func encode(_ status: RideStatus) throws(FleetError) -> Data {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    do {
+      return try encoder.encode(status)
+    } catch {
+      throw FleetError(.internal, "the ride status cannot be encoded: \(error)")
+    }
+  }
+}
+
+extension RESTFront {
+  /// `GET /v1/providers/{p}/trips/{t}:watchRideStatus`: server-sent events, one `rideStatus`
+  /// event per change of the trip's ride status (the first at once), with WatchTrip's
+  /// authorization; the stream ends after the completed status. A change that would make an
+  /// invalid status is skipped, never sent.
+  func watchRideStatus(_ name: String, _ request: Request, requestID: String) async throws(FleetError) -> Response {
+    let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
+    let identifier = query.first { $0.0 == "ride_identifier" || $0.0 == "rideIdentifier" }?.1
+    let (watch, caller) = try await gate.run(
+      .watchTrip, transport: "rest", authorization: request.headers[.authorization] ?? token, requestID: requestID,
+      timeout: nil
+    ) { [rpcs] caller throws(FleetError) in
+      var r = Fleetkit_V1_WatchTripRequest()
+      r.name = name
+      return (try rpcs.watchTrip(r, caller), caller)
+    }
+    var headers = HTTPFields()
+    headers[.contentType] = "text/event-stream"
+    headers[.cacheControl] = "no-cache"
+    headers[.init("x-request-id")!] = requestID
+    let rpcs = rpcs
+    return Response(
+      status: .ok, headers: headers,
+      body: ResponseBody { writer in
+        defer { watch.stop() }
+        do {
+          try await withGracefulShutdownHandler {
+            try await withTaskCancellationHandler {
+              var last: RideStatus?
+              for try await _ in watch.updates {
+                // Each change is re-read in full: the rider's view hides what the status needs.
+                guard let status = try? rpcs.rideStatus(name: name, rideIdentifier: identifier, caller) else {
+                  continue
+                }
+                guard status != last else { continue }
+                last = status
+                var event = ByteBuffer(string: "event: rideStatus\ndata: ")
+                event.writeBytes(try RideStatusJSON.encode(status))
+                event.writeString("\n\n")
+                try await writer.write(event)
+              }
+            } onCancel: {
+              watch.stop()
+            }
+          } onGracefulShutdown: {
+            watch.stop()
+          }
+        } catch let error as FleetError {
+          var event = ByteBuffer(string: "event: error\ndata: ")
+          event.writeBytes(Self.errorBody(error, status: error.code.httpStatus))
+          event.writeString("\n\n")
+          try await writer.write(event)
+        }
+        try await writer.finish(nil)
+      })
+  }
+}
