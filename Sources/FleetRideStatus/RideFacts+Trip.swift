@@ -27,7 +27,8 @@ extension RideFacts {
       // Past the pickup (or drop-off) there is no leg to it: the trip's own time stands.
       pickupETA: eta(.pickup) ?? trip.pickupTime, dropoffETA: eta(.dropOff) ?? trip.dropoffTime,
       vehicleLocation: location?.location, vehicleHeading: location?.heading.map(Double.init),
-      licensePlate: vehicleAttributes["license_plate"], tripAttributes: strings(trip.attributes),
+      licensePlate: vehicleAttributes["license_plate"], bookedAt: trip.createTime,
+      tripAttributes: strings(trip.attributes),
       vehicleAttributes: vehicleAttributes)
   }
 }

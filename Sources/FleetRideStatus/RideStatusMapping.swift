@@ -18,6 +18,8 @@ public struct RideFacts: Sendable, Hashable {
   public var vehicleLocation: LatLng?
   public var vehicleHeading: Double?
   public var licensePlate: String?
+  /// When the trip was booked: the ride option's pickup date before any ETA exists.
+  public var bookedAt: Date?
   /// String-valued trip attributes: `ride_option`, `price_min`, `price_max`, `currency`,
   /// `amount_due` ("12.50 EUR"), `canceled_by` (user, service, missed_pickup).
   public var tripAttributes: [String: String]
@@ -29,7 +31,8 @@ public struct RideFacts: Sendable, Hashable {
     tripID: String, status: TripStatus, vehicleID: String = "", pickup: LatLng? = nil, dropoff: LatLng? = nil,
     intermediateDestinations: [LatLng] = [], intermediateDestinationIndex: Int = 0, pickupETA: Date? = nil,
     dropoffETA: Date? = nil, vehicleLocation: LatLng? = nil, vehicleHeading: Double? = nil,
-    licensePlate: String? = nil, tripAttributes: [String: String] = [:], vehicleAttributes: [String: String] = [:]
+    licensePlate: String? = nil, bookedAt: Date? = nil, tripAttributes: [String: String] = [:],
+    vehicleAttributes: [String: String] = [:]
   ) {
     self.tripID = tripID
     self.status = status
@@ -43,6 +46,7 @@ public struct RideFacts: Sendable, Hashable {
     self.vehicleLocation = vehicleLocation
     self.vehicleHeading = vehicleHeading
     self.licensePlate = licensePlate
+    self.bookedAt = bookedAt
     self.tripAttributes = tripAttributes
     self.vehicleAttributes = vehicleAttributes
   }
@@ -115,9 +119,11 @@ public struct RideStatusMapping: Sendable {
     if let low = trip["price_min"], let high = trip["price_max"], let currency = trip["currency"] {
       price = PriceRange(minimum: low, maximum: high, currencyCode: currency)
     }
-    // SiriKit needs a pickup date on the option; before an ETA exists, "now" is the honest one.
+    // SiriKit needs a pickup date on the option; before an ETA exists the booking time stands
+    // (a stable one, so that an unchanged ride does not look changed).
     status.rideOption = RideOption(
-      name: trip["ride_option"] ?? configuration.rideOptionName, estimatedPickupDate: facts.pickupETA ?? now,
+      name: trip["ride_option"] ?? configuration.rideOptionName,
+      estimatedPickupDate: facts.pickupETA ?? facts.bookedAt ?? now,
       priceRange: price)
     return status
   }

@@ -89,6 +89,11 @@ func facts(_ status: TripStatus, vehicle: String = "v1", pickupIn seconds: TimeI
     let received = mapping.status(for: facts(.new, vehicle: "", pickupIn: nil), rideIdentifier: "ride-1", now: now)
     #expect(received.vehicle == nil && received.driver == nil)
     #expect(received.rideOption == RideOption(name: "Ride", estimatedPickupDate: now))
+    var booked = facts(.new, vehicle: "", pickupIn: nil)
+    booked.bookedAt = now - 30
+    let stable = mapping.status(for: booked, rideIdentifier: "ride-1", now: now)
+    #expect(stable.rideOption?.estimatedPickupDate == now - 30)
+    #expect(mapping.status(for: booked, rideIdentifier: "ride-1", now: now + 5) == stable)
   }
 
   @Test func onlyStopsStillAheadAreWaypoints() {

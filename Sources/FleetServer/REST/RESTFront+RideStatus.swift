@@ -5,7 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import ServiceLifecycle
+import Synchronization
 
 /// RideStatus as JSON: ISO 8601 dates, sorted keys.
 enum RideStatusJSON {
@@ -38,44 +38,29 @@ extension RESTFront {
       r.name = name
       return (try rpcs.watchTrip(r, caller), caller)
     }
-    var headers = HTTPFields()
-    headers[.contentType] = "text/event-stream"
-    headers[.cacheControl] = "no-cache"
-    headers[.init("x-request-id")!] = requestID
     let rpcs = rpcs
-    return Response(
-      status: .ok, headers: headers,
-      body: ResponseBody { writer in
-        defer { watch.stop() }
-        do {
-          try await withGracefulShutdownHandler {
-            try await withTaskCancellationHandler {
-              var last: RideStatus?
-              for try await _ in watch.updates {
-                // Each change is re-read in full: the rider's view hides what the status needs.
-                guard let status = try? rpcs.rideStatus(name: name, rideIdentifier: identifier, caller) else {
-                  continue
-                }
-                guard status != last else { continue }
-                last = status
-                var event = ByteBuffer(string: "event: rideStatus\ndata: ")
-                event.writeBytes(try RideStatusJSON.encode(status))
-                event.writeString("\n\n")
-                try await writer.write(event)
-              }
-            } onCancel: {
-              watch.stop()
-            }
-          } onGracefulShutdown: {
-            watch.stop()
-          }
-        } catch let error as FleetError {
-          var event = ByteBuffer(string: "event: error\ndata: ")
-          event.writeBytes(Self.errorBody(error, status: error.code.httpStatus))
-          event.writeString("\n\n")
-          try await writer.write(event)
-        }
-        try await writer.finish(nil)
-      })
+    // Each change is re-read in full (the rider's view hides what the status needs); an
+    // unchanged or invalid status is not sent.
+    let last = LastRideStatus()
+    return Self.serverSentEvents(watch, requestID: requestID) { _ in
+      guard let status = try? rpcs.rideStatus(name: name, rideIdentifier: identifier, caller),
+        last.replace(with: status)
+      else { return nil }
+      return ("rideStatus", try RideStatusJSON.encode(status))
+    }
+  }
+}
+
+/// The last ride status a stream sent.
+final class LastRideStatus: Sendable {
+  let value = Mutex<RideStatus?>(nil)
+
+  /// Whether `status` differs from the last one sent; it becomes the last one.
+  func replace(with status: RideStatus) -> Bool {
+    value.withLock { last in
+      guard last != status else { return false }
+      last = status
+      return true
+    }
   }
 }

@@ -74,6 +74,18 @@ struct RESTFront: Sendable {
       r.name = name
       return try rpcs.watchTrip(r, caller)
     }
+    return Self.serverSentEvents(watch, requestID: requestID) { snapshot in
+      ("trip", try Maps_Fleetengine_V1_Trip(snapshot).jsonUTF8Data(options: RESTCall.encoding))
+    }
+  }
+
+  /// A trip watch as server-sent events: `event(snapshot)` names each change's event and its
+  /// data (nil skips the change); a failure ends the stream with an `error` event (Google's error
+  /// body). Graceful shutdown (SIGTERM) and the client going away end the stream.
+  static func serverSentEvents(
+    _ watch: TripWatch, requestID: String,
+    _ event: @escaping @Sendable (TripSnapshot) throws -> (name: String, data: Data)?
+  ) -> Response {
     var headers = HTTPFields()
     headers[.contentType] = "text/event-stream"
     headers[.cacheControl] = "no-cache"
@@ -83,15 +95,14 @@ struct RESTFront: Sendable {
       body: ResponseBody { writer in
         defer { watch.stop() }
         do {
-          // Graceful shutdown (SIGTERM) and the client going away end the stream.
           try await withGracefulShutdownHandler {
             try await withTaskCancellationHandler {
               for try await snapshot in watch.updates {
-                let json = try Maps_Fleetengine_V1_Trip(snapshot).jsonUTF8Data(options: RESTCall.encoding)
-                var event = ByteBuffer(string: "event: trip\ndata: ")
-                event.writeBytes(json)
-                event.writeString("\n\n")
-                try await writer.write(event)
+                guard let (name, data) = try event(snapshot) else { continue }
+                var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
+                buffer.writeBytes(data)
+                buffer.writeString("\n\n")
+                try await writer.write(buffer)
               }
             } onCancel: {
               watch.stop()
@@ -100,10 +111,10 @@ struct RESTFront: Sendable {
             watch.stop()
           }
         } catch let error as FleetError {
-          var event = ByteBuffer(string: "event: error\ndata: ")
-          event.writeBytes(Self.errorBody(error, status: error.code.httpStatus))
-          event.writeString("\n\n")
-          try await writer.write(event)
+          var buffer = ByteBuffer(string: "event: error\ndata: ")
+          buffer.writeBytes(errorBody(error, status: error.code.httpStatus))
+          buffer.writeString("\n\n")
+          try await writer.write(buffer)
         }
         try await writer.finish(nil)
       })
