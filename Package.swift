@@ -220,7 +220,7 @@ let package = Package(
     .target(
       name: "FleetTestSupport",
       dependencies: [
-        "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting", "FleetClient",
+        "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting", "FleetClient", "FleetGeocoding",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Logging", package: "swift-log"),

@@ -114,3 +114,24 @@ public final class GeocodingEngine: ReverseGeocoding, Sendable {
     return PlacePage(places: page, city: city, nextPageToken: next)
   }
 }
+
+extension GeocodingEngine {
+  /// Builds the engine on a thread of its own. The build is seconds of CPU on a large extract,
+  /// and Swift's concurrency runs on a few shared threads: holding one that long starves every
+  /// other task in the process (servers answering, timers firing).
+  public static func load(
+    osmPath: String?, geoNamesPath: String?, indexPath: String? = nil, logger: Logger? = nil
+  ) async throws -> GeocodingEngine {
+    try await withCheckedThrowingContinuation { continuation in
+      let thread = Thread {
+        continuation.resume(
+          with: Result {
+            try GeocodingEngine(osmPath: osmPath, geoNamesPath: geoNamesPath, indexPath: indexPath, logger: logger)
+          })
+      }
+      thread.name = "geocoding-build"
+      thread.stackSize = 16 << 20
+      thread.start()
+    }
+  }
+}

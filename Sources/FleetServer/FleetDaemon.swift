@@ -36,9 +36,9 @@ public final class FleetDaemon: Sendable {
         "road graph loaded",
         metadata: ["graph": "\(graph)", "edges": "\(routing!.network.edges.count)"])
     }
-    var geocoding: GeocodingEngine?
-    if configuration.geoOSMPath != nil || configuration.geoNamesPath != nil {
-      geocoding = try GeocodingEngine(
+    var geocoding = configuration.geocoding
+    if geocoding == nil, configuration.geoOSMPath != nil || configuration.geoNamesPath != nil {
+      geocoding = try await GeocodingEngine.load(
         osmPath: configuration.geoOSMPath, geoNamesPath: configuration.geoNamesPath, logger: logger)
     }
     // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself.

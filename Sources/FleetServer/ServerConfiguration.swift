@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetGeocoding
 
 /// Everything `fleetd serve` can be told, with documented defaults.
 public struct ServerConfiguration: Sendable {
@@ -20,6 +21,8 @@ public struct ServerConfiguration: Sendable {
   public var geoOSMPath: String?
   /// GeoNames' cities (`lat,lon,name,admin1,admin2,cc`) for city, region and country worldwide.
   public var geoNamesPath: String?
+  /// An engine already built (tests share one); when nil, it is built from the two paths.
+  public var geocoding: GeocodingEngine?
 
   public init() {}
 }

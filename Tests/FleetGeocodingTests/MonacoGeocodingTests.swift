@@ -8,21 +8,19 @@ enum Monaco {
   static let dataDirectory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("shared/data")
-  static let engine: GeocodingEngine = {
-    do {
-      return try GeocodingEngine(
-        osmPath: dataDirectory.appendingPathComponent("monaco.osm.pbf").path,
-        geoNamesPath: dataDirectory.appendingPathComponent("cities1000.csv").path)
-    } catch {
-      fatalError("the Monaco geocoding data cannot be read: \(error)")
-    }
-  }()
+  /// Built once, on a thread of its own (`load`), so that waiting tests hold no thread.
+  static func engine() async throws -> GeocodingEngine { try await build.value }
+  static let build = Task {
+    try await GeocodingEngine.load(
+      osmPath: dataDirectory.appendingPathComponent("monaco.osm.pbf").path,
+      geoNamesPath: dataDirectory.appendingPathComponent("cities1000.csv").path)
+  }
 }
 
 @Suite struct MonacoReverseGeocodingTests {
-  let engine = Monaco.engine
 
-  @Test func aHouseNumberWhereTheDataHasOne() throws {
+  @Test func aHouseNumberWhereTheDataHasOne() async throws {
+    let engine = try await Monaco.engine()
     // 6 Quai Antoine 1er is an address node in the extract; 10 m from it is still that address.
     let address = try engine.reverse(LatLng(latitude: 43.73300, longitude: 7.42580))
     #expect(address.houseNumber == "6")
@@ -34,7 +32,8 @@ enum Monaco {
     #expect(address.formatted.hasPrefix("6 Quai Antoine 1er, La Condamine, Monaco"))
   }
 
-  @Test func theStreetWhereThereIsNoAddressNearby() throws {
+  @Test func theStreetWhereThereIsNoAddressNearby() async throws {
+    let engine = try await Monaco.engine()
     let address = try engine.reverse(LatLng(latitude: 43.7384, longitude: 7.4246))
     #expect(address.houseNumber == nil)
     #expect(address.street == "Avenue de l'Hermitage")
@@ -48,13 +47,15 @@ enum Monaco {
     (43.7277, 7.4183, "Fontvieille"), (43.7315, 7.4210, "Monaco-Ville"), (43.7340, 7.4200, "La Condamine"),
     (43.7396, 7.4270, "Monte-Carlo"),
   ])
-  func theQuarterFromItsBoundary(latitude: Double, longitude: Double, quarter: String) throws {
+  func theQuarterFromItsBoundary(latitude: Double, longitude: Double, quarter: String) async throws {
+    let engine = try await Monaco.engine()
     let address = try engine.reverse(LatLng(latitude: latitude, longitude: longitude))
     #expect(address.place == quarter)
     #expect(address.city == "Monaco")
   }
 
-  @Test func aBorderTownGetsItsOwnCountryAndNotTheNeighboursQuarter() throws {
+  @Test func aBorderTownGetsItsOwnCountryAndNotTheNeighboursQuarter() async throws {
+    let engine = try await Monaco.engine()
     // Beausoleil (France) is across the street from Monte-Carlo.
     let address = try engine.reverse(LatLng(latitude: 43.7470, longitude: 7.4220))
     #expect(address.city == "Beausoleil")
@@ -63,7 +64,8 @@ enum Monaco {
     #expect(address.place != "Monte-Carlo")
   }
 
-  @Test func outsideTheExtractTheCityComesFromGeoNames() throws {
+  @Test func outsideTheExtractTheCityComesFromGeoNames() async throws {
+    let engine = try await Monaco.engine()
     let address = try engine.reverse(LatLng(latitude: 48.8566, longitude: 2.3522))
     #expect(address.street == nil)
     #expect(address.city == "Paris")
@@ -72,12 +74,14 @@ enum Monaco {
     #expect(address.distance < 1_000)
   }
 
-  @Test func theOpenSeaHasNoAddress() {
+  @Test func theOpenSeaHasNoAddress() async throws {
+    let engine = try await Monaco.engine()
     let error = #expect(throws: FleetError.self) { try engine.reverse(LatLng(latitude: 30, longitude: -40)) }
     #expect(error?.code == .notFound)
   }
 
-  @Test func aCoordinateOffTheGlobeIsRejectedNamingTheRule() {
+  @Test func aCoordinateOffTheGlobeIsRejectedNamingTheRule() async throws {
+    let engine = try await Monaco.engine()
     let error = #expect(throws: FleetError.self) { try engine.reverse(LatLng(latitude: 91, longitude: 0)) }
     #expect(error?.code == .invalidArgument)
     #expect(error?.message.contains("latitude in -90…90") == true)
@@ -85,10 +89,10 @@ enum Monaco {
 }
 
 @Suite struct MonacoPlaceSearchTests {
-  let engine = Monaco.engine
   let portHercule = LatLng(latitude: 43.7345, longitude: 7.4230)
 
-  @Test func monacosPharmaciesByKeywordNearestFirst() throws {
+  @Test func monacosPharmaciesByKeywordNearestFirst() async throws {
+    let engine = try await Monaco.engine()
     let page = try engine.search(PlaceSearch(keyword: "pharmacy", city: "Monaco", near: portHercule))
     #expect(page.places.count >= 5)
     #expect(page.places.allSatisfy { $0.category == "amenity=pharmacy" && $0.city == "Monaco" })
@@ -99,31 +103,36 @@ enum Monaco {
   }
 
   @Test(arguments: ["PHARMACIE", "pharmacie", "Pharm", "pharmacíe"])
-  func caseAccentsAndPrefixesDoNotMatter(keyword: String) throws {
+  func caseAccentsAndPrefixesDoNotMatter(keyword: String) async throws {
+    let engine = try await Monaco.engine()
     let page = try engine.search(PlaceSearch(keyword: keyword, city: "monaco"))
     #expect(page.places.contains { $0.name == "Pharmacie Internationale" })
   }
 
-  @Test func accentsInTheDataDoNotMatterEither() throws {
+  @Test func accentsInTheDataDoNotMatterEither() async throws {
+    let engine = try await Monaco.engine()
     let page = try engine.search(PlaceSearch(keyword: "carnoles"))
     #expect(page.places.contains { $0.name == "Pharmacie de Carnolès" })
   }
 
-  @Test func namesInOtherLanguagesAreSearched() throws {
+  @Test func namesInOtherLanguagesAreSearched() async throws {
+    let engine = try await Monaco.engine()
     let english = try engine.search(PlaceSearch(keyword: "embassy of italy"))
     #expect(english.places.first?.name == "Ambassade d'Italie à Monaco")
     let italian = try engine.search(PlaceSearch(keyword: "ambasciata"))
     #expect(italian.places.first?.otherNames["it"] == "Ambasciata d'Italia a Monaco")
   }
 
-  @Test func aWholeNameMatchRanksAboveACategoryMatch() throws {
+  @Test func aWholeNameMatchRanksAboveACategoryMatch() async throws {
+    let engine = try await Monaco.engine()
     let page = try engine.search(PlaceSearch(keyword: "casino", city: "Monaco", near: portHercule))
     #expect(page.places.contains { $0.name == "Casino de Monte Carlo" && $0.category == "amenity=casino" })
     // "Casino" (a grocer) is named exactly the keyword: it comes first, however far it is.
     #expect(page.places.first?.name == "Casino")
   }
 
-  @Test func withoutACityTheSearchersCityIsUsed() throws {
+  @Test func withoutACityTheSearchersCityIsUsed() async throws {
+    let engine = try await Monaco.engine()
     let page = try engine.search(PlaceSearch(keyword: "pharmacy", near: portHercule))
     #expect(page.city == "Monaco")
     #expect(page.places.allSatisfy { $0.city == "Monaco" })
@@ -132,7 +141,8 @@ enum Monaco {
     #expect(Set(beausoleil.places.map(\.id)).isDisjoint(with: page.places.map(\.id)))
   }
 
-  @Test func pagesFollowOneAnotherWithoutGapsOrRepeats() throws {
+  @Test func pagesFollowOneAnotherWithoutGapsOrRepeats() async throws {
+    let engine = try await Monaco.engine()
     let all = try engine.search(PlaceSearch(keyword: "restaurant", city: "Monaco", near: portHercule, pageSize: 100))
     #expect(all.places.count > 5)
     var paged: [Place] = []
@@ -147,7 +157,8 @@ enum Monaco {
     #expect(paged.map(\.id) == all.places.map(\.id))
   }
 
-  @Test func badSearchesNameTheFieldAndTheRule() {
+  @Test func badSearchesNameTheFieldAndTheRule() async throws {
+    let engine = try await Monaco.engine()
     let empty = #expect(throws: FleetError.self) { try engine.search(PlaceSearch(keyword: " -- ")) }
     #expect(empty?.code == .invalidArgument)
     #expect(empty?.message.contains("q (the keyword)") == true)

@@ -53,7 +53,7 @@ import Testing
   }
 
   @Test func searchThroughFleetdWithAKey() async throws {
-    let fleetd = Fleetd(geoOSM: osm, geoNames: geoNames)
+    let fleetd = Fleetd(geocoding: try await monacoGeocoding())
     try await fleetd.start()
     do {
       let key = try await fleetd.apiKey()

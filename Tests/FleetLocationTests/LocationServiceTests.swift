@@ -1,19 +1,11 @@
 import FleetCore
 import FleetGeocoding
 import FleetPositioning
+import FleetTestSupport
 import Foundation
 import Testing
 
 @testable import FleetLocation
-
-/// The Monaco geocoder, built once.
-let monacoGeocoder: GeocodingEngine = {
-  let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
-  return try! GeocodingEngine(
-    osmPath: data.appendingPathComponent("monaco.osm.pbf").path,
-    geoNamesPath: data.appendingPathComponent("cities1000.csv").path)
-}()
 
 /// Replays at about a millisecond per fix, keeping the recorded times.
 let fastClock = PositioningClock(
@@ -25,7 +17,8 @@ let fastClock = PositioningClock(
     let options = LocationOptions(desiredAccuracy: 50, distanceFilter: 10, pausesWhenStationary: true)
     let service = LocationService(
       provider: ReplayLocationProvider(track: drive, keepsRecordedTimes: true, clock: fastClock),
-      geocoder: monacoGeocoder, configuration: .init(options: options, addressRefreshInterval: .milliseconds(20)),
+      geocoder: try await monacoGeocoding(),
+      configuration: .init(options: options, addressRefreshInterval: .milliseconds(20)),
       clock: fastClock)
     #expect(service.currentLocation == nil)
     let updates = Collected(service.updates())
@@ -58,7 +51,8 @@ let fastClock = PositioningClock(
     let cached = fix(43.7315, 7.4210, at: 0)
     let provider = ManualProvider(cached: cached)
     let service = LocationService(
-      provider: provider, geocoder: monacoGeocoder, configuration: .init(addressRefreshInterval: .milliseconds(20)))
+      provider: provider, geocoder: try await monacoGeocoding(),
+      configuration: .init(addressRefreshInterval: .milliseconds(20)))
     let running = Task { try await service.run() }
     defer { running.cancel() }
     try await eventually("the cached fix") { service.currentLocation == cached }

@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetClient
 import FleetCore
+import FleetGeocoding
 import FleetProto
 import FleetRouting
 import FleetServer
@@ -18,15 +19,13 @@ public final class Fleetd: Sendable {
   let port = Mutex(0)
 
   public let graph: String?
-  public let geoOSM: String?
-  public let geoNames: String?
+  public let geocoding: GeocodingEngine?
   let boundHTTPPort = Mutex(0)
 
-  public init(graph: String? = nil, geoOSM: String? = nil, geoNames: String? = nil) {
+  public init(graph: String? = nil, geocoding: GeocodingEngine? = nil) {
     directory = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString)"
     self.graph = graph
-    self.geoOSM = geoOSM
-    self.geoNames = geoNames
+    self.geocoding = geocoding
   }
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -42,8 +41,7 @@ public final class Fleetd: Sendable {
     configuration.grpcPort = grpcPort
     configuration.httpPort = 0
     configuration.graphPath = graph
-    configuration.geoOSMPath = geoOSM
-    configuration.geoNamesPath = geoNames
+    configuration.geocoding = geocoding
     var logger = Logger(label: "fleetd-sdk-test")
     logger.logLevel = .critical
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
@@ -200,6 +198,16 @@ public final class Fleetd: Sendable {
       return try await client.getVehicle(request, metadata: metadata)
     }
   }
+}
+
+/// The Monaco geocoding engine (monaco.osm.pbf and cities1000.csv), built once per test process
+/// on a thread of its own, so that tests waiting for it hold no thread.
+public func monacoGeocoding() async throws -> GeocodingEngine { try await monacoGeocodingBuild.value }
+
+let monacoGeocodingBuild = Task {
+  try await GeocodingEngine.load(
+    osmPath: sharedData.appendingPathComponent("monaco.osm.pbf").path,
+    geoNamesPath: sharedData.appendingPathComponent("cities1000.csv").path)
 }
 
 /// `../shared/data`, beside the project.
