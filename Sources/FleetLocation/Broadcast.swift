@@ -9,8 +9,10 @@ final class Broadcast<Value: Sendable>: Sendable {
 
   init(buffer: Int = 64) { self.buffer = buffer }
 
-  /// A new subscription; `initial`, when it gives a value, is delivered first — read under the
-  /// same lock as later values, so nothing falls between the two.
+  /// A new subscription; `initial`, when it gives a value, is delivered first. Callers that need
+  /// nothing to fall between the initial value and later ones read it under the same lock of
+  /// their own that they hold while yielding. (The stream is new here: nobody waits on it yet,
+  /// so yielding under our lock wakes no task.)
   func subscribe(initial: @Sendable () -> Value? = { nil }) -> AsyncStream<Value> {
     let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(buffer))
     let id = UUID()
@@ -25,7 +27,11 @@ final class Broadcast<Value: Sendable>: Sendable {
   }
 
   func yield(_ value: Value) {
-    subscribers.withLock { for continuation in $0.values { continuation.yield(value) } }
+    // Not under the lock: a yield can wake a consumer, which takes that task's own lock, while
+    // a consumer being cancelled holds its task's lock and then takes ours (`onTermination`).
+    // Holding ours across the yield deadlocks the two.
+    let targets = subscribers.withLock { Array($0.values) }
+    for continuation in targets { continuation.yield(value) }
   }
 
   func finish() {
