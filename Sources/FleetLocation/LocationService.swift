@@ -1,3 +1,4 @@
+import FleetClient
 import FleetCore
 import FleetGeocoding
 import FleetPositioning
@@ -40,11 +41,11 @@ public final class LocationService: Sendable {
     /// changed since the last lookup).
     public var addressRefreshInterval: Duration
     /// Waits between restarts of a failed fix source.
-    public var sourceRetry: (initial: Duration, maximum: Duration)
+    public var sourceRetry: RetryBackoff
 
     public init(
       options: LocationOptions = LocationOptions(), addressRefreshInterval: Duration = .seconds(60),
-      sourceRetry: (initial: Duration, maximum: Duration) = (.seconds(1), .seconds(30))
+      sourceRetry: RetryBackoff = RetryBackoff(initial: .seconds(1), maximum: .seconds(30))
     ) {
       self.options = options
       self.addressRefreshInterval = addressRefreshInterval
@@ -215,9 +216,7 @@ public final class LocationService: Sendable {
         failures += 1
         let reported = (error as? LocationError) ?? LocationError(.sourceUnavailable, "\(error)")
         eventStream.yield(.sourceFailed(reported))
-        let (initial, maximum) = configuration.sourceRetry
-        let doublings = min(failures - 1, 20)
-        let wait = min(initial * (1 << doublings), maximum)
+        let wait = configuration.sourceRetry.delay(afterFailures: failures, jitter: Double.random(in: 0...1))
         do { try await clock.sleep(wait) } catch { return }
       }
     }

@@ -142,7 +142,8 @@ let fastClock = PositioningClock(
   @Test func aFailingSourceIsReportedAndRestarted() async throws {
     let provider = ManualProvider()
     let service = LocationService(
-      provider: provider, configuration: .init(sourceRetry: (.milliseconds(10), .milliseconds(50))))
+      provider: provider,
+      configuration: .init(sourceRetry: RetryBackoff(initial: .milliseconds(10), maximum: .milliseconds(50))))
     let events = Collected(service.events())
     let running = Task { try await service.run() }
     defer { running.cancel() }

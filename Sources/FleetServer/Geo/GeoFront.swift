@@ -92,22 +92,17 @@ struct GeoFront: Sendable {
     } catch {
       outcome = .failure(error)
     }
-    var headers = HTTPFields()
-    headers[.contentType] = "application/json; charset=utf-8"
+    let requestID = request.headers[.init("x-request-id")!] ?? UUID().uuidString
     switch outcome {
     case .success(let body):
       metrics.record(rpc: rpc, transport: "rest", code: "OK", duration: ContinuousClock.now - started)
+      var headers = HTTPFields()
+      headers[.contentType] = "application/json; charset=utf-8"
+      headers[.init("x-request-id")!] = requestID
       return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: body)))
     case .failure(let error):
       metrics.record(rpc: rpc, transport: "rest", code: error.code.rawValue, duration: ContinuousClock.now - started)
-      if let retryAfter = error.retryAfter {
-        let (seconds, atto) = retryAfter.components
-        headers[.retryAfter] = "\(seconds + (atto > 0 ? 1 : 0))"
-      }
-      let status = error.code.httpStatus
-      return Response(
-        status: status, headers: headers,
-        body: .init(byteBuffer: ByteBuffer(data: RESTFront.errorBody(error, status: status))))
+      return RESTFront.errorResponse(error, status: error.code.httpStatus, requestID: requestID)
     }
   }
 }

@@ -35,7 +35,7 @@ struct RESTFront: Sendable {
       do {
         body = try await request.collectBody(upTo: maximumRequestBytes)
       } catch {
-        return errorResponse(
+        return Self.errorResponse(
           FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes"),
           status: .contentTooLarge, requestID: requestID)
       }
@@ -53,7 +53,7 @@ struct RESTFront: Sendable {
       headers[.init("x-request-id")!] = requestID
       return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: json)))
     } catch {
-      return errorResponse(error, status: error.code.httpStatus, requestID: requestID)
+      return Self.errorResponse(error, status: error.code.httpStatus, requestID: requestID)
     }
   }
 
@@ -133,7 +133,7 @@ struct RESTFront: Sendable {
   }
 
   /// Google's error body for a failed request, with its headers.
-  func errorResponse(_ error: FleetError, status: HTTPResponse.Status, requestID: String) -> Response {
+  static func errorResponse(_ error: FleetError, status: HTTPResponse.Status, requestID: String) -> Response {
     let data = Self.errorBody(error, status: status)
     var headers = HTTPFields()
     headers[.contentType] = "application/json; charset=utf-8"

@@ -1,0 +1,2 @@
+// RetryBackoff and the fleetd endpoint are part of this module's API (LocationService, GeoServiceClient).
+@_exported import FleetClient
