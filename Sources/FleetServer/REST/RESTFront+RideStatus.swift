@@ -7,17 +7,12 @@ import Hummingbird
 import NIOCore
 import Synchronization
 
-/// RideStatus as JSON: ISO 8601 dates, sorted keys.
-enum RideStatusJSON {
-  static func encode(_ status: RideStatus) throws(FleetError) -> Data {
-    let encoder = JSONEncoder()
-    encoder.dateEncodingStrategy = .iso8601
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    do {
-      return try encoder.encode(status)
-    } catch {
-      throw FleetError(.internal, "the ride status cannot be encoded: \(error)")
-    }
+/// A ride status as fleetd's JSON body.
+func rideStatusBody(_ status: RideStatus) throws(FleetError) -> Data {
+  do {
+    return try RideStatusJSON.encode(status)
+  } catch {
+    throw FleetError(.internal, "the ride status cannot be encoded: \(error)")
   }
 }
 
@@ -46,7 +41,7 @@ extension RESTFront {
       guard let status = try? rpcs.rideStatus(name: name, rideIdentifier: identifier, caller),
         last.replace(with: status)
       else { return nil }
-      return ("rideStatus", try RideStatusJSON.encode(status))
+      return ("rideStatus", try rideStatusBody(status))
     }
   }
 }

@@ -309,7 +309,7 @@ struct RESTCall: Sendable {
       throw FleetError(.internal, "a stream; RESTFront serves it")
     case .rideStatus(let name):
       let identifier = queryValue("rideIdentifier", "ride_identifier")
-      return try RideStatusJSON.encode(
+      return try rideStatusBody(
         try rpcs.rideStatus(name: name, rideIdentifier: identifier.isEmpty ? nil : identifier, caller))
     }
   }
