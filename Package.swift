@@ -24,6 +24,7 @@ let package = Package(
     .library(name: "FleetGeocoding", targets: ["FleetGeocoding"]),
     .library(name: "FleetLocation", targets: ["FleetLocation"]),
     .library(name: "FleetRideStatus", targets: ["FleetRideStatus"]),
+    .library(name: "FleetRideStatusClient", targets: ["FleetRideStatusClient"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
@@ -32,6 +33,7 @@ let package = Package(
     .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
     .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -154,6 +156,18 @@ let package = Package(
     // Live ride status for voice assistants and maps apps (SiriKit's ride-status rules): the
     // model, the mapping from trips, the validator.
     .target(name: "FleetRideStatus", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    // The ride-status updater's source in apps: fleetd's :rideStatus and :watchRideStatus
+    // (server-sent events) with the rider's trip token.
+    .target(
+      name: "FleetRideStatusClient",
+      dependencies: [
+        "FleetRideStatus", "FleetConsumer", "FleetClient",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+      ],
+      swiftSettings: swiftSettings),
     // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses; local
     // token signing for tools.
     .target(
@@ -228,7 +242,11 @@ let package = Package(
       path: "Tests/FleetTestSupport",
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetRideStatusTests", dependencies: ["FleetRideStatus", "FleetCore", "FleetTestSupport", "FleetAuth"],
+      name: "FleetRideStatusTests",
+      dependencies: [
+        "FleetRideStatus", "FleetRideStatusClient", "FleetConsumer", "FleetClient", "FleetCore", "FleetTestSupport",
+        "FleetAuth",
+      ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],

@@ -30,16 +30,22 @@ final class ScriptedSource: RideStatusSource {
   }
 
   let answer: Mutex<Answer>
+  /// Answers given one per poll before `answer`.
+  let script: Mutex<[Answer]>
   let watchers = Mutex<[@Sendable (RideStatus) -> Void]>([])
   let polls = Counter()
 
-  init(_ answer: Answer) { self.answer = Mutex(answer) }
+  init(_ answer: Answer, after script: [Answer] = []) {
+    self.answer = Mutex(answer)
+    self.script = Mutex(script)
+  }
 
   func set(_ answer: Answer) { self.answer.withLock { $0 = answer } }
 
   func status(rideIdentifier: String) async throws -> RideStatus {
     polls.increment()
-    switch answer.withLock({ $0 }) {
+    let next = script.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? answer.withLock { $0 }
+    switch next {
     case .status(let status): return status
     case .failure(let message): throw ScriptedFailure(description: message)
     case .hang:
@@ -209,20 +215,23 @@ func running(_ updater: RideStatusUpdater, _ body: () async throws -> Void) asyn
   }
 
   @Test func aSourceThatRecoversResetsTheFailureCount() async throws {
-    let source = ScriptedSource(.status(rideStatus(.ongoing)))
+    let first = rideStatus(.ongoing)
+    let second = rideStatus(.ongoing, minutes: 2)
+    // Two failures, a recovery, two failures: never three in a row, so no stop at a limit of 3.
+    let source = ScriptedSource(
+      .status(second),
+      after: [
+        .status(first), .failure("timeout"), .failure("timeout"), .status(second), .failure("timeout"),
+        .failure("timeout"),
+      ])
     let updater = RideStatusUpdater(source: source, configuration: configuration(interval: .milliseconds(20)))
     let receiver = RecordingReceiver()
     try await running(updater) {
       try updater.startSendingUpdates(rideIdentifier: "ride-1", observer: receiver)
-      try await eventually("the status") { receiver.statuses.count == 1 }
-      source.set(.failure("timeout"))
-      try await eventually("two cached repeats") { receiver.statuses.count == 3 }
-      source.set(.status(rideStatus(.ongoing, minutes: 2)))
-      try await eventually("the fresh status") { receiver.statuses.last == rideStatus(.ongoing, minutes: 2) }
-      source.set(.failure("timeout"))
-      try await eventually("two more cached repeats") { receiver.statuses.count == 6 }
+      try await eventually("the script and more") { source.polls.count >= 9 }
       #expect(receiver.stopReasons.isEmpty)
-      #expect(receiver.statuses.suffix(2) == [rideStatus(.ongoing, minutes: 2), rideStatus(.ongoing, minutes: 2)])
+      #expect(receiver.statuses == [first, first, first, second, second, second])
+      #expect(updater.isSending)
     }
   }
 

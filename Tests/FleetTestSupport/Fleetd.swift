@@ -12,7 +12,7 @@ import Logging
 import Synchronization
 
 /// A real fleetd on loopback over a data directory that outlives it, so that a test can stop
-/// it and start it again on the same port and storage.
+/// it and start it again on the same ports and storage.
 public final class Fleetd: Sendable {
   public let directory: String
   let running = Mutex<(daemon: FleetDaemon, task: Task<Void, any Error>)?>(nil)
@@ -39,7 +39,7 @@ public final class Fleetd: Sendable {
     var configuration = ServerConfiguration()
     configuration.dataDirectory = directory
     configuration.grpcPort = grpcPort
-    configuration.httpPort = 0
+    configuration.httpPort = httpPort  // 0 the first time: any free port
     configuration.graphPath = graph
     configuration.geocoding = geocoding
     var logger = Logger(label: "fleetd-sdk-test")
