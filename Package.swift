@@ -180,12 +180,12 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // Client-side tools: `fleet drive`, `fleet track`.
+    // Client-side tools: `fleet drive`, `fleet track`, `fleet ride-status`, `fleet geo`.
     .executableTarget(
       name: "fleet",
       dependencies: [
         "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetLocation", "FleetGeocoding", "FleetRouting", "FleetAuth",
-        "FleetCore",
+        "FleetCore", "FleetRideStatus", "FleetRideStatusClient",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: swiftSettings
@@ -244,6 +244,7 @@ let package = Package(
     .testTarget(
       name: "FleetRideStatusTests",
       dependencies: [
+        "fleet",  // built before the tests: `fleet ride-status` and `fleet drive` run as processes
         "FleetRideStatus", "FleetRideStatusClient", "FleetConsumer", "FleetClient", "FleetCore", "FleetTestSupport",
         "FleetAuth",
       ],

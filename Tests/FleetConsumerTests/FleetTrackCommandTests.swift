@@ -2,54 +2,10 @@ import FleetAuth
 import FleetCore
 import FleetTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 /// `fleet track` and `fleet drive` as processes against a real fleetd on loopback.
 @Suite struct FleetTrackCommandTests {
-  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-  /// The fleet tool built next to this test binary.
-  static var fleetBinary: String {
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-      "fleet")
-    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
-    return packageRoot.appendingPathComponent(".build/debug/fleet").path
-  }
-
-  final class Buffer: Sendable {
-    let data = Mutex(Data())
-    func append(_ more: Data) { data.withLock { $0.append(more) } }
-    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
-  }
-
-  /// A running process whose output is collected as it comes.
-  final class Running: @unchecked Sendable {
-    // Unchecked: `process` is only started here and then read (isRunning, terminationStatus),
-    // which Foundation's Process allows from any thread.
-    let process: Process
-    let output = Buffer()
-
-    init(_ arguments: [String]) throws {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: FleetTrackCommandTests.fleetBinary)
-      process.arguments = arguments
-      let pipe = Pipe()
-      process.standardOutput = pipe
-      process.standardError = FileHandle.nullDevice
-      self.process = process
-      pipe.fileHandleForReading.readabilityHandler = { [output] handle in output.append(handle.availableData) }
-      try process.run()
-    }
-
-    var lines: [String] { output.text.split(separator: "\n").map(String.init) }
-
-    func stop() {
-      if process.isRunning { process.terminate() }
-    }
-  }
-
   @Test("fleet track follows a trip driven by fleet drive from assignment to COMPLETE")
   func tracksADrivenTrip() async throws {
     try await Fleetd.with(graph: monacoGraph) { fleetd in
@@ -64,10 +20,10 @@ import Testing
 
       try await fleetd.createTrip(
         "ride", vehicle: nil, pickup: TripModelIntegrationTests.pickup, dropoff: TripModelIntegrationTests.dropoff)
-      let track = try Running([
+      let track = try FleetProcess([
         "track", "--server", server, "--provider", "acme", "--key", consumerKey, "--trip", "ride", "--json",
       ])
-      let drive = try Running([
+      let drive = try FleetProcess([
         "drive", "--server", server, "--provider", "acme", "--key", serverKey, "--vehicle", "cab", "--graph",
         monacoGraph, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
       ])
@@ -78,8 +34,8 @@ import Testing
       try await eventually("NEW followed") { track.lines.contains { $0.contains("\"NEW\"") } }
       try await eventually("the driver online") { (try? await fleetd.vehicle("cab").vehicleState) == .online }
       try await fleetd.updateTrip("ride", vehicle: "cab")
-      try await eventually("fleet track exits", timeout: .seconds(180)) { !track.process.isRunning }
-      #expect(track.process.terminationStatus == 0)
+      try await eventually("fleet track exits", timeout: .seconds(180)) { !track.isRunning }
+      #expect(track.terminationStatus == 0)
       // The pipe may still hold the last lines.
       try await eventually("COMPLETE printed", timeout: .seconds(10)) {
         track.lines.contains { $0.contains("\"COMPLETE\"") }

@@ -7,36 +7,8 @@ import Testing
 /// `fleet geo reverse` and `fleet geo search` as processes: offline from the files, and from a
 /// real fleetd with an API key.
 @Suite struct FleetGeoCommandTests {
-  static var fleetBinary: String {
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("fleet")
-    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
-    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appendingPathComponent(".build/debug/fleet").path
-  }
-
-  /// Runs `fleet` to completion; its exit status and standard output. Waits without holding a
-  /// thread: the child may take seconds (it builds a geocoding engine), and a blocked thread is
-  /// one of the few the whole test process shares.
   func fleet(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Self.fleetBinary)
-    process.arguments = arguments
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-geo-\(UUID()).out")
-    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: output) }
-    process.standardOutput = try FileHandle(forWritingTo: output)
-    process.standardError = FileHandle.nullDevice
-    let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-      process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-      do {
-        try process.run()
-      } catch {
-        process.terminationHandler = nil
-        continuation.resume(throwing: error)
-      }
-    }
-    return (status, try String(contentsOf: output, encoding: .utf8))
+    try await FleetProcess.run(arguments)
   }
 
   let osm = sharedData.appendingPathComponent("monaco.osm.pbf").path

@@ -1,0 +1,95 @@
+import FleetCore
+import FleetRideStatus
+import FleetTestSupport
+import Foundation
+import Testing
+
+/// `fleet ride-status` as a process against a real fleetd, the trip driven by `fleet drive` (the
+/// Driver SDK on the Monaco road graph).
+@Suite struct FleetRideStatusCommandTests {
+  let pickupPoint = LatLng(latitude: 43.7330, longitude: 7.4250)
+  let dropoffPoint = LatLng(latitude: 43.7360, longitude: 7.4230)
+
+  func keys(_ fleetd: Fleetd, in directory: String) async throws -> (server: String, consumer: String) {
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let server = directory + "/server.json"
+    let consumer = directory + "/consumer.json"
+    try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: server))
+    try await fleetd.key(role: .consumer).encoded().write(to: URL(fileURLWithPath: consumer))
+    return (server, consumer)
+  }
+
+  @Test func followsADrivenTripFromReceivedToCompleted() async throws {
+    try await Fleetd.with(graph: monacoGraph) { fleetd in
+      let directory = NSTemporaryDirectory() + "fleetkit-ride-status-\(UUID().uuidString)"
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      let (serverKey, consumerKey) = try await keys(fleetd, in: directory)
+      try await fleetd.createTrip("ride", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
+
+      let follow = try FleetProcess([
+        "ride-status", "--server", "127.0.0.1:\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
+        "--trip", "ride", "--follow", "--interval", "1",
+      ])
+      let drive = try FleetProcess([
+        "drive", "--server", "127.0.0.1:\(fleetd.grpcPort)", "--provider", "acme", "--key", serverKey, "--vehicle",
+        "cab", "--graph", monacoGraph, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
+      ])
+      defer {
+        follow.stop()
+        drive.stop()
+      }
+      try await eventually("received printed") { follow.lines.count == 1 }
+      try await eventually("the driver online") { (try? await fleetd.vehicle("cab").vehicleState) == .online }
+      try await fleetd.updateTrip("ride", vehicle: "cab")
+      try await eventually("fleet ride-status exits", timeout: .seconds(180)) { !follow.isRunning }
+      #expect(follow.terminationStatus == 0)
+      try await eventually("completed printed", timeout: .seconds(10)) {
+        follow.lines.last?.contains("\"completed\"") == true
+      }
+
+      let statuses = try follow.lines.map { try RideStatusJSON.decode(Data($0.utf8)) }
+      let phases = statuses.map(\.phase).reduce(into: [RidePhase]()) { result, phase in
+        if result.last != phase { result.append(phase) }
+      }
+      #expect(phases.first == .received)
+      #expect(phases.suffix(3) == [.pickup, .ongoing, .completed])
+      #expect(phases.dropFirst().dropLast(3).allSatisfy { [.confirmed, .approachingPickup].contains($0) })
+      #expect(phases.contains(.confirmed) || phases.contains(.approachingPickup))
+      let validator = RideStatusValidator(rideIdentifier: "ride")
+      for status in statuses { #expect(validator.violations(of: status).isEmpty) }
+      // ETAs while the vehicle drives to the pickup: minutes at most in Monaco, never far past.
+      let now = Date()
+      for status in statuses where [.confirmed, .approachingPickup].contains(status.phase) {
+        let eta = try #require(status.estimatedPickupDate)
+        #expect(eta > now - 300 && eta < now + 600)
+      }
+      #expect(statuses.last?.completionStatus?.outcome == .completed)
+      #expect(statuses.last?.estimatedDropOffDate != nil || statuses.last?.phase == .completed)
+    }
+  }
+
+  @Test func printsTheStatusOnceAndFailsOnAMissingTrip() async throws {
+    try await Fleetd.with { fleetd in
+      let directory = NSTemporaryDirectory() + "fleetkit-ride-status-\(UUID().uuidString)"
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      let (_, consumerKey) = try await keys(fleetd, in: directory)
+      try await fleetd.createTrip("ride", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
+      let arguments = [
+        "ride-status", "--server", "127.0.0.1:\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
+      ]
+
+      let (status, output) = try await FleetProcess.run(arguments + ["--trip", "ride", "--ride-identifier", "b-7"])
+      #expect(status == 0)
+      let lines = output.split(separator: "\n")
+      #expect(lines.count == 1)
+      let ride = try RideStatusJSON.decode(Data(output.utf8))
+      #expect(ride.phase == .received)
+      #expect(ride.rideIdentifier == "b-7")
+      #expect(ride.pickupLocation?.coordinate == pickupPoint)
+
+      let (missing, nothing) = try await FleetProcess.run(arguments + ["--trip", "nope"])
+      #expect(missing != 0)
+      #expect(nothing.isEmpty)
+    }
+  }
+}
