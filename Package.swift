@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
   name: "FleetKit",
-  platforms: [.macOS(.v15)],
+  platforms: [.macOS(.v15), .iOS(.v18)],
   products: [
     .executable(name: "fleetd", targets: ["fleetd"]),
     .library(name: "FleetCore", targets: ["FleetCore"]),
