@@ -154,7 +154,7 @@ let package = Package(
       name: "FleetLocation", dependencies: ["FleetCore", "FleetPositioning", "FleetGeocoding", "FleetClient"],
       swiftSettings: swiftSettings),
     // Live ride status for voice assistants and maps apps (SiriKit's ride-status rules): the
-    // model, the mapping from trips, the validator.
+    // model, the mapping from trips, the validator, the updater; INRideStatus where Intents is.
     .target(name: "FleetRideStatus", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
     // The ride-status updater's source in apps: fleetd's :rideStatus and :watchRideStatus
     // (server-sent events) with the rider's trip token.
