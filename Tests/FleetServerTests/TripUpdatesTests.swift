@@ -100,12 +100,12 @@ struct TripUpdatesTests {
         ) { client in
           let updates = Fleetkit_V1_TripUpdates.Client(wrapping: client)
           let request = Fleetkit_V1_WatchTripRequest.with { $0.name = "providers/acme/trips/ride" }
+          let seen = SeenTrips()
           let received = try await withThrowingTaskGroup(of: [Maps_Fleetengine_V1_Trip].self) { group in
             group.addTask {
               try await updates.watchTrip(request, metadata: auth(rider)) { response in
-                var seen: [Maps_Fleetengine_V1_Trip] = []
                 for try await trip in response.messages { seen.append(trip) }
-                return seen
+                return seen.trips
               }
             }
             try await waitForWatchers(server, 1)
@@ -118,7 +118,14 @@ struct TripUpdatesTests {
               update.vehicle.lastLocation.updateTime = .init(date: start.addingTimeInterval(Double(i) * 10))
               _ = try await vehicles.updateVehicle(update, metadata: auth(driver))
             }
-            try await Task.sleep(for: .milliseconds(50))
+            // The stream sends the newest state when the reader falls behind: wait until the rider
+            // has seen the car where fleetd now has it, before the trip moves on.
+            var getVehicle = Maps_Fleetengine_V1_GetVehicleRequest()
+            getVehicle.name = "providers/acme/vehicles/car"
+            let current = try await vehicles.getVehicle(getVehicle, metadata: auth(token)).lastLocation.location
+            for _ in 0..<1000 where !seen.trips.contains(where: { $0.lastLocation.location == current }) {
+              try await Task.sleep(for: .milliseconds(20))
+            }
             try await setStatus(.arrivedAtPickup, server, token: token)
             try await setStatus(.enrouteToDropoff, server, token: token)
             try await setStatus(.complete, server, token: token)
@@ -244,4 +251,11 @@ struct TripUpdatesTests {
       #expect(trips.first?.remainingWaypoints.first?.hasEta == true)
     }
   }
+}
+
+/// What a WatchTrip reader has received so far.
+final class SeenTrips: Sendable {
+  let received = Mutex<[Maps_Fleetengine_V1_Trip]>([])
+  func append(_ trip: Maps_Fleetengine_V1_Trip) { received.withLock { $0.append(trip) } }
+  var trips: [Maps_Fleetengine_V1_Trip] { received.withLock { $0 } }
 }
