@@ -293,7 +293,7 @@ let package = Package(
       dependencies: [
         "FleetRouting",
         "fleetd",  // built before the tests: the conformance suite runs the real binary
-        "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore",
+        "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore", "FleetTestSupport",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),

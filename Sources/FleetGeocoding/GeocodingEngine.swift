@@ -122,16 +122,8 @@ extension GeocodingEngine {
   public static func load(
     osmPath: String?, geoNamesPath: String?, indexPath: String? = nil, logger: Logger? = nil
   ) async throws -> GeocodingEngine {
-    try await withCheckedThrowingContinuation { continuation in
-      let thread = Thread {
-        continuation.resume(
-          with: Result {
-            try GeocodingEngine(osmPath: osmPath, geoNamesPath: geoNamesPath, indexPath: indexPath, logger: logger)
-          })
-      }
-      thread.name = "geocoding-build"
-      thread.stackSize = 16 << 20
-      thread.start()
+    try await onDedicatedThread(named: "geocoding-build") {
+      try GeocodingEngine(osmPath: osmPath, geoNamesPath: geoNamesPath, indexPath: indexPath, logger: logger)
     }
   }
 }

@@ -132,6 +132,12 @@ public final class RoutingEngine: Sendable {
     self.init(network: network, profile: profile)
   }
 
+  /// Loads a graph file on a thread of its own: building the hierarchy takes seconds on a large
+  /// network, too long to hold one of the threads every task shares.
+  public static func load(graph path: String) async throws -> RoutingEngine {
+    try await onDedicatedThread(named: "graph-load") { try RoutingEngine(graph: path) }
+  }
+
   /// Extracts the network from an OSM PBF file.
   public convenience init(osm path: String, profile: CarProfile = CarProfile()) throws {
     let (network, _) = try OSMExtractor(profile: profile).extract(path: path)

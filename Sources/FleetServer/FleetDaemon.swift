@@ -29,9 +29,9 @@ public final class FleetDaemon: Sendable {
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
-    var routing: RoutingEngine?
-    if let graph = configuration.graphPath {
-      routing = try RoutingEngine(graph: graph)
+    var routing = configuration.routing
+    if routing == nil, let graph = configuration.graphPath {
+      routing = try await RoutingEngine.load(graph: graph)
       logger.notice(
         "road graph loaded",
         metadata: ["graph": "\(graph)", "edges": "\(routing!.network.edges.count)"])

@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetGeocoding
+import FleetRouting
 
 /// Everything `fleetd serve` can be told, with documented defaults.
 public struct ServerConfiguration: Sendable {
@@ -17,6 +18,8 @@ public struct ServerConfiguration: Sendable {
   public var maximumRequestBytes = 4 * 1024 * 1024
   /// A road graph from `fleetd graph build`: serves OSRM's HTTP API (route, table, nearest).
   public var graphPath: String?
+  /// A routing engine already built (tests share one); when nil, it is loaded from `graphPath`.
+  public var routing: RoutingEngine?
   /// An OpenStreetMap extract for the geo endpoints: addresses, streets, boundaries, places.
   public var geoOSMPath: String?
   /// GeoNames' cities (`lat,lon,name,admin1,admin2,cc`) for city, region and country worldwide.

@@ -8,7 +8,7 @@ import Testing
 @Suite struct FleetTrackCommandTests {
   @Test("fleet track follows a trip driven by fleet drive from assignment to COMPLETE")
   func tracksADrivenTrip() async throws {
-    try await Fleetd.with(graph: monacoGraph) { fleetd in
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       let directory = NSTemporaryDirectory() + "fleetkit-track-\(UUID().uuidString)"
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -25,7 +25,7 @@ import Testing
       ])
       let drive = try FleetProcess([
         "drive", "--server", server, "--provider", "acme", "--key", serverKey, "--vehicle", "cab", "--graph",
-        monacoGraph, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
+        fleetd.graph!, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
       ])
       defer {
         track.stop()

@@ -28,7 +28,7 @@ import Testing
     configuration.stopDwell = 3
     return try SimulatedDriver(
       configuration: configuration, key: try await fleetd.key(role: .server),
-      routing: try RoutingEngine(graph: monacoGraph)
+      routing: try await sharedRoutingEngine(graph: try await monacoGraph())
     ) { _ in }
   }
 
@@ -67,7 +67,7 @@ import Testing
       ConsumerConfiguration.Transport.push, .polling,
     ])
   func wholeTrip(transport: ConsumerConfiguration.Transport) async throws {
-    try await Fleetd.with(graph: monacoGraph) { fleetd in
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       let services = try await services(fleetd, transport: transport)
       let driver = try await driver(fleetd)
       try await fleetd.createTrip("ride", vehicle: nil, pickup: Self.pickup, dropoff: Self.dropoff, stops: [Self.stop])
@@ -135,7 +135,7 @@ import Testing
 
   @Test("fleetd restarted mid-trip: the model recovers by itself, with nothing to report")
   func recoversFromRestart() async throws {
-    try await Fleetd.with(graph: monacoGraph) { fleetd in
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       let services = try await services(fleetd, transport: .automatic)
       let driver = try await driver(fleetd)
       let model = try services.tripService.tripModel(forTripName: "providers/acme/trips/ride")

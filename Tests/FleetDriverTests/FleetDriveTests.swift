@@ -23,7 +23,7 @@ struct FleetDriveTests {
   /// driver goes online, drives to each waypoint over Monaco's roads and moves each trip
   /// through every status to COMPLETE, then goes offline.
   @Test func completesTripsCreatedThroughTheAPI() async throws {
-    try await Fleetd.with(graph: monacoGraph) { fleetd in
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       let key = try await fleetd.key(role: .server)
       var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
       configuration.speedup = 100
@@ -31,7 +31,8 @@ struct FleetDriveTests {
       configuration.start = LatLng(latitude: 43.7300, longitude: 7.4200)
       let lines = Lines()
       let driver = try SimulatedDriver(
-        configuration: configuration, key: key, routing: try RoutingEngine(graph: monacoGraph), log: lines.append)
+        configuration: configuration, key: key, routing: try await sharedRoutingEngine(graph: try await monacoGraph()),
+        log: lines.append)
       let admin = try await fleetd.signer(role: .admin).token()
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await driver.run() }

@@ -69,6 +69,15 @@ final class TestTime: Sendable {
 
 @Suite("HTTP token provider")
 struct TokenProviderTests {
+  /// The in-process token server shares two cores with every other test in the process, which
+  /// can keep it from answering for longer than the 10 s default while they start: a request
+  /// that timed out here would say nothing about the provider.
+  static func loopback(_ url: URL) -> HTTPTokenProvider.Configuration {
+    var configuration = HTTPTokenProvider.Configuration(url: url)
+    configuration.timeout = .seconds(60)
+    return configuration
+  }
+
   static func answer(expiresAt: Date) -> @Sendable (String, Int) -> String {
     { vehicle, serial in
       #"{"token": "token-\#(vehicle)-\#(serial)", "expiration_timestamp_ms": \#(Int64(expiresAt.timeIntervalSince1970 * 1000))}"#
@@ -79,7 +88,7 @@ struct TokenProviderTests {
     let time = TestTime()
     let server = TokenServer(body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
-      let provider = HTTPTokenProvider(configuration: .init(url: url), now: { time.now })
+      let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       let first = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
       #expect(first == "token-v1-1")
       #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == first)
@@ -98,7 +107,7 @@ struct TokenProviderTests {
     let time = TestTime()
     let server = TokenServer(body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
-      let provider = HTTPTokenProvider(configuration: .init(url: url), now: { time.now })
+      let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       _ = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
       #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v2")) == "token-v2-2")
       #expect(
@@ -111,7 +120,7 @@ struct TokenProviderTests {
     let time = TestTime()
     let server = TokenServer(delay: .milliseconds(300), body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
-      let provider = HTTPTokenProvider(configuration: .init(url: url), now: { time.now })
+      let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       let tokens = try await withThrowingTaskGroup(of: String.self) { group in
         for _ in 0..<20 { group.addTask { try await provider.token(for: AuthorizationContext(vehicleID: "v1")) } }
         return try await group.reduce(into: [String]()) { $0.append($1) }
@@ -125,7 +134,7 @@ struct TokenProviderTests {
     let time = TestTime()
     let server = TokenServer(body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
-      let provider = HTTPTokenProvider(configuration: .init(url: url), now: { time.now })
+      let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       _ = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
       await provider.invalidateToken(for: AuthorizationContext(vehicleID: "v1"))
       #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == "token-v1-2")
@@ -140,7 +149,7 @@ struct TokenProviderTests {
     let jwt = "eyJhbGciOiJSUzI1NiJ9.\(claims).c2ln"
     let server = TokenServer { _, _ in #"{"access_token": "\#(jwt)"}"# }
     try await server.run { url in
-      var configuration = HTTPTokenProvider.Configuration(url: url)
+      var configuration = Self.loopback(url)
       configuration.tokenKey = "access_token"
       configuration.expiryKey = "expires_at"
       let provider = HTTPTokenProvider(configuration: configuration, now: { time.now })
@@ -155,7 +164,7 @@ struct TokenProviderTests {
     let time = TestTime()
     let server = TokenServer { _, _ in #"{"tok": "x"}"# }
     try await server.run { url in
-      let provider = HTTPTokenProvider(configuration: .init(url: url), now: { time.now })
+      let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       await #expect {
         try await provider.token(for: AuthorizationContext(vehicleID: ""))
       } throws: { ($0 as? TokenProviderError)?.code == .missingContext }

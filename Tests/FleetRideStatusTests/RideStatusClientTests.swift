@@ -36,7 +36,7 @@ struct SignedTripTokens: TripTokenProvider {
   }
 
   @Test func aTripDrivenEndToEndStreamsValidPhasesFromConfirmedToCompleted() async throws {
-    try await Fleetd.with(graph: monacoGraph) { fleetd in
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       try await fleetd.createVehicle("v1", at: start)
       try await fleetd.createTrip("t1", vehicle: "v1", pickup: pickupPoint, dropoff: dropoffPoint)
       try await fleetd.updateTrip("t1", status: .enrouteToPickup)
@@ -72,7 +72,7 @@ struct SignedTripTokens: TripTokenProvider {
   }
 
   @Test func fleetdStoppedMidRideYieldsTheCachedStatusAndUpdatesResumeWhenItIsBack() async throws {
-    let fleetd = Fleetd(graph: monacoGraph)
+    let fleetd = Fleetd(graph: try await monacoGraph())
     try await fleetd.start()
     try await fleetd.createVehicle("v1", at: start)
     try await fleetd.createTrip("t1", vehicle: "v1", pickup: pickupPoint, dropoff: dropoffPoint)

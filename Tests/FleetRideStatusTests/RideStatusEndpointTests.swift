@@ -29,7 +29,7 @@ import Testing
   }
 
   @Test func aTripDrivenThroughItsPhasesWithTheRidersToken() async throws {
-    try await Fleetd.with(graph: monacoGraph) { fleetd in
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       try await fleetd.createVehicle("v1", at: start)
       try await fleetd.createTrip("t1", vehicle: nil, pickup: pickup, dropoff: dropoff)
       let rider = try await fleetd.signer(role: .consumer).token(tripID: "t1")

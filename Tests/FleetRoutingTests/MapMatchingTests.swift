@@ -41,7 +41,7 @@ func noisyTrace(along line: [LatLng], spacing: Double, noise: Double, seed: UInt
 
 @Suite("Map matching")
 struct MapMatchingTests {
-  @Test func aNoisyTraceStaysOnTheRoadItFollows() throws {
+  @Test func aNoisyTraceStaysOnTheRoadItFollows() async throws {
     var map = MapFixture(
       """
       a               b
@@ -65,8 +65,8 @@ struct MapMatchingTests {
             trace.first!.latitude, trace.first!.longitude, trace.last!.latitude, trace.last!.longitude)) < 20)
   }
 
-  @Test func aDriveThroughMonacoIsRecovered() throws {
-    let engine = MonacoRoutingTests.engine
+  @Test func aDriveThroughMonacoIsRecovered() async throws {
+    let engine = try await MonacoRoutingTests.engine()
     let route = try engine.route(
       from: LatLng(latitude: 43.73890650728738, longitude: 7.4223956530864195),
       to: LatLng(latitude: 43.735992570216055, longitude: 7.438929439300411))
@@ -88,7 +88,7 @@ struct MapMatchingTests {
     }
   }
 
-  @Test func aTraceAwayFromRoadsHasNoMatch() throws {
+  @Test func aTraceAwayFromRoadsHasNoMatch() async throws {
     var map = MapFixture("a   b")
     map.way("ab")
     let engine = try map.engine()

@@ -79,8 +79,8 @@ struct TurnGeometryTests {
       osrm: 27.455
     ),
   ])
-  func turnCostsMatchOSRM(from: Int64, via: FixedCoordinate, to: Int64, osrm: Double) throws {
-    let engine = MonacoRoutingTests.engine
+  func turnCostsMatchOSRM(from: Int64, via: FixedCoordinate, to: Int64, osrm: Double) async throws {
+    let engine = try await MonacoRoutingTests.engine()
     let network = engine.network
     let junction = try #require(network.junctions.indices.first { network.coordinate(ofJunction: Int32($0)) == via })
     var cost: Float?
@@ -96,8 +96,8 @@ struct TurnGeometryTests {
     #expect(abs(Double(found) - osrm) < 0.1, "FleetKit \(found) s, OSRM \(osrm) s")
   }
 
-  @Test func theTurnTableListsEveryTurnWithItsCost() {
-    let engine = MonacoRoutingTests.engine
+  @Test func theTurnTableListsEveryTurnWithItsCost() async throws {
+    let engine = try await MonacoRoutingTests.engine()
     let table = engine.turnTable()
     #expect(table.count == engine.turns.arcTarget.count)
     let ramp = FixedCoordinate(latitude: 43.738084, longitude: 7.419094)

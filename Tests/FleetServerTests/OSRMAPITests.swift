@@ -1,4 +1,5 @@
 import FleetCore
+import FleetTestSupport
 import Foundation
 import Testing
 
@@ -8,22 +9,12 @@ import Testing
 /// OSRM's HTTP API on a real fleetd started with a Monaco graph.
 @Suite("OSRM HTTP API")
 struct OSRMAPITests {
-  static let graph: String = {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
-    let osm = root.appendingPathComponent("shared/data/monaco.osm.pbf").path
-    let path = NSTemporaryDirectory() + "fleetkit-osrm-\(UUID().uuidString).graph"
-    let (network, _) = try! OSMExtractor().extract(path: osm)
-    try! GraphFile.write(network, profile: CarProfile(), to: path)
-    return path
-  }()
-
   static let palace = "7.4200,43.7300"
   static let larvotto = "7.4300,43.7400"
   static let casino = "7.4280,43.7395"
 
   @Test func routeAnswersInOSRMsShape() async throws {
-    try await TestServer.run(graph: Self.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let (status, json, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=full&geometries=polyline6", token: nil)
       #expect(status == 200)
@@ -61,7 +52,7 @@ struct OSRMAPITests {
   }
 
   @Test func errorsCarryOSRMsCodes() async throws {
-    try await TestServer.run(graph: Self.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let cases: [(String, String)] = [
         ("/route/v1/driving/\(Self.palace)", "InvalidOptions"),
         ("/route/v1/driving/\(Self.palace);200,43", "InvalidValue"),
@@ -101,7 +92,7 @@ struct OSRMAPITests {
   }
 
   @Test func tableMatchesRoutes() async throws {
-    try await TestServer.run(graph: Self.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let coordinates = [Self.palace, Self.casino, Self.larvotto]
       let (status, json, _) = try await server.http(
         "GET", "/table/v1/driving/\(coordinates.joined(separator: ";"))?annotations=duration,distance", token: nil)
@@ -128,7 +119,7 @@ struct OSRMAPITests {
   }
 
   @Test func matchAnswersInOSRMsShape() async throws {
-    try await TestServer.run(graph: Self.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       // Points 20 m apart along a route the server itself returns.
       let (_, routeJSON, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=full&geometries=geojson", token: nil)
@@ -164,7 +155,7 @@ struct OSRMAPITests {
   }
 
   @Test func nearestListsRoadsClosestFirst() async throws {
-    try await TestServer.run(graph: Self.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let (status, json, _) = try await server.http("GET", "/nearest/v1/driving/\(Self.palace)?number=3", token: nil)
       #expect(status == 200)
       let waypoints = try #require(json["waypoints"] as? [[String: Any]])

@@ -3,6 +3,7 @@ import FleetCore
 import FleetProto
 import FleetServer
 import FleetStore
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -33,6 +34,7 @@ struct TestServer {
     configuration.quotas = quotas
     configuration.maximumRequestBytes = maximumRequestBytes
     configuration.graphPath = graph
+    if let graph { configuration.routing = try await sharedRoutingEngine(graph: graph) }
     var logger = Logger(label: "fleetd-test")
     logger.logLevel = .warning
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)

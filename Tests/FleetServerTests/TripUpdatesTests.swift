@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetProto
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -44,7 +45,7 @@ struct TripUpdatesTests {
   }
 
   @Test func getTripCarriesTheRouteAndETAs() async throws {
-    try await TestServer.run(graph: OSRMAPITests.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       try await server.withClients { trips, vehicles in
@@ -88,7 +89,7 @@ struct TripUpdatesTests {
   }
 
   @Test func aRiderIsSentEveryChangeUntilTheTripEnds() async throws {
-    try await TestServer.run(graph: OSRMAPITests.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")
@@ -160,7 +161,7 @@ struct TripUpdatesTests {
   func order(_ status: Int) -> Int { [1: 0, 2: 1, 3: 2, 8: 3, 7: 4, 4: 5, 5: 6, 6: 7][status] ?? 9 }
 
   @Test func aConsumerCannotWatchAnotherTrip() async throws {
-    try await TestServer.run(graph: OSRMAPITests.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       let someoneElse = try await server.signer(role: .consumer).token(tripID: "another")
@@ -193,7 +194,7 @@ struct TripUpdatesTests {
   }
 
   @Test func aWatcherThatHangsUpIsForgotten() async throws {
-    try await TestServer.run(graph: OSRMAPITests.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       try await withGRPCClient(
@@ -224,7 +225,7 @@ struct TripUpdatesTests {
   }
 
   @Test func browsersGetServerSentEvents() async throws {
-    try await TestServer.run(graph: OSRMAPITests.graph) { server in
+    try await TestServer.run(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")

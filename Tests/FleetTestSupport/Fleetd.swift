@@ -41,6 +41,7 @@ public final class Fleetd: Sendable {
     configuration.grpcPort = grpcPort
     configuration.httpPort = httpPort  // 0 the first time: any free port
     configuration.graphPath = graph
+    if let graph { configuration.routing = try await sharedRoutingEngine(graph: graph) }
     configuration.geocoding = geocoding
     var logger = Logger(label: "fleetd-sdk-test")
     logger.logLevel = .critical
@@ -214,15 +215,34 @@ let monacoGeocodingBuild = Task {
 public let sharedData: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
 
-/// The Monaco road graph, built once per test process from `../shared/data/monaco.osm.pbf`.
-public let monacoGraph: String = {
-  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-  let path = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString).graph"
-  let (network, _) = try! OSMExtractor().extract(path: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
-  try! GraphFile.write(network, profile: CarProfile(), to: path)
-  return path
-}()
+/// The Monaco road graph's file, built once per test process from
+/// `../shared/data/monaco.osm.pbf` on a thread of its own (as `monacoGeocoding()`), so that
+/// tests waiting for it hold none of the few threads every task in the process shares.
+public func monacoGraph() async throws -> String { try await monacoGraphBuild.value }
+
+let monacoGraphBuild = Task {
+  try await onDedicatedThread(named: "monaco-graph-build") {
+    let path = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString).graph"
+    let (network, _) = try OSMExtractor().extract(path: sharedData.appendingPathComponent("monaco.osm.pbf").path)
+    try GraphFile.write(network, profile: CarProfile(), to: path)
+    return path
+  }
+}
+
+/// One routing engine per graph file for the whole test process. Building one is seconds of
+/// CPU in a debug build; a dozen daemons each building their own at once on two cores stalled
+/// every other test for longer than their timeouts.
+public func sharedRoutingEngine(graph path: String) async throws -> RoutingEngine {
+  let build = sharedRoutingEngines.withLock { engines in
+    if let build = engines[path] { return build }
+    let build = Task { try await RoutingEngine.load(graph: path) }
+    engines[path] = build
+    return build
+  }
+  return try await build.value
+}
+
+let sharedRoutingEngines = Mutex<[String: Task<RoutingEngine, any Error>]>([:])
 
 public struct ConditionNotMet: Error, CustomStringConvertible {
   public var description: String
