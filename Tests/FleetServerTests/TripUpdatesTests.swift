@@ -18,11 +18,14 @@ import Testing
 @Suite("Trip updates")
 struct TripUpdatesTests {
   /// A car at the palace, a trip from near the port to the casino assigned to it.
-  func book(_ server: TestServer, token: String) async throws {
+  /// A car below the palace and a trip assigned to it; `locatedAt` is the device's time of the
+  /// car's first location (the server's time when nil).
+  func book(_ server: TestServer, token: String, locatedAt: Date? = nil) async throws {
     try await server.withClients { trips, vehicles in
       var vehicle = newVehicleRequest("car")
       // On the road below the palace.
       vehicle.vehicle.lastLocation.location = latLng(43.72992, 7.41846)
+      if let locatedAt { vehicle.vehicle.lastLocation.updateTime = .init(date: locatedAt) }
       _ = try await vehicles.createVehicle(vehicle, metadata: auth(token))
       _ = try await trips.createTrip(newTripRequest("ride", vehicle: "car"), metadata: auth(token))
     }
@@ -91,7 +94,9 @@ struct TripUpdatesTests {
   @Test func aRiderIsSentEveryChangeUntilTheTripEnds() async throws {
     try await TestServer.run(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
-      try await book(server, token: token)
+      // The first location well before the two fixes below, whatever the time between: a fix
+      // stamped just after it, 250 m away, would be one no car could reach, and left unsnapped.
+      try await book(server, token: token, locatedAt: Date().addingTimeInterval(-120))
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")
       let driver = try await server.signer(role: .driver).token(vehicleID: "car")
       try await server.withClients { _, vehicles in
