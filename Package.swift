@@ -161,7 +161,7 @@ let package = Package(
     .target(
       name: "FleetRideStatusClient",
       dependencies: [
-        "FleetRideStatus", "FleetConsumer", "FleetClient",
+        "FleetRideStatus", "FleetConsumer", "FleetClient", "FleetCore",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import FleetClient
 import FleetConsumer
+import FleetCore
 import FleetRideStatus
 import Foundation
 
@@ -44,7 +45,7 @@ public struct FleetdRideStatusSource: RideStatusSource {
     let context = TripAuthorizationContext(tripID: tripID)
     let token = try await tokens.token(for: context)
     var request = URLRequest(url: try url(tripID, method: "rideStatus", rideIdentifier: rideIdentifier))
-    request.timeoutInterval = Double(configuration.requestTimeout.nanosecondsClamped) / 1e9
+    request.timeoutInterval = configuration.requestTimeout.seconds
     request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
     let (data, response) = try await session.data(for: request)
     let code = (response as? HTTPURLResponse)?.statusCode ?? 0

@@ -1,3 +1,4 @@
+import FleetCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -27,7 +28,7 @@ enum StreamingGet {
     let port = url.port ?? (tls ? 443 : 80)
     let sslContext = tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-      .connectTimeout(.nanoseconds(connectTimeout.nanosecondsClamped))
+      .connectTimeout(.milliseconds(Int64(min(connectTimeout.seconds, 86_400) * 1000)))
       .connect(host: host, port: port) { channel in
         channel.eventLoop.makeCompletedFuture {
           if let sslContext {
@@ -64,13 +65,5 @@ enum StreamingGet {
       }
       return answer
     }
-  }
-}
-
-extension Duration {
-  var nanosecondsClamped: Int64 {
-    let (seconds, attoseconds) = components
-    guard seconds < Int64.max / 1_000_000_000 else { return .max }
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
   }
 }

@@ -35,7 +35,9 @@ struct RideStatusCommand: AsyncParsableCommand {
       throw ValidationError("--server must be HOST:PORT, got '\(server)'")
     }
     for (name, value) in [("--interval", interval), ("--deadline", deadline)] {
-      guard value > 0, value.isFinite else { throw ValidationError("\(name) must be a positive number of seconds") }
+      guard value > 0, value <= 86_400 else {
+        throw ValidationError("\(name) must be a number of seconds above 0 and at most 86400")
+      }
     }
     guard maxFailures > 0 else { throw ValidationError("--max-failures must be at least 1") }
     guard rideIdentifier?.isEmpty != true else { throw ValidationError("--ride-identifier must not be empty") }

@@ -26,7 +26,9 @@ struct TrackCommand: AsyncParsableCommand {
 
   func validate() throws {
     guard FleetEndpoint(server) != nil else { throw ValidationError("--server must be HOST:PORT, got '\(server)'") }
-    guard interval > 0, interval.isFinite else { throw ValidationError("--interval must be positive") }
+    guard interval > 0, interval <= 86_400 else {
+      throw ValidationError("--interval must be a number of seconds above 0 and at most 86400")
+    }
   }
 
   func run() async throws {
