@@ -49,7 +49,8 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     case .driver:
       [.getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes].contains(
         self)
-    case .consumer: self == .getTrip || self == .watchTrip
+    // Fleet Engine's Consumer SDK User role may search vehicles (a rider app's nearby cars).
+    case .consumer: self == .getTrip || self == .watchTrip || self == .searchVehicles
     }
   }
 }

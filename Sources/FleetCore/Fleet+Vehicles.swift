@@ -235,8 +235,7 @@ extension Fleet {
           "vehicle \(name) has active trips (\(vehicle.currentTrips.joined(separator: ", "))); complete, cancel or reassign them first"
         )
       }
-      s.vehicles[name.provider]![name.id] = nil
-      return ((), [.deleteVehicle(provider: name.provider, id: name.id, revision: s.nextRevision())])
+      return ((), [s.removeVehicle(provider: name.provider, id: name.id)])
     }
   }
 
@@ -280,16 +279,22 @@ extension Fleet {
     if let staleness = query.maximumStaleness, staleness <= .zero {
       throw .invalid("maximum_staleness must be positive")
     }
-    if !query.filter.isEmpty {
-      throw FleetError(
-        .unimplemented,
-        "filter is not supported yet; use required_attributes, required_one_of_attributes or required_one_of_attribute_sets"
-      )
-    }
     try query.viewport?.validate("viewport")
-    let all = try Self.parseAttributeTerms(query.requiredAttributes, field: "required_attributes", alternatives: false)
-    let oneOf = try Self.parseAttributeTerms(query.requiredOneOfAttributes, field: "required_one_of_attributes")
-    let sets = try Self.parseAttributeTerms(query.requiredOneOfAttributeSets, field: "required_one_of_attribute_sets")
+    let requiredGiven =
+      !query.requiredAttributes.isEmpty || !query.requiredOneOfAttributes.isEmpty
+      || !query.requiredOneOfAttributeSets.isEmpty
+    try AttributeQuery.checkExclusive(filter: query.filter, requiredGiven: requiredGiven)
+    guard query.requiredAttributes.count <= 50 else {
+      throw .invalid("required_attributes may hold at most 50 attributes, got \(query.requiredAttributes.count)")
+    }
+    var attributes = AttributeQuery()
+    attributes.all = try Self.parseAttributeTerms(
+      query.requiredAttributes, field: "required_attributes", alternatives: false
+    ).flatMap { $0 }
+    attributes.oneOf = try Self.parseAttributeTerms(query.requiredOneOfAttributes, field: "required_one_of_attributes")
+    attributes.sets = try Self.parseAttributeTerms(
+      query.requiredOneOfAttributeSets, field: "required_one_of_attribute_sets")
+    if !query.filter.isEmpty { attributes.filter = try AttributeFilter(parsing: query.filter) }
     let pageSize = try PageToken.pageSize(query.pageSize)
     var fingerprintQuery = query
     fingerprintQuery.pageToken = ""
@@ -310,11 +315,7 @@ extension Fleet {
         if let viewport = query.viewport {
           guard let point = v.lastLocation?.location, viewport.contains(point) else { return false }
         }
-        let have = Set(v.attributes.map { "\($0.key):\($0.value)" })
-        if !all.allSatisfy({ $0.allSatisfy(have.contains) }) { return false }
-        if !oneOf.allSatisfy({ $0.contains(where: have.contains) }) { return false }
-        if !sets.isEmpty && !sets.contains(where: { $0.allSatisfy(have.contains) }) { return false }
-        return true
+        return attributes.matches(v.attributes)
       }.sorted { $0.id < $1.id }
       let remaining = matching.filter { v in after.map { v.id > $0 } ?? true }
       let page = remaining.prefix(pageSize).map { Self.decorated($0, in: s) }
@@ -369,15 +370,17 @@ extension Fleet {
 
   /// Parses `key:value` terms, `|`-separated when `alternatives` is true.
   static func parseAttributeTerms(_ terms: [String], field: String, alternatives: Bool = true) throws(FleetError)
-    -> [[String]]
+    -> [[AttributeTerm]]
   {
-    try terms.enumerated().map { (i, term) throws(FleetError) -> [String] in
+    try terms.enumerated().map { (i, term) throws(FleetError) -> [AttributeTerm] in
       let parts = alternatives ? term.split(separator: "|").map(String.init) : [term]
-      for part in parts where !part.contains(":") || part.hasPrefix(":") {
-        throw .invalid(
-          "\(field)[\(i)] must be 'key:value'\(alternatives ? " terms separated by '|'" : ""), got '\(term)'")
+      return try parts.map { (part) throws(FleetError) -> AttributeTerm in
+        guard let parsed = AttributeTerm(part) else {
+          throw .invalid(
+            "\(field)[\(i)] must be 'key:value'\(alternatives ? " terms separated by '|'" : ""), got '\(term)'")
+        }
+        return parsed
       }
-      return parts
     }
   }
 }

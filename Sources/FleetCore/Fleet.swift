@@ -10,6 +10,8 @@ public final class Fleet: Sendable {
   struct State: Sendable {
     var trips: [String: [String: Trip]] = [:]
     var vehicles: [String: [String: Vehicle]] = [:]
+    /// Each provider's vehicles by position, for searches near a point.
+    var grids: [String: VehicleGrid] = [:]
     var revision: UInt64 = 0
     /// Each vehicle's progress, computed after its last change (derived, never stored).
     var progress: [String: [String: VehicleRouteProgress]] = [:]
@@ -39,7 +41,15 @@ public final class Fleet: Sendable {
       vehicle.revision = nextRevision()
       sequence += 1
       vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      grids[vehicle.provider, default: VehicleGrid()].update(vehicle.id, at: vehicle.lastLocation?.location)
       return .putVehicle(vehicle)
+    }
+
+    /// Forgets a deleted vehicle and returns the change to commit.
+    mutating func removeVehicle(provider: String, id: String) -> StoredChange {
+      vehicles[provider]?[id] = nil
+      grids[provider]?.remove(id)
+      return .deleteVehicle(provider: provider, id: id, revision: nextRevision())
     }
   }
 
@@ -49,12 +59,15 @@ public final class Fleet: Sendable {
   /// Computes routes and ETAs from reported positions; without it, progress fields stay as
   /// clients set them.
   let progressEngine: (any TripProgressEngine)?
+  /// Estimates drives for vehicle search; without it, straight lines (`StraightLineTravel`).
+  let travel: (any TravelEstimator)?
+  let configuration: FleetConfiguration
   let watchers = TripWatchers()
 
   /// Loads the stored fleet. `clock` is injectable for tests.
   public init(
-    storage: any FleetStorage, progress: (any TripProgressEngine)? = nil,
-    clock: @escaping @Sendable () -> Date = { Date() }
+    storage: any FleetStorage, progress: (any TripProgressEngine)? = nil, travel: (any TravelEstimator)? = nil,
+    configuration: FleetConfiguration = FleetConfiguration(), clock: @escaping @Sendable () -> Date = { Date() }
   ) async throws {
     var initial = State()
     initial.revision = try await storage.highestRevision()
@@ -64,12 +77,15 @@ public final class Fleet: Sendable {
     }
     for vehicle in try await storage.loadVehicles() {
       initial.vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      initial.grids[vehicle.provider, default: VehicleGrid()].update(vehicle.id, at: vehicle.lastLocation?.location)
       initial.revision = max(initial.revision, vehicle.revision)
     }
     self.state = Mutex(initial)
     self.storage = storage
     self.clock = clock
     self.progressEngine = progress
+    self.travel = travel
+    self.configuration = configuration
     // Progress is derived, so it is recomputed at start for every vehicle with a position.
     recomputeProgress(of: initial.vehicles.values.flatMap(\.values))
   }
@@ -107,6 +123,17 @@ public final class Fleet: Sendable {
     propagate(changes)
     return result
   }
+}
+
+/// What the domain can be told, with documented defaults.
+public struct FleetConfiguration: Sendable {
+  /// SearchVehicles' COST order, unless a provider has its own weights.
+  public var costWeights = MatchCostWeights()
+  public var providerCostWeights: [String: MatchCostWeights] = [:]
+
+  public init() {}
+
+  public func costWeights(for provider: String) -> MatchCostWeights { providerCostWeights[provider] ?? costWeights }
 }
 
 /// An opaque, stable page token: the last ID returned plus a fingerprint of the query, so a token

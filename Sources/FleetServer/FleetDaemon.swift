@@ -42,7 +42,13 @@ public final class FleetDaemon: Sendable {
         osmPath: configuration.geoOSMPath, geoNamesPath: configuration.geoNamesPath, logger: logger)
     }
     // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself.
-    let fleet = try await Fleet(storage: storage, progress: routing.map { ProgressEngine(routing: $0) })
+    let progress = routing.map { ProgressEngine(routing: $0) }
+    // Vehicle search ranks by road ETAs at the speeds progress learns; straight lines without.
+    let travel = progress.map {
+      RoadTravelEstimator(routing: $0.routing, traffic: $0.traffic, learnsTraffic: $0.configuration.learnsTraffic)
+    }
+    let fleet = try await Fleet(
+      storage: storage, progress: progress, travel: travel, configuration: configuration.fleet)
     return FleetDaemon(
       configuration: configuration, fleet: fleet, storage: storage, routing: routing, geocoding: geocoding,
       logger: logger)

@@ -204,12 +204,11 @@ struct FleetRPCs: Sendable {
   func searchVehicles(_ r: Maps_Fleetengine_V1_SearchVehiclesRequest, _ caller: Caller) throws(FleetError)
     -> Maps_Fleetengine_V1_SearchVehiclesResponse
   {
-    _ = try ProviderName(parsing: r.parent)
-    try caller.mayCall(.searchVehicles)
-    throw FleetError(
-      .unimplemented,
-      "SearchVehicles is not implemented yet: it needs the routing engine (driving ETAs to the pickup point); use ListVehicles with a viewport meanwhile"
-    )
+    let parent = try ProviderName(parsing: r.parent)
+    let matches = try fleet.searchVehicles(caller: caller, provider: parent.provider, search: try VehicleSearch(r))
+    var response = Maps_Fleetengine_V1_SearchVehiclesResponse()
+    response.matches = matches.map(Maps_Fleetengine_V1_VehicleMatch.init)
+    return response
   }
 }
 

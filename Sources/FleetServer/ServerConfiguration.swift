@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable {
   public var geoNamesPath: String?
   /// An engine already built (tests share one); when nil, it is built from the two paths.
   public var geocoding: GeocodingEngine?
+  /// The domain's settings: SearchVehicles' COST weights.
+  public var fleet = FleetConfiguration()
 
   public init() {}
 }

@@ -18,7 +18,8 @@ struct AuthorizationTests {
       case .admin, .server: true
       case .viewer: Self.reads.contains(operation)
       case .driver: Self.driverOps.contains(operation)
-      case .consumer: operation == .getTrip || operation == .watchTrip
+      // Fleet Engine's Consumer SDK User role also searches vehicles (nearby cars).
+      case .consumer: [.getTrip, .watchTrip, .searchVehicles].contains(operation)
       }
     #expect(operation.isAllowed(for: role) == expected)
   }

@@ -9,6 +9,8 @@
 public struct CCH: Sendable {
   /// Rank of each turn-graph node (directed edge) in the order; higher ranks are contracted later.
   let rank: [Int32]
+  /// The nodes in rank order (lowest first).
+  let byRank: [Int32]
   /// Upward edges of node v (to higher ranks): `firstUp[v]..<firstUp[v + 1]`, targets sorted.
   let firstUp: [Int32]
   let upTarget: [Int32]
@@ -55,6 +57,7 @@ public struct CCH: Sendable {
     }
     firstUp.append(Int32(upTarget.count))
     self.rank = rank
+    self.byRank = order
     self.firstUp = firstUp
     self.upTarget = upTarget
   }
@@ -180,9 +183,7 @@ struct CustomizedCCH: Sendable {
       }
     }
     // Nodes by rank; for each, every pair of its upper neighbours u < w closes a triangle.
-    var byRank = [Int32](repeating: 0, count: cch.rank.count)
-    for (v, r) in cch.rank.enumerated() { byRank[Int(r)] = Int32(v) }
-    for v in byRank {
+    for v in cch.byRank {
       let edges = cch.upEdges(v)
       for i in edges {
         let u = cch.upTarget[i]

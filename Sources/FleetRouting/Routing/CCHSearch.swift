@@ -42,6 +42,15 @@ final class SearchLabelPool: Sendable {
 
   init(nodeCount: Int) { self.nodeCount = nodeCount }
 
+  /// Labels for a caller that holds them beyond one call; `giveBack` returns them.
+  func take() -> SearchLabels { free.withLock { $0.popLast() } ?? SearchLabels(count: nodeCount) }
+
+  func giveBack(_ labels: SearchLabels) {
+    var labels = labels
+    labels.reset()
+    free.withLock { $0.append(labels) }
+  }
+
   func with<T>(_ body: (inout SearchLabels, inout SearchLabels) -> T) -> T {
     let taken = free.withLock { pool in (pool.popLast(), pool.popLast()) }
     var first = taken.0 ?? SearchLabels(count: nodeCount)

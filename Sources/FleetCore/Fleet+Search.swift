@@ -1,0 +1,439 @@
+import Foundation
+
+extension Fleet {
+  /// What a search found, before it is ranked: the vehicle and how it would reach the pickup.
+  struct SearchCandidate {
+    enum Plan {
+      /// No trips: straight to the pickup.
+      case free
+      /// Finishes `stops` first, then drives from the last one to the pickup. `finish` is how
+      /// long and far that is, from the live progress when it is current.
+      case after(stops: [TripWaypoint], finish: [TravelEstimate]?)
+      /// Takes the rider between its other riders' stops.
+      case pooled(stops: [TripWaypoint], changes: [CarpoolInsertion.Stop], onboard: Int32, exclusiveOnboard: Int)
+    }
+
+    var vehicle: Vehicle
+    var position: LatLng
+    var straightMetres: Double
+    var plan: Plan
+    /// Whether the pickup may come after all of the vehicle's stops (back_to_back_enabled).
+    var backToBackAllowed: Bool
+
+    /// Where its drive to the pickup starts.
+    var origin: LatLng {
+      if case .after(let stops, _) = plan, let last = stops.last { return last.location.point }
+      return position
+    }
+  }
+
+  /// A candidate with its estimates, as it would be returned.
+  struct EvaluatedMatch {
+    var match: VehicleMatch
+    /// The value it is ordered by (lower first).
+    var key: Double
+  }
+
+  /// Fleet Engine's SearchVehicles rules, checked in the order Fleet Engine documents them.
+  struct SearchPlan {
+    var pickup: LatLng
+    var dropoff: LatLng?
+    var radius: Double
+    var count: Int
+    var passengers: Int32
+    var tripType: TripType
+    var staleness: Duration
+    var categories: Set<VehicleCategory>
+    var attributes: AttributeQuery
+    var order: VehicleMatchOrder
+    var includeBackToBack: Bool
+    var tripID: String
+    var currentTrips: CurrentTripsPresent
+
+    init(_ search: VehicleSearch) throws(FleetError) {
+      guard let pickup = search.pickupPoint else { throw .invalid("pickup_point is required") }
+      try pickup.point.validate("pickup_point.point")
+      try search.dropoffPoint?.point.validate("dropoff_point.point")
+      guard (400...10_000).contains(search.pickupRadiusMeters) else {
+        throw .invalid(
+          "pickup_radius_meters must be between 400 and 10000 (inclusive), got \(search.pickupRadiusMeters)")
+      }
+      guard (1...50).contains(search.count) else {
+        throw .invalid("count must be between 1 and 50 (inclusive), got \(search.count)")
+      }
+      guard search.minimumCapacity >= 1 else {
+        throw .invalid("minimum_capacity must be at least 1 (the passengers, not counting the driver), got \(search.minimumCapacity)")
+      }
+      guard search.tripTypes.count == 1 else {
+        throw .invalid("trip_types must hold exactly one trip type, got \(search.tripTypes.count)")
+      }
+      guard search.tripTypes[0] != .unknown else { throw .invalid("trip_types must not contain UNKNOWN_TRIP_TYPE") }
+      guard !search.vehicleTypes.isEmpty else {
+        throw .invalid("vehicle_types is required: give at least one vehicle type")
+      }
+      if let i = search.vehicleTypes.firstIndex(of: .unknown) {
+        throw .invalid("vehicle_types[\(i)].category must not be UNKNOWN")
+      }
+      guard search.orderBy != .unknown else {
+        throw .invalid(
+          "order_by is required: PICKUP_POINT_ETA, PICKUP_POINT_DISTANCE, DROPOFF_POINT_ETA, PICKUP_POINT_STRAIGHT_DISTANCE or COST"
+        )
+      }
+      if search.tripTypes[0] == .shared && search.dropoffPoint == nil {
+        throw .invalid("dropoff_point is required when trip_types is SHARED")
+      }
+      if search.orderBy == .dropoffPointETA && search.dropoffPoint == nil {
+        throw .invalid("dropoff_point is required when order_by is DROPOFF_POINT_ETA")
+      }
+      if let staleness = search.maximumStaleness, staleness <= .zero {
+        throw .invalid("maximum_staleness must be a positive duration")
+      }
+      if search.includeBackToBack && search.currentTripsPresent != .unspecified {
+        throw .invalid(
+          "include_back_to_back can only be true when current_trips_present is CURRENT_TRIPS_PRESENT_UNSPECIFIED")
+      }
+      if search.tripTypes[0] == .shared && search.currentTripsPresent == .unspecified {
+        throw .invalid("current_trips_present must be NONE or ANY when trip_types is SHARED")
+      }
+      if !search.tripID.isEmpty { try ResourceID.validate(search.tripID, field: "trip_id") }
+      let requiredGiven =
+        !search.requiredAttributes.isEmpty || !search.requiredOneOfAttributes.isEmpty
+        || !search.requiredOneOfAttributeSets.isEmpty
+      try AttributeQuery.checkExclusive(filter: search.filter, requiredGiven: requiredGiven)
+      guard search.requiredAttributes.count <= 50 else {
+        throw .invalid("required_attributes may hold at most 50 attributes, got \(search.requiredAttributes.count)")
+      }
+      func terms(_ list: [Attribute], _ field: String) throws(FleetError) -> [AttributeTerm] {
+        try list.enumerated().map { (i, a) throws(FleetError) in
+          guard !a.key.isEmpty, !a.key.contains(":") else {
+            throw .invalid("\(field)[\(i)].key is required and must not contain ':'")
+          }
+          return AttributeTerm(key: a.key, value: a.value.description)
+        }
+      }
+      var attributes = AttributeQuery()
+      attributes.all = try terms(search.requiredAttributes, "required_attributes")
+      attributes.oneOf = try search.requiredOneOfAttributes.enumerated().map { (i, list) throws(FleetError) in
+        try terms(list, "required_one_of_attributes[\(i)].attributes")
+      }
+      attributes.sets = try search.requiredOneOfAttributeSets.enumerated().map { (i, list) throws(FleetError) in
+        try terms(list, "required_one_of_attribute_sets[\(i)].attributes")
+      }
+      if !search.filter.isEmpty { attributes.filter = try AttributeFilter(parsing: search.filter) }
+
+      self.pickup = pickup.point
+      dropoff = search.dropoffPoint?.point
+      radius = Double(search.pickupRadiusMeters)
+      count = Int(search.count)
+      passengers = search.minimumCapacity
+      tripType = search.tripTypes[0]
+      // Fleet Engine: five minutes when not set.
+      staleness = search.maximumStaleness ?? .seconds(300)
+      categories = Set(search.vehicleTypes)
+      self.attributes = attributes
+      order = search.orderBy
+      includeBackToBack = search.includeBackToBack
+      tripID = search.tripID
+      currentTrips = search.currentTripsPresent
+    }
+  }
+
+  // MARK: - SearchVehicles
+
+  /// Fleet Engine SearchVehicles: the vehicles that can serve a trip from `pickup_point`, best
+  /// first by `order_by`, with driving ETAs and distances from the travel estimator (road
+  /// graph and live traffic; straight lines without a graph, and then `ordered_by` says so).
+  public func searchVehicles(caller: Caller, provider: String, search: VehicleSearch) throws(FleetError)
+    -> [VehicleMatch]
+  {
+    try caller.mayCall(.searchVehicles)
+    try caller.checkProvider(provider)
+    let plan = try SearchPlan(search)
+    let now = now()
+    let candidates = state.withLock { s in Self.searchCandidates(plan, provider: provider, in: s, now: now) }
+    let estimator = travel ?? StraightLineTravel()
+    var matches = Self.rank(
+      candidates, plan: plan, weights: configuration.costWeights(for: provider), estimator: estimator, now: now)
+    // As responses show vehicles: with their live progress; riders see less.
+    state.withLock { s in
+      for i in matches.indices {
+        if let current = s.vehicles[provider]?[matches[i].vehicle.id] {
+          matches[i].vehicle = Self.decorated(current, in: s)
+        }
+      }
+    }
+    if caller.role == .consumer { matches = matches.map { $0.forRiders() } }
+    return matches
+  }
+
+  /// The vehicles that meet every condition of the search, found through the position grid.
+  static func searchCandidates(_ plan: SearchPlan, provider: String, in s: State, now: Date) -> [SearchCandidate] {
+    guard let grid = s.grids[provider], let vehicles = s.vehicles[provider] else { return [] }
+    let cutoff = now.addingTimeInterval(-plan.staleness.seconds)
+    var found: [SearchCandidate] = []
+    for id in grid.candidates(near: plan.pickup, radius: plan.radius) {
+      guard let vehicle = vehicles[id], let candidate = candidate(vehicle, plan, cutoff: cutoff, in: s) else {
+        continue
+      }
+      found.append(candidate)
+    }
+    return found
+  }
+
+  /// The vehicle as a candidate, or nil when it fails one of Fleet Engine's implicit
+  /// conditions: online, the trip type, the vehicle type, fresh, near, the attributes, room for
+  /// the passengers, and the rules on current trips.
+  static func candidate(_ v: Vehicle, _ plan: SearchPlan, cutoff: Date, in s: State) -> SearchCandidate? {
+    guard v.state == .online, v.supportedTripTypes.contains(plan.tripType), plan.categories.contains(v.category),
+      let location = v.lastLocation, let position = location.location,
+      (location.serverTime ?? .distantPast) >= cutoff
+    else { return nil }
+    let straight = position.distance(to: plan.pickup)
+    guard straight <= plan.radius, plan.attributes.matches(v.attributes) else { return nil }
+    let tripIDs = v.currentTrips.filter { $0 != plan.tripID }
+    let stops = v.waypoints.filter { $0.tripID != plan.tripID }
+    var candidate = SearchCandidate(
+      vehicle: v, position: position, straightMetres: straight, plan: .free, backToBackAllowed: v.backToBackEnabled)
+    if tripIDs.isEmpty {
+      return v.maximumCapacity >= plan.passengers ? candidate : nil
+    }
+    let trips = tripIDs.compactMap { s.trips[v.provider]?[$0] }
+    switch plan.currentTrips {
+    case .none:
+      return nil
+    case .unspecified:
+      // Fleet Engine: with include_back_to_back, a vehicle whose one active trip is
+      // ENROUTE_TO_DROPOFF, when its back_to_back_enabled is set.
+      guard plan.includeBackToBack, v.backToBackEnabled, trips.count == 1, trips[0].status == .enrouteToDropoff,
+        v.maximumCapacity >= plan.passengers
+      else { return nil }
+      candidate.plan = .after(stops: stops, finish: progressLegs(of: v, stops: stops, in: s))
+      return candidate
+    case .any:
+      // Fleet Engine: at most 5 current trips and 10 waypoints.
+      guard trips.count <= 5, stops.count <= 10 else { return nil }
+      if plan.tripType == .exclusive {
+        // An EXCLUSIVE rider shares the car with nobody: after everyone else.
+        guard v.backToBackEnabled, v.maximumCapacity >= plan.passengers else { return nil }
+        candidate.plan = .after(stops: stops, finish: progressLegs(of: v, stops: stops, in: s))
+        return candidate
+      }
+      let byID = Dictionary(trips.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+      var onboard: Int32 = 0
+      var exclusiveOnboard = 0
+      for trip in trips where !trip.ownRemainingWaypoints.contains(where: { $0.waypointType == .pickup }) {
+        onboard += max(1, trip.numberOfPassengers)
+        if trip.type == .exclusive { exclusiveOnboard += 1 }
+      }
+      let changes = stops.map { stop -> CarpoolInsertion.Stop in
+        let trip = byID[stop.tripID]
+        let riders = max(1, trip?.numberOfPassengers ?? 1)
+        let exclusive = trip?.type == .exclusive ? 1 : 0
+        switch stop.waypointType {
+        case .pickup: return .init(passengers: riders, exclusiveRiders: exclusive)
+        case .dropOff: return .init(passengers: -riders, exclusiveRiders: -exclusive)
+        default: return .init(passengers: 0)
+        }
+      }
+      candidate.plan = .pooled(
+        stops: stops, changes: changes, onboard: onboard, exclusiveOnboard: exclusiveOnboard)
+      return candidate
+    }
+  }
+
+  /// The legs to a vehicle's stops from its live progress, when that is current for them.
+  static func progressLegs(of v: Vehicle, stops: [TripWaypoint], in s: State) -> [TravelEstimate]? {
+    guard let progress = s.progress[v.provider]?[v.id], progress.legs.map(\.waypoint) == stops else { return nil }
+    return progress.legs.map { TravelEstimate(seconds: $0.duration, metres: $0.distanceMeters) }
+  }
+
+  /// Orders the candidates and keeps the best `count`. Every candidate's drive to the pickup
+  /// is estimated in one query at free flow, a bound that traffic and detours only raise; the
+  /// candidates are then evaluated exactly in the order of their bounds until no bound can beat
+  /// the `count`-th best, so that detours and traffic are computed for few of them.
+  static func rank(
+    _ candidates: [SearchCandidate], plan: SearchPlan, weights: MatchCostWeights, estimator: any TravelEstimator,
+    now: Date
+  ) -> [VehicleMatch] {
+    guard !candidates.isEmpty else { return [] }
+    let order = estimator.followsRoads ? plan.order : .pickupPointStraightDistance
+    let fan = estimator.fan(to: plan.pickup, from: candidates.map(\.origin), now: now)
+    let pickupToDropoff = plan.dropoff.flatMap { estimator.legs(through: [plan.pickup, $0], now: now)?.first }
+    var finishes: [Int: [TravelEstimate]] = [:]
+    var bounded: [(bound: Double, index: Int)] = []
+    var unrouted: [Int] = []
+    for (i, candidate) in candidates.enumerated() {
+      guard let direct = fan.freeFlow(i) else {
+        unrouted.append(i)
+        continue
+      }
+      var before = TravelEstimate.zero
+      if case .after(let stops, let finish) = candidate.plan {
+        guard let legs = finish ?? estimator.legs(through: [candidate.position] + stops.map(\.location.point), now: now)
+        else {
+          unrouted.append(i)
+          continue
+        }
+        finishes[i] = legs
+        before = legs.reduce(.zero, +)
+      }
+      let eta = before.seconds + direct.seconds
+      let bound: Double
+      switch order {
+      case .pickupPointETA, .unknown: bound = eta
+      case .dropoffPointETA:
+        if case .pooled = candidate.plan { bound = eta } else { bound = eta + (pickupToDropoff?.seconds ?? 0) }
+      case .pickupPointDistance:
+        if case .pooled = candidate.plan { bound = candidate.straightMetres } else { bound = before.metres + direct.metres }
+      case .pickupPointStraightDistance: bound = candidate.straightMetres
+      case .cost: bound = weights.secondsOfETA * eta + weights.metresOfStraightLine * candidate.straightMetres
+      }
+      bounded.append((bound, i))
+    }
+    bounded.sort { ($0.bound, candidates[$0.index].vehicle.id) < ($1.bound, candidates[$1.index].vehicle.id) }
+
+    var best: [EvaluatedMatch] = []
+    for (bound, i) in bounded {
+      if best.count == plan.count, let worst = best.last, bound > worst.key { break }
+      guard
+        let evaluated = evaluate(
+          candidates[i], index: i, fan: fan, finish: finishes[i], pickupToDropoff: pickupToDropoff, plan: plan,
+          order: order, weights: weights, estimator: estimator, now: now)
+      else { continue }
+      let position =
+        best.firstIndex {
+          ($0.key, $0.match.vehicle.id) > (evaluated.key, evaluated.match.vehicle.id)
+        } ?? best.count
+      best.insert(evaluated, at: position)
+      if best.count > plan.count { best.removeLast() }
+    }
+    var matches = best.map(\.match)
+    // Vehicles with no route to the pickup come last, by straight-line distance: what they
+    // were ordered by (Fleet Engine leaves their ETAs empty).
+    if matches.count < plan.count {
+      let rest = unrouted.filter { if case .pooled = candidates[$0].plan { false } else { true } }
+        .sorted { (candidates[$0].straightMetres, candidates[$0].vehicle.id) < (candidates[$1].straightMetres, candidates[$1].vehicle.id) }
+      for i in rest.prefix(plan.count - matches.count) {
+        var match = VehicleMatch(
+          vehicle: candidates[i].vehicle, pickupStraightLineDistanceMeters: Int32(candidates[i].straightMetres.rounded()),
+          tripType: plan.tripType, matchType: candidates[i].vehicle.currentTrips.isEmpty ? .exclusive : .backToBack,
+          requestedOrderedBy: plan.order, orderedBy: .pickupPointStraightDistance)
+        match.waypoints = [MatchWaypoint(location: candidates[i].position, eta: now)]
+        matches.append(match)
+      }
+    }
+    return matches
+  }
+
+  /// One candidate's estimates with live traffic and, for a shared ride, the best place for
+  /// the rider among its stops; nil when it cannot take the rider after all.
+  static func evaluate(
+    _ candidate: SearchCandidate, index: Int, fan: any TravelFan, finish: [TravelEstimate]?,
+    pickupToDropoff: TravelEstimate?, plan: SearchPlan, order: VehicleMatchOrder, weights: MatchCostWeights,
+    estimator: any TravelEstimator, now: Date
+  ) -> EvaluatedMatch? {
+    let straight = Int32(candidate.straightMetres.rounded())
+    var match = VehicleMatch(
+      vehicle: candidate.vehicle, pickupStraightLineDistanceMeters: straight, tripType: plan.tripType,
+      matchType: .exclusive, requestedOrderedBy: plan.order, orderedBy: order)
+    let start = MatchWaypoint(location: candidate.position, eta: now)
+    let offRoad = fan.targetOffRoadMetres
+    var pickupETA: Double
+    var dropoffETA: Double?
+    switch candidate.plan {
+    case .free, .after:
+      guard let drive = fan.withTraffic(index) else { return nil }
+      var before = TravelEstimate.zero
+      var waypoints = [start]
+      if case .after(let stops, _) = candidate.plan, let finish {
+        match.matchType = .backToBack
+        for (stop, leg) in zip(stops, finish) {
+          before = before + leg
+          waypoints.append(MatchWaypoint(location: stop.location.point, eta: now.addingTimeInterval(before.seconds)))
+        }
+      }
+      pickupETA = before.seconds + drive.seconds
+      match.pickupDistanceMeters = Int32(clamping: Int((before.metres + drive.metres + offRoad).rounded()))
+      waypoints.append(MatchWaypoint(location: plan.pickup, eta: now.addingTimeInterval(pickupETA)))
+      if let dropoff = plan.dropoff, let pickupToDropoff {
+        dropoffETA = pickupETA + pickupToDropoff.seconds
+        waypoints.append(MatchWaypoint(location: dropoff, eta: now.addingTimeInterval(dropoffETA!)))
+      }
+      match.waypoints = waypoints
+    case .pooled(let stops, let changes, let onboard, let exclusiveOnboard):
+      guard let dropoff = plan.dropoff else { return nil }
+      let points = [candidate.position] + stops.map(\.location.point) + [plan.pickup, dropoff]
+      let seconds = estimator.matrix(points).map { $0.map { $0?.seconds } }
+      guard
+        let insertion = CarpoolInsertion.cheapest(
+          stops: changes, onboard: onboard, exclusiveOnboard: exclusiveOnboard,
+          capacity: candidate.vehicle.maximumCapacity, passengers: plan.passengers, seconds: seconds,
+          allowAfterAll: candidate.backToBackAllowed)
+      else { return nil }
+      let route = insertion.order(Array(1...stops.count), pickup: stops.count + 1, dropoff: stops.count + 2)
+      // The route only as far as the rider's drop-off: the stops after it do not change the
+      // rider's estimates.
+      let upToDropoff = [0] + route.prefix { $0 != stops.count + 2 } + [stops.count + 2]
+      guard let legs = estimator.legs(through: upToDropoff.map { points[$0] }, now: now) else { return nil }
+      var elapsed = TravelEstimate.zero
+      var waypoints = [start]
+      pickupETA = 0
+      for (point, leg) in zip(upToDropoff.dropFirst(), legs) {
+        elapsed = elapsed + leg
+        waypoints.append(MatchWaypoint(location: points[point], eta: now.addingTimeInterval(elapsed.seconds)))
+        if point == stops.count + 1 {
+          pickupETA = elapsed.seconds
+          match.pickupDistanceMeters = Int32(clamping: Int((elapsed.metres + offRoad).rounded()))
+        }
+      }
+      dropoffETA = elapsed.seconds
+      match.waypoints = waypoints
+      match.matchType = insertion.pickupIndex == stops.count ? .carpoolBackToBack : .carpool
+      match.pickupInsertionIndex = insertion.pickupIndex
+      match.dropoffInsertionIndex = insertion.dropoffIndex
+    }
+    match.pickupETA = now.addingTimeInterval(pickupETA)
+    match.dropoffETA = dropoffETA.map { now.addingTimeInterval($0) }
+    match.pickupToDropoffDistanceMeters = pickupToDropoff.map { Int32(clamping: Int($0.metres.rounded())) }
+    let key: Double
+    switch order {
+    case .pickupPointETA, .unknown: key = pickupETA
+    case .pickupPointDistance: key = Double(match.pickupDistanceMeters ?? .max)
+    case .dropoffPointETA: key = dropoffETA ?? .infinity
+    case .pickupPointStraightDistance: key = candidate.straightMetres
+    case .cost: key = weights.secondsOfETA * pickupETA + weights.metresOfStraightLine * candidate.straightMetres
+    }
+    return EvaluatedMatch(match: match, key: key)
+  }
+}
+
+extension VehicleMatch {
+  /// What a rider's app sees of a nearby vehicle: where it is and what it is, not its trips,
+  /// stops, attributes or the device's sensor data.
+  func forRiders() -> VehicleMatch {
+    var copy = self
+    var shown = Vehicle(provider: vehicle.provider, id: vehicle.id)
+    shown.state = vehicle.state
+    shown.supportedTripTypes = vehicle.supportedTripTypes
+    shown.maximumCapacity = vehicle.maximumCapacity
+    shown.category = vehicle.category
+    shown.licensePlate = vehicle.licensePlate
+    shown.backToBackEnabled = vehicle.backToBackEnabled
+    shown.lastLocation = vehicle.lastLocation.map { full in
+      var location = VehicleLocation(location: full.location)
+      location.heading = full.heading
+      location.speed = full.speed
+      location.updateTime = full.updateTime
+      location.serverTime = full.serverTime
+      location.isRoadSnapped = full.isRoadSnapped
+      return location
+    }
+    shown.createTime = vehicle.createTime
+    shown.updateTime = vehicle.updateTime
+    copy.vehicle = shown
+    // Other riders' stops stay private: the car, then this trip's pickup and drop-off.
+    let own = waypoints.count >= 2 ? (dropoffETA != nil ? 2 : 1) : 0
+    copy.waypoints = Array(waypoints.prefix(1)) + Array(waypoints.suffix(own))
+    return copy
+  }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// How long and how far one drive is.
+public struct TravelEstimate: Sendable, Hashable {
+  public var seconds: Double
+  public var metres: Double
+
+  public init(seconds: Double, metres: Double) {
+    self.seconds = seconds
+    self.metres = metres
+  }
+
+  public static let zero = TravelEstimate(seconds: 0, metres: 0)
+
+  public static func + (a: TravelEstimate, b: TravelEstimate) -> TravelEstimate {
+    TravelEstimate(seconds: a.seconds + b.seconds, metres: a.metres + b.metres)
+  }
+}
+
+/// The port to what estimates drives for vehicle search and dispatch: FleetProgress answers on
+/// the road graph with the traffic trip progress learns; `StraightLineTravel` without a graph.
+/// `Fleet` calls it outside its lock.
+public protocol TravelEstimator: Sendable {
+  /// True when estimates follow roads; false when they are straight lines at a set speed.
+  var followsRoads: Bool { get }
+  /// Drives from every origin to one target, all in one query.
+  func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan
+  /// The legs through `points` in order (one fewer than the points), with live traffic; nil
+  /// when some leg has no route.
+  func legs(through points: [LatLng], now: Date) -> [TravelEstimate]?
+  /// Free-flow drives between all `points` (row: from, column: to); nil where there is none.
+  func matrix(_ points: [LatLng]) -> [[TravelEstimate?]]
+  /// Free-flow drives from each source to each target, in one query.
+  func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]]
+}
+
+/// The result of one many-to-one query.
+public protocol TravelFan {
+  /// Metres from the target to the road the drives end on (0 for straight lines).
+  var targetOffRoadMetres: Double { get }
+  /// Free flow: never more than `withTraffic`, so it bounds it from below. Nil: no route.
+  func freeFlow(_ origin: Int) -> TravelEstimate?
+  /// The same drive at the speeds traffic allows now.
+  func withTraffic(_ origin: Int) -> TravelEstimate?
+}
+
+/// Estimates without a road graph: straight lines at a fixed speed. `ordered_by` then says
+/// PICKUP_POINT_STRAIGHT_DISTANCE, since nothing else was used.
+public struct StraightLineTravel: TravelEstimator {
+  /// 30 km/h: a city's average driving speed, slower than its limits.
+  public static let defaultSpeed = 30 / 3.6
+  public let metresPerSecond: Double
+
+  public init(metresPerSecond: Double = Self.defaultSpeed) { self.metresPerSecond = metresPerSecond }
+
+  public var followsRoads: Bool { false }
+
+  func estimate(_ a: LatLng, _ b: LatLng) -> TravelEstimate {
+    let metres = a.distance(to: b)
+    return TravelEstimate(seconds: metres / metresPerSecond, metres: metres)
+  }
+
+  public func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan {
+    Fan(estimates: origins.map { estimate($0, target) })
+  }
+
+  public func legs(through points: [LatLng], now: Date) -> [TravelEstimate]? {
+    zip(points, points.dropFirst()).map { estimate($0, $1) }
+  }
+
+  public func matrix(_ points: [LatLng]) -> [[TravelEstimate?]] {
+    matrix(from: points, to: points)
+  }
+
+  public func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]] {
+    sources.map { a in targets.map { b in estimate(a, b) } }
+  }
+
+  struct Fan: TravelFan {
+    let estimates: [TravelEstimate]
+    var targetOffRoadMetres: Double { 0 }
+    func freeFlow(_ origin: Int) -> TravelEstimate? { estimates[origin] }
+    func withTraffic(_ origin: Int) -> TravelEstimate? { estimates[origin] }
+  }
+}
