@@ -219,7 +219,9 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
-    .testTarget(name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore", "FleetTestSupport"],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore"], swiftSettings: swiftSettings),
     .testTarget(
@@ -298,6 +300,7 @@ let package = Package(
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),

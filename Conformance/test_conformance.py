@@ -2,6 +2,8 @@
 every RPC, and every status code fleetd documents."""
 import base64
 import json
+import os
+import subprocess
 import time
 
 import grpc
@@ -10,7 +12,7 @@ from google.api_core import exceptions as gx
 from google.maps import fleetengine_v1 as fe
 from google.protobuf import duration_pb2, field_mask_pb2
 
-from conftest import PROVIDER, Fleetd, trip, vehicle
+from conftest import FLEETD, PROVIDER, Fleetd, trip, vehicle
 
 P = f"providers/{PROVIDER}"
 
@@ -119,10 +121,153 @@ def test_not_found_already_exists_failed_precondition_unimplemented(fleetd):
     fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=t.name, trip=fe.Trip(trip_status=fe.TripStatus.ARRIVED_AT_PICKUP), update_mask=mask("trip_status")), metadata=md)
     with pytest.raises(gx.FailedPrecondition):
         fleetd.trips.update_trip(request=fe.UpdateTripRequest(name=t.name, trip=fe.Trip(trip_status=fe.TripStatus.ENROUTE_TO_PICKUP), update_mask=mask("trip_status")), metadata=md)
-    with pytest.raises(gx.MethodNotImplemented):
-        fleetd.vehicles.search_vehicles(request=fe.SearchVehiclesRequest(
-            parent=P, pickup_point=fe.TerminalLocation(point={"latitude": 43.7, "longitude": 7.4}), pickup_radius_meters=1000,
-            count=5, minimum_capacity=1, trip_types=[fe.TripType.EXCLUSIVE], vehicle_types=[fe.Vehicle.VehicleType(category=1)]), metadata=md)
+    # SearchFuzzedVehicles is deprecated in Fleet Engine (the client no longer has it) and not served.
+    raw = fleetd.channel.unary_unary("/maps.fleetengine.v1.VehicleService/SearchFuzzedVehicles")
+    with pytest.raises(grpc.RpcError) as error:
+        raw(fe.SearchVehiclesRequest.serialize(search_request()), metadata=md)
+    assert error.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def search_request(**overrides):
+    r = dict(parent=P, pickup_point=fe.TerminalLocation(point={"latitude": 43.7384, "longitude": 7.4246}),
+             dropoff_point=fe.TerminalLocation(point={"latitude": 43.7396, "longitude": 7.4275}),
+             pickup_radius_meters=2000, count=10, minimum_capacity=1, trip_types=[fe.TripType.EXCLUSIVE],
+             vehicle_types=[fe.Vehicle.VehicleType(category=fe.Vehicle.VehicleType.Category.AUTO)],
+             order_by=fe.SearchVehiclesRequest.VehicleMatchOrder.PICKUP_POINT_ETA)
+    r.update(overrides)
+    return fe.SearchVehiclesRequest(**r)
+
+
+def located(lat, lng, **overrides):
+    return vehicle(last_location=fe.VehicleLocation(location={"latitude": lat, "longitude": lng}), **overrides)
+
+
+def test_search_vehicles(fleetd):
+    md = fleetd.md()
+    attrs = [fe.VehicleAttribute(key="tier", string_value="gold"), fe.VehicleAttribute(key="ev", bool_value=True)]
+    for vid, lat, extra in [("near", 43.7394, {}), ("far", 43.7454, {"attributes": attrs}),
+                            ("offline", 43.7385, {"vehicle_state": fe.VehicleState.OFFLINE}),
+                            ("taxi", 43.7386, {"vehicle_type": fe.Vehicle.VehicleType(category=fe.Vehicle.VehicleType.Category.TAXI)}),
+                            ("small", 43.7387, {"maximum_capacity": 1}), ("outside", 43.7700, {})]:
+        fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=vid, vehicle=located(lat, 7.4246, **extra)), metadata=md)
+
+    matches = fleetd.vehicles.search_vehicles(request=search_request(minimum_capacity=2), metadata=md).matches
+    assert [m.vehicle.name.split("/")[-1] for m in matches] == ["near", "far"]
+    first = matches[0]
+    # Without a road graph fleetd says it ordered by straight-line distance.
+    assert first.requested_ordered_by == fe.SearchVehiclesRequest.VehicleMatchOrder.PICKUP_POINT_ETA
+    assert first.ordered_by == fe.SearchVehiclesRequest.VehicleMatchOrder.PICKUP_POINT_STRAIGHT_DISTANCE
+    assert first.vehicle_pickup_straight_line_distance_meters == pytest.approx(111, abs=2)
+    assert first.vehicle_pickup_eta and first.vehicle_dropoff_eta
+    assert first.vehicle_match_type == fe.VehicleMatch.VehicleMatchType.EXCLUSIVE
+    assert first.trip_type == fe.TripType.EXCLUSIVE
+    assert len(first.vehicle_trips_waypoints) == 3
+
+    def ids(**overrides):
+        return [m.vehicle.name.split("/")[-1] for m in fleetd.vehicles.search_vehicles(request=search_request(**overrides), metadata=md).matches]
+
+    assert ids(filter='attributes.tier = "gold" AND attributes.ev = "true"') == ["far"]
+    assert ids(required_attributes=[fe.VehicleAttribute(key="tier", string_value="gold")]) == ["far"]
+    assert ids(required_one_of_attribute_sets=[fe.VehicleAttributeList(attributes=attrs)]) == ["far"]
+    assert ids(vehicle_types=[fe.Vehicle.VehicleType(category=fe.Vehicle.VehicleType.Category.TAXI)]) == ["taxi"]
+    assert ids(count=1, order_by=fe.SearchVehiclesRequest.VehicleMatchOrder.COST) == ["small"]
+
+    # A rider's app may look for nearby cars; a driver's may not.
+    assert fleetd.vehicles.search_vehicles(request=search_request(), metadata=fleetd.md(role="consumer")).matches
+    with pytest.raises(gx.PermissionDenied):
+        fleetd.vehicles.search_vehicles(request=search_request(), metadata=fleetd.md(role="driver", vehicle="near"))
+
+
+MONACO = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "monaco.osm.pbf")
+
+
+@pytest.fixture(scope="module")
+def monaco_graph(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("graph") / "monaco.graph")
+    subprocess.run([FLEETD, "graph", "build", "--osm", MONACO, "--out", path], check=True, capture_output=True)
+    return path
+
+
+def test_search_vehicles_by_road(monaco_graph):
+    server = Fleetd(extra=["--graph", monaco_graph]).start()
+    try:
+        md = server.md()
+        spots = {"port": (43.7352, 7.4214), "palace": (43.7313, 7.4197), "casino": (43.7398, 7.4268),
+                 "larvotto": (43.7449, 7.4344)}
+        for vid, (lat, lng) in spots.items():
+            server.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=vid, vehicle=located(lat, lng)), metadata=md)
+        by_eta = server.vehicles.search_vehicles(request=search_request(pickup_radius_meters=3000), metadata=md).matches
+        assert len(by_eta) == 4
+        etas = [m.vehicle_pickup_eta.timestamp() for m in by_eta]
+        assert etas == sorted(etas)
+        for m in by_eta:
+            assert m.ordered_by == fe.SearchVehiclesRequest.VehicleMatchOrder.PICKUP_POINT_ETA
+            # A drive is never shorter than the straight line.
+            assert m.vehicle_pickup_distance_meters >= m.vehicle_pickup_straight_line_distance_meters - 30
+            assert m.vehicle_dropoff_eta.timestamp() > m.vehicle_pickup_eta.timestamp()
+            assert m.vehicle_pickup_to_dropoff_distance_meters > 0
+        by_distance = server.vehicles.search_vehicles(request=search_request(
+            pickup_radius_meters=3000, order_by=fe.SearchVehiclesRequest.VehicleMatchOrder.PICKUP_POINT_DISTANCE), metadata=md).matches
+        distances = [m.vehicle_pickup_distance_meters for m in by_distance]
+        assert distances == sorted(distances)
+    finally:
+        server.stop()
+
+
+def test_search_vehicles_rules_are_invalid_argument(fleetd):
+    md = fleetd.md()
+    shared = [fe.TripType.SHARED]
+    cases = [
+        (dict(pickup_point=None), "pickup_point is required"),
+        (dict(pickup_radius_meters=399), "pickup_radius_meters"),
+        (dict(pickup_radius_meters=10001), "pickup_radius_meters"),
+        (dict(count=0), "count"),
+        (dict(count=51), "count"),
+        (dict(minimum_capacity=0), "minimum_capacity"),
+        (dict(trip_types=[]), "trip_types"),
+        (dict(trip_types=[fe.TripType.EXCLUSIVE, fe.TripType.SHARED]), "trip_types"),
+        (dict(vehicle_types=[]), "vehicle_types"),
+        (dict(vehicle_types=[fe.Vehicle.VehicleType(category=fe.Vehicle.VehicleType.Category.UNKNOWN)]), "vehicle_types[0].category"),
+        (dict(order_by=fe.SearchVehiclesRequest.VehicleMatchOrder.UNKNOWN_VEHICLE_MATCH_ORDER), "order_by"),
+        (dict(order_by=fe.SearchVehiclesRequest.VehicleMatchOrder.DROPOFF_POINT_ETA, dropoff_point=None), "dropoff_point"),
+        (dict(trip_types=shared, current_trips_present=fe.SearchVehiclesRequest.CurrentTripsPresent.ANY, dropoff_point=None), "dropoff_point"),
+        (dict(trip_types=shared), "current_trips_present"),
+        (dict(include_back_to_back=True, current_trips_present=fe.SearchVehiclesRequest.CurrentTripsPresent.NONE), "include_back_to_back"),
+        (dict(maximum_staleness=duration_pb2.Duration(seconds=-1)), "maximum_staleness"),
+        (dict(filter='attributes.a = "b"', required_attributes=[fe.VehicleAttribute(key="a", string_value="b")]), "filter"),
+        (dict(filter="attributes.a >"), "filter: at position 14"),
+    ]
+    for overrides, fragment in cases:
+        with pytest.raises(gx.InvalidArgument) as error:
+            fleetd.vehicles.search_vehicles(request=search_request(**overrides), metadata=md)
+        assert fragment in error.value.message, (overrides, error.value.message)
+
+
+def test_list_vehicles_filter(fleetd):
+    md = fleetd.md()
+    for vid, tier in [("a", "gold"), ("b", "silver"), ("c", None)]:
+        attributes = [fe.VehicleAttribute(key="tier", string_value=tier)] if tier else []
+        fleetd.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=vid, vehicle=vehicle(attributes=attributes)), metadata=md)
+    auto = [fe.Vehicle.VehicleType.Category.AUTO]
+
+    def listed(flt, **extra):
+        pager = fleetd.vehicles.list_vehicles(request=fe.ListVehiclesRequest(parent=P, vehicle_type_categories=auto, filter=flt, **extra), metadata=md)
+        return [v.name.split("/")[-1] for v in pager]
+
+    assert listed('attributes.tier = "gold"') == ["a"]
+    assert listed('attributes.tier = "gold" OR attributes.tier = "silver"') == ["a", "b"]
+    assert listed('NOT attributes.tier = "gold"') == ["b", "c"]
+    assert listed('-(attributes.tier = "gold" OR attributes.tier = "silver")') == ["c"]
+    assert listed("") == ["a", "b", "c"]
+    for bad, fragment in [("attributes.tier = ", "filter: at position 19"), ("vehicle_state = ONLINE", "only vehicle attributes"),
+                          (" OR ".join(f'attributes.k{i} = "v"' for i in range(51)), "at most 50 restrictions"),
+                          ('attributes.tier = gold AND (', "expected a restriction")]:
+        with pytest.raises(gx.InvalidArgument) as error:
+            listed(bad)
+        assert fragment in error.value.message, error.value.message
+    with pytest.raises(gx.InvalidArgument) as error:
+        listed('attributes.tier = "gold"', required_attributes=["tier:gold"])
+    assert "filter cannot be combined" in error.value.message
 
 
 def test_roles_and_permission_denied(fleetd):

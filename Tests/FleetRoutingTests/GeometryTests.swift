@@ -1,4 +1,5 @@
 import FleetCore
+import FleetTestSupport
 import Testing
 
 @testable import FleetRouting

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetTestSupport
 import Foundation
 import Testing
 

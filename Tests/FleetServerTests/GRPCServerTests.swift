@@ -3,6 +3,8 @@ import FleetCore
 import FleetProto
 import Foundation
 import GRPCCore
+import GRPCNIOTransportHTTP2
+import GRPCProtobuf
 import SwiftProtobuf
 import Testing
 
@@ -101,10 +103,21 @@ struct GRPCServerTests {
         #expect(
           await rpcCode { _ = try await vehicles.deleteVehicle(deleteVehicle, metadata: auth(token)) }
             == .failedPrecondition)
-        var search = Maps_Fleetengine_V1_SearchVehiclesRequest()
-        search.parent = "providers/acme"
-        #expect(
-          await rpcCode { _ = try await vehicles.searchVehicles(search, metadata: auth(token)) } == .unimplemented)
+        // An RPC fleetd does not serve at all.
+        let unknown = try await withGRPCClient(
+          transport: .http2NIOPosix(
+            target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+        ) { client in
+          await rpcCode {
+            _ = try await client.unary(
+              request: ClientRequest(message: Maps_Fleetengine_V1_GetVehicleRequest(), metadata: auth(token)),
+              descriptor: MethodDescriptor(fullyQualifiedService: "maps.fleetengine.v1.VehicleService", method: "UpdateVehicleLocation"),
+              serializer: ProtobufSerializer(), deserializer: ProtobufDeserializer<Maps_Fleetengine_V1_Vehicle>(),
+              options: .defaults
+            ) { try $0.message }
+          }
+        }
+        #expect(unknown == .unimplemented)
 
         var list = Maps_Fleetengine_V1_ListVehiclesRequest()
         list.parent = "providers/acme"

@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetProto
+import FleetRouting
 import FleetServer
 import FleetStore
 import FleetTestSupport
@@ -23,7 +24,8 @@ struct TestServer {
 
   static func run(
     quotas: QuotaConfiguration = QuotaConfiguration(), maximumRequestBytes: Int = 4 * 1024 * 1024,
-    graph: String? = nil, _ body: (TestServer) async throws -> Void
+    graph: String? = nil, routing: RoutingEngine? = nil, fleet: FleetConfiguration = FleetConfiguration(),
+    _ body: (TestServer) async throws -> Void
   ) async throws {
     let dir = NSTemporaryDirectory() + "fleetkit-server-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -35,6 +37,8 @@ struct TestServer {
     configuration.maximumRequestBytes = maximumRequestBytes
     configuration.graphPath = graph
     if let graph { configuration.routing = try await sharedRoutingEngine(graph: graph) }
+    if let routing { configuration.routing = routing }
+    configuration.fleet = fleet
     var logger = Logger(label: "fleetd-test")
     logger.logLevel = .warning
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)

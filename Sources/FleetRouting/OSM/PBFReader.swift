@@ -42,12 +42,25 @@ public struct OSMNode: Sendable {
   public var latitude: Double
   public var longitude: Double
   public var tags: OSMTags
+
+  public init(id: Int64, latitude: Double, longitude: Double, tags: OSMTags) {
+    self.id = id
+    self.latitude = latitude
+    self.longitude = longitude
+    self.tags = tags
+  }
 }
 
 public struct OSMWay: Sendable {
   public var id: Int64
   public var nodeIDs: [Int64]
   public var tags: OSMTags
+
+  public init(id: Int64, nodeIDs: [Int64], tags: OSMTags) {
+    self.id = id
+    self.nodeIDs = nodeIDs
+    self.tags = tags
+  }
 }
 
 public struct OSMRelation: Sendable {
@@ -56,11 +69,23 @@ public struct OSMRelation: Sendable {
     public var type: MemberType
     public var id: Int64
     public var role: String
+
+    public init(type: MemberType, id: Int64, role: String) {
+      self.type = type
+      self.id = id
+      self.role = role
+    }
   }
 
   public var id: Int64
   public var members: [Member]
   public var tags: OSMTags
+
+  public init(id: Int64, members: [Member], tags: OSMTags) {
+    self.id = id
+    self.members = members
+    self.tags = tags
+  }
 }
 
 /// What a pass over the file wants: skipping node decoding when only ways are needed halves the

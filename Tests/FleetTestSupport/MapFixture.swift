@@ -1,29 +1,28 @@
 import FleetCore
+import FleetRouting
 import Foundation
-
-@testable import FleetRouting
 
 /// A hand-drawn road map, in the manner of OSRM's and Valhalla's feature tests: letters are OSM
 /// nodes, digits are query points, every character is `gridMeters` apart (rows and columns);
 /// anything else is decoration. Ways, node tags and restrictions are added by name.
-struct MapFixture: OSMElementSource {
-  let gridMeters: Double
+public struct MapFixture: OSMElementSource, Sendable {
+  public let gridMeters: Double
   private(set) var locations: [Character: LatLng] = [:]
   private var nodeTags: [Character: [String: String]] = [:]
   private var ways: [(nodes: String, tags: [String: String])] = []
   private var relations: [OSMRelation] = []
 
-  static let origin = LatLng(latitude: 43.7, longitude: 7.4)
+  public static let origin = LatLng(latitude: 43.7, longitude: 7.4)
 
-  init(_ drawing: String, gridMeters: Double = 25) {
+  public init(_ drawing: String, gridMeters: Double = 25) {
     self.gridMeters = gridMeters
-    let degreesPerMeter = 1 / (Geo.earthRadius * Geo.degreeToRadian)
+    let degreesPerMeter = 1 / (LatLng.earthRadius * .pi / 180)
     for (row, line) in drawing.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       for (column, character) in line.enumerated() where character.isLetter || character.isNumber {
         locations[character] = LatLng(
           latitude: Self.origin.latitude - Double(row) * gridMeters * degreesPerMeter,
           longitude: Self.origin.longitude + Double(column) * gridMeters * degreesPerMeter
-            / cos(Self.origin.latitude * Geo.degreeToRadian))
+            / cos(Self.origin.latitude * .pi / 180))
       }
     }
   }
@@ -31,14 +30,14 @@ struct MapFixture: OSMElementSource {
   func nodeID(_ c: Character) -> Int64 { Int64(c.unicodeScalars.first!.value) }
   func wayID(_ nodes: String) -> Int64 { Int64(ways.firstIndex { $0.nodes == nodes }! + 1) }
 
-  mutating func way(_ nodes: String, _ tags: [String: String] = ["highway": "primary"]) {
+  public mutating func way(_ nodes: String, _ tags: [String: String] = ["highway": "primary"]) {
     precondition(nodes.allSatisfy { locations[$0] != nil }, "way \(nodes) uses a node not on the map")
     ways.append((nodes, tags))
   }
 
-  mutating func tag(_ node: Character, _ tags: [String: String]) { nodeTags[node] = tags }
+  public mutating func tag(_ node: Character, _ tags: [String: String]) { nodeTags[node] = tags }
 
-  mutating func restriction(_ kind: String, from: String, via: Character, to: String) {
+  public mutating func restriction(_ kind: String, from: String, via: Character, to: String) {
     relations.append(
       OSMRelation(
         id: Int64(relations.count + 1),
@@ -49,13 +48,13 @@ struct MapFixture: OSMElementSource {
         tags: OSMTags([("type", "restriction"), ("restriction", kind)])))
   }
 
-  func point(_ c: Character) -> LatLng { locations[c]! }
+  public func point(_ c: Character) -> LatLng { locations[c]! }
 
-  func engine(profile: CarProfile = CarProfile()) throws -> RoutingEngine {
+  public func engine(profile: CarProfile = CarProfile()) throws -> RoutingEngine {
     RoutingEngine(network: try OSMExtractor(profile: profile).extract(from: self).0, profile: profile)
   }
 
-  func read(
+  public func read(
     _ kinds: OSMElementKinds, node: (OSMNode) throws -> Void, way: (OSMWay) throws -> Void,
     relation: (OSMRelation) throws -> Void
   ) throws {

@@ -1,0 +1,83 @@
+import FleetCore
+import FleetTestSupport
+import Foundation
+import Testing
+
+@testable import FleetRouting
+
+/// Many sources to one target in one query (`RoutingEngine.fan`): the same drives as one
+/// exact search per pair.
+@Suite("Many-to-one drives")
+struct FanTests {
+  /// A small deterministic generator, so that failures reproduce.
+  struct Seeded {
+    var state: UInt64
+    mutating func next() -> Double {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Double(state >> 11) / Double(1 << 53)
+    }
+  }
+
+  @Test func monacoFansAgreeWithOneExactSearchPerVehicle() async throws {
+    let engine = try await MonacoRoutingTests.engine()
+    var random = Seeded(state: 42)
+    func point() -> LatLng {
+      LatLng(latitude: 43.7245 + random.next() * 0.027, longitude: 7.4095 + random.next() * 0.0330)
+    }
+    let sources = (0..<300).map { _ in point() }
+    let targets = (0..<6).map { _ in point() }
+    let anchors = sources.map { try? engine.anchor($0) }
+    let checked = try await onDedicatedThread(named: "fan-vs-dijkstra") {
+      var checked = 0
+      for target in targets {
+        let fan = engine.fan(from: anchors, to: try engine.anchor(target))
+        for (i, source) in sources.enumerated() {
+          let positions = try engine.positions([source, target])
+          let exact = engine.searchExactly(from: positions[0], to: positions[1])
+          #expect((fan.best[i] == nil) == (exact == nil), "\(source) → \(target)")
+          guard let found = fan.best[i], let exact else { continue }
+          #expect(abs(found.weight - exact.weight) < 1e-6, "\(source) → \(target)")
+          // The path behind the estimate is a real drive with the same totals.
+          let leg = try #require(fan.leg(i))
+          #expect(abs(leg.duration - found.duration) < 1e-6 && abs(leg.distance - found.distance) < 1e-6)
+          #expect(leg.geometry.first == positions[0].point.latLng && leg.geometry.last == positions[1].point.latLng)
+          checked += 1
+        }
+      }
+      return checked
+    }
+    #expect(checked > 1500)
+  }
+
+  @Test func onTheTargetsOwnOneWayRoadAVehiclePastItGoesAroundTheBlock() throws {
+    var map = MapFixture(
+      """
+      a 1 b 2 c
+
+
+      e       d
+      """)
+    map.way("abc", ["highway": "residential", "oneway": "yes"])
+    map.way("cde", ["highway": "residential"])
+    map.way("ea", ["highway": "residential"])
+    let engine = try map.engine()
+    let target = try engine.anchor(map.point("2"))
+    let fan = engine.fan(from: [try engine.anchor(map.point("1")), try engine.anchor(map.point("2")), nil], to: target)
+    // 1 is before 2 on the one-way: 100 m straight on.
+    #expect(abs(try #require(fan.estimate(0)).distance - 100) < 1)
+    #expect(fan.estimate(2) == nil)
+    // The vehicle standing at the target is there.
+    #expect(try #require(fan.estimate(1)).distance < 1)
+    // From just past the target: around the block (c → d → e → a → b → 2).
+    let past = try engine.anchor(LatLng(latitude: map.point("2").latitude, longitude: map.point("c").longitude - 0.0001))
+    let around = engine.fan(from: [past], to: target)
+    let loop = try #require(around.estimate(0))
+    let exact = try engine.route([past.snapped, map.point("2")])
+    #expect(abs(loop.distance - exact.distance) < 1e-6 && loop.distance > 300)
+    #expect(try #require(around.leg(0)).geometry.count > 4)
+  }
+}
+
+extension FixedCoordinate {
+  var latLng: LatLng { LatLng(latitude: latitude, longitude: longitude) }
+}
