@@ -25,6 +25,7 @@ let package = Package(
     .library(name: "FleetLocation", targets: ["FleetLocation"]),
     .library(name: "FleetRideStatus", targets: ["FleetRideStatus"]),
     .library(name: "FleetRideStatusClient", targets: ["FleetRideStatusClient"]),
+    .library(name: "FleetDispatch", targets: ["FleetDispatch"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
@@ -92,6 +93,11 @@ let package = Package(
       dependencies: ["FleetCore", "OSMProto", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
       swiftSettings: swiftSettings
     ),
+    // The dispatcher: batched (or greedy) assignment of booked rides to vehicles. The domain
+    // never depends on it.
+    .target(
+      name: "FleetDispatch", dependencies: ["FleetCore", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: swiftSettings),
     // Live trip progress: road snapping, routes and ETAs per vehicle, learned traffic.
     .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
     // Location sources for the SDKs: fixes, GPX/NMEA replay, simulation, gpsd, road snapping,
@@ -180,13 +186,15 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // Client-side tools: `fleet drive`, `fleet track`, `fleet ride-status`, `fleet geo`.
+    // Client-side tools: `fleet drive`, `fleet ride`, `fleet track`, `fleet ride-status`, `fleet geo`.
     .executableTarget(
       name: "fleet",
       dependencies: [
         "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetLocation", "FleetGeocoding", "FleetRouting", "FleetAuth",
-        "FleetCore", "FleetRideStatus", "FleetRideStatusClient",
+        "FleetCore", "FleetRideStatus", "FleetRideStatusClient", "FleetClient", "FleetProto",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -195,7 +203,7 @@ let package = Package(
       name: "FleetServer",
       dependencies: [
         "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress", "FleetGeocoding",
-        "FleetRideStatus",
+        "FleetRideStatus", "FleetDispatch",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -212,13 +220,22 @@ let package = Package(
     .executableTarget(
       name: "fleetd",
       dependencies: [
-        "FleetServer", "FleetAuth", "FleetStore", "FleetCore", "FleetRouting",
+        "FleetServer", "FleetAuth", "FleetStore", "FleetCore", "FleetRouting", "FleetDispatch",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings
     ),
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetDispatchTests",
+      dependencies: [
+        "fleet",  // built before the tests: `fleet ride` and `fleet drive` run as processes
+        "FleetDispatch", "FleetCore", "FleetStore", "FleetTestSupport", "FleetAuth", "FleetProto", "FleetRouting",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+      ],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore", "FleetTestSupport"],
       swiftSettings: swiftSettings),
@@ -237,6 +254,7 @@ let package = Package(
       name: "FleetTestSupport",
       dependencies: [
         "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting", "FleetClient", "FleetGeocoding",
+        "FleetDispatch",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Logging", package: "swift-log"),

@@ -29,14 +29,19 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case searchVehicles = "SearchVehicles"
   /// FleetKit's push stream of a trip (fleetkit.v1.TripUpdates).
   case watchTrip = "WatchTrip"
+  /// FleetKit's booking API (fleetkit.v1.Rides), for the provider's backend.
+  case createRide = "CreateRide"
+  case getRide = "GetRide"
+  case listRides = "ListRides"
+  case cancelRide = "CancelRide"
 
   public var bucket: QuotaBucket {
     switch self {
-    case .createTrip, .createVehicle: .create
-    case .getTrip, .getVehicle, .watchTrip: .read
-    case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle: .update
+    case .createTrip, .createVehicle, .createRide: .create
+    case .getTrip, .getVehicle, .watchTrip, .getRide: .read
+    case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle, .cancelRide: .update
     case .searchTrips, .searchVehicles: .search
-    case .listVehicles: .list
+    case .listVehicles, .listRides: .list
     case .reportBillableTrip: .billing
     }
   }

@@ -18,7 +18,7 @@ extension Fleet {
       case .deleteVehicle(let provider, let id, _):
         progressEngine?.forget(ResourceName(provider: provider, kind: .vehicles, id: id))
         state.withLock { _ = $0.progress[provider]?.removeValue(forKey: id) }
-      case .putBillableTrip:
+      case .putBillableTrip, .putRide:
         break
       }
     }

@@ -360,37 +360,17 @@ extension Fleet {
         waypoints.append(MatchWaypoint(location: dropoff, eta: now.addingTimeInterval(dropoffETA!)))
       }
       match.waypoints = waypoints
-    case .pooled(let stops, let changes, let onboard, let exclusiveOnboard):
-      guard let dropoff = plan.dropoff else { return nil }
-      let points = [candidate.position] + stops.map(\.location.point) + [plan.pickup, dropoff]
-      let seconds = estimator.matrix(points).map { $0.map { $0?.seconds } }
-      guard
-        let insertion = CarpoolInsertion.cheapest(
-          stops: changes, onboard: onboard, exclusiveOnboard: exclusiveOnboard,
-          capacity: candidate.vehicle.maximumCapacity, passengers: plan.passengers, seconds: seconds,
-          allowAfterAll: candidate.backToBackAllowed)
-      else { return nil }
-      let route = insertion.order(Array(1...stops.count), pickup: stops.count + 1, dropoff: stops.count + 2)
-      // The route only as far as the rider's drop-off: the stops after it do not change the
-      // rider's estimates.
-      let upToDropoff = [0] + route.prefix { $0 != stops.count + 2 } + [stops.count + 2]
-      guard let legs = estimator.legs(through: upToDropoff.map { points[$0] }, now: now) else { return nil }
-      var elapsed = TravelEstimate.zero
-      var waypoints = [start]
-      pickupETA = 0
-      for (point, leg) in zip(upToDropoff.dropFirst(), legs) {
-        elapsed = elapsed + leg
-        waypoints.append(MatchWaypoint(location: points[point], eta: now.addingTimeInterval(elapsed.seconds)))
-        if point == stops.count + 1 {
-          pickupETA = elapsed.seconds
-          match.pickupDistanceMeters = Int32(clamping: Int((elapsed.metres + offRoad).rounded()))
-        }
+    case .pooled(let stops, _, _, _):
+      guard let pooled = pooledRoute(candidate, plan: plan, estimator: estimator, now: now) else { return nil }
+      match.waypoints = [start] + zip(pooled.points, pooled.arrivals).map { point, arrival in
+        MatchWaypoint(location: point, eta: now.addingTimeInterval(arrival.seconds))
       }
-      dropoffETA = elapsed.seconds
-      match.waypoints = waypoints
-      match.matchType = insertion.pickupIndex == stops.count ? .carpoolBackToBack : .carpool
-      match.pickupInsertionIndex = insertion.pickupIndex
-      match.dropoffInsertionIndex = insertion.dropoffIndex
+      pickupETA = pooled.pickup.seconds
+      match.pickupDistanceMeters = Int32(clamping: Int((pooled.pickup.metres + offRoad).rounded()))
+      dropoffETA = pooled.dropoff.seconds
+      match.matchType = pooled.insertion.pickupIndex == stops.count ? .carpoolBackToBack : .carpool
+      match.pickupInsertionIndex = pooled.insertion.pickupIndex
+      match.dropoffInsertionIndex = pooled.insertion.dropoffIndex
     }
     match.pickupETA = now.addingTimeInterval(pickupETA)
     match.dropoffETA = dropoffETA.map { now.addingTimeInterval($0) }
@@ -404,6 +384,52 @@ extension Fleet {
     case .cost: key = weights.secondsOfETA * pickupETA + weights.metresOfStraightLine * candidate.straightMetres
     }
     return EvaluatedMatch(match: match, key: key)
+  }
+}
+
+extension Fleet {
+  /// A shared ride fitted between a vehicle's stops: where, and the drive through the stops
+  /// up to the rider's drop-off with live traffic.
+  struct PooledRoute {
+    var insertion: CarpoolInsertion
+    /// The stops after the vehicle's position, up to the drop-off, and when each is reached.
+    var points: [LatLng]
+    var arrivals: [TravelEstimate]
+    var pickup: TravelEstimate
+    var dropoff: TravelEstimate
+  }
+
+  static func pooledRoute(
+    _ candidate: SearchCandidate, plan: SearchPlan, estimator: any TravelEstimator, now: Date
+  ) -> PooledRoute? {
+    guard case .pooled(let stops, let changes, let onboard, let exclusiveOnboard) = candidate.plan,
+      let dropoff = plan.dropoff
+    else { return nil }
+    let points = [candidate.position] + stops.map(\.location.point) + [plan.pickup, dropoff]
+    let seconds = estimator.matrix(points).map { $0.map { $0?.seconds } }
+    guard
+      let insertion = CarpoolInsertion.cheapest(
+        stops: changes, onboard: onboard, exclusiveOnboard: exclusiveOnboard,
+        capacity: candidate.vehicle.maximumCapacity, passengers: plan.passengers, seconds: seconds,
+        allowAfterAll: candidate.backToBackAllowed)
+    else { return nil }
+    let pickupPoint = stops.count + 1
+    let dropoffPoint = stops.count + 2
+    let route = insertion.order((0..<stops.count).map { $0 + 1 }, pickup: pickupPoint, dropoff: dropoffPoint)
+    // Only as far as the rider's drop-off: the stops after it do not change its estimates.
+    let upToDropoff = Array(route.prefix { $0 != dropoffPoint }) + [dropoffPoint]
+    guard let legs = estimator.legs(through: [points[0]] + upToDropoff.map { points[$0] }, now: now) else { return nil }
+    var elapsed = TravelEstimate.zero
+    var arrivals: [TravelEstimate] = []
+    var pickup = TravelEstimate.zero
+    for (point, leg) in zip(upToDropoff, legs) {
+      elapsed = elapsed + leg
+      arrivals.append(elapsed)
+      if point == pickupPoint { pickup = elapsed }
+    }
+    return PooledRoute(
+      insertion: insertion, points: upToDropoff.map { points[$0] }, arrivals: arrivals, pickup: pickup,
+      dropoff: elapsed)
   }
 }
 

@@ -10,6 +10,11 @@ public final class Fleet: Sendable {
   struct State: Sendable {
     var trips: [String: [String: Trip]] = [:]
     var vehicles: [String: [String: Vehicle]] = [:]
+    /// Booked rides (fleetd's dispatcher), by provider and ID.
+    var rides: [String: [String: Ride]] = [:]
+    /// Rides the dispatcher still has to watch (waiting, or assigned and not yet picked up),
+    /// so that its rounds do not scan every ride ever booked. Pruned as their trips end.
+    var ridesInDispatch: Set<ResourceName> = []
     /// Each provider's vehicles by position, for searches near a point.
     var grids: [String: VehicleGrid] = [:]
     var revision: UInt64 = 0
@@ -43,6 +48,19 @@ public final class Fleet: Sendable {
       vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
       grids[vehicle.provider, default: VehicleGrid()].update(vehicle.id, at: vehicle.lastLocation?.location)
       return .putVehicle(vehicle)
+    }
+
+    /// Stores a changed ride under a new revision and returns the change to commit.
+    mutating func put(_ ride: Ride) -> StoredChange {
+      var ride = ride
+      ride.revision = nextRevision()
+      rides[ride.provider, default: [:]][ride.id] = ride
+      if ride.dispatchState == .waiting || ride.dispatchState == .assigned {
+        ridesInDispatch.insert(ride.name)
+      } else {
+        ridesInDispatch.remove(ride.name)
+      }
+      return .putRide(ride)
     }
 
     /// Forgets a deleted vehicle and returns the change to commit.
@@ -79,6 +97,11 @@ public final class Fleet: Sendable {
       initial.vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
       initial.grids[vehicle.provider, default: VehicleGrid()].update(vehicle.id, at: vehicle.lastLocation?.location)
       initial.revision = max(initial.revision, vehicle.revision)
+    }
+    for ride in try await storage.loadRides() {
+      initial.rides[ride.provider, default: [:]][ride.id] = ride
+      if ride.dispatchState == .waiting || ride.dispatchState == .assigned { initial.ridesInDispatch.insert(ride.name) }
+      initial.revision = max(initial.revision, ride.revision)
     }
     self.state = Mutex(initial)
     self.storage = storage

@@ -9,6 +9,8 @@ public enum StoredChange: Sendable, Hashable {
   case putVehicle(Vehicle)
   case deleteVehicle(provider: String, id: String, revision: UInt64)
   case putBillableTrip(BillableTripReport)
+  /// A booked ride (the dispatcher's record; its trip is stored as a trip).
+  case putRide(Ride)
 }
 
 /// A ReportBillableTrip call, kept for billing.
@@ -65,7 +67,8 @@ public struct SigningKey: Sendable, Hashable, Codable {
 public protocol FleetStorage: Sendable {
   func loadTrips() async throws -> [Trip]
   func loadVehicles() async throws -> [Vehicle]
-  /// The highest revision ever stored, deletions (tombstones) included, so that new revisions
+  func loadRides() async throws -> [Ride]
+  /// The highest revision ever stored (trips, vehicles, rides), deletions (tombstones) included, so that new revisions
   /// always sort after everything on disk.
   func highestRevision() async throws -> UInt64
   func commit(_ changes: [StoredChange]) async throws

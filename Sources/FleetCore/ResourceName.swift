@@ -46,7 +46,7 @@ public struct ProviderName: Sendable, Hashable {
 }
 
 public enum ResourceKind: String, Sendable {
-  case trips, vehicles, billableTrips
+  case trips, vehicles, billableTrips, rides
 }
 
 /// A name such as `providers/p/trips/t`.

@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetDispatch
 import FleetGeocoding
 import FleetProgress
 import FleetRouting
@@ -26,6 +27,9 @@ public final class FleetDaemon: Sendable {
   let httpPort = BoundPort()
   let logger: Logger
   let runningGroup = Mutex<ServiceGroup?>(nil)
+  /// The dispatcher, with `--dispatch`.
+  public let dispatcher: Dispatcher?
+  let dispatchMetrics: DispatchMetrics?
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
@@ -65,7 +69,10 @@ public final class FleetDaemon: Sendable {
     let verifier = TokenVerifier(configuration: configuration.auth) { keyID in try await storage.signingKey(id: keyID) }
     let metrics = RequestMetrics(registry: registry)
     let gate = RequestGate(verifier: verifier, quotas: configuration.quotas, metrics: metrics, logger: logger)
-    let rpcs = FleetRPCs(fleet: fleet)
+    var rpcs = FleetRPCs(fleet: fleet)
+    rpcs.dispatching = configuration.dispatch != nil
+    dispatcher = configuration.dispatch.map { Dispatcher(fleet: fleet, configuration: $0, logger: logger) }
+    dispatchMetrics = dispatcher.map { _ in DispatchMetrics(registry: registry) }
 
     let grpcFront = GRPCFront(gate: gate, rpcs: rpcs)
     grpcTransport = HTTP2ServerTransport.Posix(
@@ -76,7 +83,7 @@ public final class FleetDaemon: Sendable {
       transport: grpcTransport,
       services: [
         TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront),
-        TripUpdatesHandler(front: grpcFront),
+        TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront),
       ])
 
     let router = Router(context: BasicRequestContext.self)
@@ -111,10 +118,14 @@ public final class FleetDaemon: Sendable {
 
   /// Runs both servers until SIGTERM/SIGINT (graceful: in-flight requests finish) or cancellation.
   public func run(shutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
+    var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+      .init(service: GRPCService(server: grpcServer)), .init(service: http),
+    ]
+    if let dispatcher, let dispatchMetrics {
+      services.append(.init(service: DispatchService(dispatcher: dispatcher, metrics: dispatchMetrics)))
+    }
     let group = ServiceGroup(
-      configuration: .init(
-        services: [.init(service: GRPCService(server: grpcServer)), .init(service: http)],
-        gracefulShutdownSignals: shutdownSignals, logger: logger))
+      configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
     runningGroup.withLock { $0 = group }
     try await group.run()
   }
@@ -143,6 +154,19 @@ struct GRPCService: Service {
       try await server.serve()
     } onGracefulShutdown: {
       server.beginGracefulShutdown()
+    }
+  }
+}
+
+/// The dispatcher's rounds as a swift-service-lifecycle service: stops between rounds on
+/// graceful shutdown, so that no round is cut in the middle of its writes.
+struct DispatchService: Service {
+  let dispatcher: Dispatcher
+  let metrics: DispatchMetrics
+
+  func run() async throws {
+    try await cancelWhenGracefulShutdown {
+      await dispatcher.run { round in metrics.record(round) }
     }
   }
 }

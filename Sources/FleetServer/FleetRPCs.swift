@@ -9,6 +9,8 @@ import SwiftProtobuf
 struct FleetRPCs: Sendable {
   let fleet: Fleet
   var rideStatusMapping = RideStatusMapping()
+  /// Whether fleetd runs the dispatcher, which the booking API needs.
+  var dispatching = false
 
   // MARK: Ride status (FleetKit's own, over REST)
 

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetDispatch
 import Prometheus
 import Synchronization
 
@@ -36,5 +37,46 @@ final class RequestMetrics: Sendable {
       return h
     }
     histogram.record(duration)
+  }
+}
+
+/// The dispatcher's rounds at GET /metrics: rides assigned, re-dispatched and given up, and
+/// how long rounds take.
+final class DispatchMetrics: Sendable {
+  let assigned: Counter
+  let released: Counter
+  let expired: Counter
+  let conflicts: Counter
+  let waiting: Gauge
+  let roundDuration: DurationHistogram
+
+  init(registry: PrometheusCollectorRegistry) {
+    assigned = registry.makeCounter(
+      descriptor: .init(metricName: "fleetd_dispatch_assignments", unitName: "total", helpText: "Rides assigned to a vehicle"))
+    released = registry.makeCounter(
+      descriptor: .init(
+        metricName: "fleetd_dispatch_redispatches", unitName: "total",
+        helpText: "Rides taken from a vehicle that went offline or stale before the pickup"))
+    expired = registry.makeCounter(
+      descriptor: .init(
+        metricName: "fleetd_dispatch_no_vehicle_found", unitName: "total", helpText: "Rides nobody could serve in time"))
+    conflicts = registry.makeCounter(
+      descriptor: .init(
+        metricName: "fleetd_dispatch_conflicts", unitName: "total",
+        helpText: "Assignments refused because the ride or vehicle changed during the round"))
+    waiting = registry.makeGauge(
+      descriptor: .init(metricName: "fleetd_dispatch_waiting_rides", helpText: "Rides waiting at the last round"))
+    roundDuration = registry.makeDurationHistogram(
+      descriptor: .init(metricName: "fleetd_dispatch_round_duration", unitName: "seconds", helpText: "Dispatch round time"),
+      buckets: RequestMetrics.buckets + [.seconds(2), .seconds(5)])
+  }
+
+  func record(_ round: DispatchRound) {
+    assigned.increment(by: Int64(round.assigned.count))
+    released.increment(by: Int64(round.released.count))
+    expired.increment(by: Int64(round.expired.count))
+    conflicts.increment(by: Int64(round.conflicts))
+    waiting.set(Int64(round.waiting))
+    roundDuration.record(round.duration)
   }
 }

@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetDispatch
 import FleetGeocoding
 import FleetRouting
 
@@ -28,6 +29,8 @@ public struct ServerConfiguration: Sendable {
   public var geocoding: GeocodingEngine?
   /// The domain's settings: SearchVehicles' COST weights.
   public var fleet = FleetConfiguration()
+  /// When set, fleetd runs the dispatcher and serves the booking API (`fleetd serve --dispatch`).
+  public var dispatch: DispatchConfiguration?
 
   public init() {}
 }

@@ -64,6 +64,15 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
             per_day INTEGER NOT NULL, create_time REAL NOT NULL, revoke_time REAL)
           """)
     }
+    migrator.registerMigration("v3: rides") { db in
+      // Booked rides (the dispatcher's records) as JSON, kept by revision like trips and vehicles.
+      try db.execute(
+        sql: """
+          CREATE TABLE rides (
+            provider TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL, body BLOB,
+            PRIMARY KEY (provider, id)) WITHOUT ROWID
+          """)
+    }
     return migrator
   }
 
@@ -72,12 +81,31 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
   public func loadTrips() async throws -> [Trip] { try await load("trips") }
   public func loadVehicles() async throws -> [Vehicle] { try await load("vehicles") }
 
+  public func loadRides() async throws -> [Ride] {
+    try await pool.read { db in
+      let rows = try Row.fetchCursor(db, sql: "SELECT provider, id, body FROM rides WHERE body IS NOT NULL")
+      var rides: [Ride] = []
+      while let row = try rows.next() {
+        let body: Data = row["body"]
+        do {
+          rides.append(try Self.decoder.decode(Ride.self, from: body))
+        } catch {
+          throw StoreError.damagedRow(table: "rides", provider: row["provider"], id: row["id"], reason: "\(error)")
+        }
+      }
+      return rides
+    }
+  }
+
   public func highestRevision() async throws -> UInt64 {
     try await pool.read { db in
       UInt64(
         try Int64.fetchOne(
           db,
-          sql: "SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles)")
+          sql: """
+            SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles
+              UNION ALL SELECT MAX(revision) FROM rides)
+            """)
           ?? 0)
     }
   }
@@ -122,13 +150,13 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
 
   /// A change ready to write: encoded by the committing task, so the single writer only runs SQL.
   enum EncodedChange: Sendable {
-    /// A row of `trips` or `vehicles`; a nil body is a tombstone.
+    /// A row of `trips`, `vehicles` or `rides`; a nil body is a tombstone.
     case row(table: Table, provider: String, id: String, revision: Int64, body: Data?)
     case billableTrip(provider: String, id: String, reportTime: Double, body: Data)
   }
 
   enum Table: String, Sendable {
-    case trips, vehicles
+    case trips, vehicles, rides
 
     /// Upsert that keeps the newest revision whatever order commits land in.
     var upsert: String {
@@ -167,6 +195,9 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
         .row(table: .trips, provider: provider, id: id, revision: Int64(revision), body: nil)
       case .deleteVehicle(let provider, let id, let revision):
         .row(table: .vehicles, provider: provider, id: id, revision: Int64(revision), body: nil)
+      case .putRide(let r):
+        .row(
+          table: .rides, provider: r.provider, id: r.id, revision: Int64(r.revision), body: try encoder.encode(r))
       case .putBillableTrip(let r):
         .billableTrip(
           provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,

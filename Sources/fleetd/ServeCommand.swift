@@ -1,6 +1,7 @@
 import ArgumentParser
 import FleetAuth
 import FleetCore
+import FleetDispatch
 import FleetServer
 import Logging
 
@@ -28,6 +29,19 @@ struct ServeCommand: AsyncParsableCommand {
   var geoOsm: String?
   @Option(help: "GeoNames cities CSV (lat,lon,name,admin1,admin2,cc) for cities worldwide (env FLEETD_GEONAMES).")
   var geonames: String?
+  @Flag(help: "Run the dispatcher and serve the booking API (fleetkit.v1.Rides, /dispatch/v1/…) (env FLEETD_DISPATCH=1).")
+  var dispatch = false
+  @Option(help: "How the dispatcher matches rides: batched (all waiting rides at once) or greedy (nearest first).")
+  var dispatchPolicy = "batched"
+  @Option(help: "Seconds between dispatch rounds.")
+  var dispatchInterval = 2.0
+  @Option(help: "Seconds a ride may wait for a vehicle before it is NO_VEHICLE_FOUND.")
+  var dispatchTimeout = 300.0
+  @Option(help: "Metres (straight line, 400-10000) within which vehicles are offered a ride.")
+  var dispatchRadius: Int32 = 5000
+  @Option(
+    help: "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1).")
+  var searchCost: [String] = []
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
   var logLevel = environment("FLEETD_LOG_LEVEL") ?? "info"
 
@@ -43,6 +57,27 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.geoNamesPath = geonames ?? environment("FLEETD_GEONAMES")
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }
+    for setting in searchCost { try Self.applyCost(setting, to: &configuration.fleet) }
+    if dispatch || environment("FLEETD_DISPATCH") == "1" {
+      var settings = DispatchConfiguration()
+      guard let policy = DispatchPolicy(rawValue: dispatchPolicy) else {
+        throw ValidationError("--dispatch-policy must be batched or greedy, got '\(dispatchPolicy)'")
+      }
+      settings.policy = policy
+      guard dispatchInterval > 0, dispatchInterval <= 3600 else {
+        throw ValidationError("--dispatch-interval must be above 0 and at most 3600 seconds")
+      }
+      settings.interval = .milliseconds(Int64(dispatchInterval * 1000))
+      guard dispatchTimeout > 0, dispatchTimeout <= 86_400 else {
+        throw ValidationError("--dispatch-timeout must be above 0 and at most 86400 seconds")
+      }
+      settings.noVehicleTimeout = .milliseconds(Int64(dispatchTimeout * 1000))
+      guard (400...10_000).contains(dispatchRadius) else {
+        throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
+      }
+      settings.rules.pickupRadiusMeters = dispatchRadius
+      configuration.dispatch = settings
+    }
     guard let level = Logger.Level(rawValue: logLevel) else {
       throw ValidationError(
         "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -58,5 +93,18 @@ struct ServeCommand: AsyncParsableCommand {
       "fleetd listening",
       metadata: ["grpc": "\(host):\(grpcPort)", "http": "\(host):\(httpPort)", "data.dir": "\(dataDir)"])
     try await daemon.run()
+  }
+
+  /// `[PROVIDER=]SECONDS,METRES`.
+  static func applyCost(_ setting: String, to configuration: inout FleetConfiguration) throws {
+    let (provider, weights) =
+      setting.contains("=")
+      ? (String(setting.prefix { $0 != "=" }), String(setting.drop { $0 != "=" }.dropFirst())) : (nil, setting)
+    let numbers = weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+    guard numbers.count == 2, numbers.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+      throw ValidationError("--search-cost must be [PROVIDER=]SECONDS,METRES with two non-negative numbers, got '\(setting)'")
+    }
+    let cost = MatchCostWeights(secondsOfETA: numbers[0], metresOfStraightLine: numbers[1])
+    if let provider { configuration.providerCostWeights[provider] = cost } else { configuration.costWeights = cost }
   }
 }

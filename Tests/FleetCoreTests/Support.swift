@@ -9,6 +9,7 @@ final class MemoryStorage: FleetStorage {
 
   func loadTrips() async throws -> [Trip] { [] }
   func loadVehicles() async throws -> [Vehicle] { [] }
+  func loadRides() async throws -> [Ride] { [] }
   func highestRevision() async throws -> UInt64 { 0 }
   func commit(_ changes: [StoredChange]) async throws {
     if failing.withLock({ $0 }) { throw CocoaError(.fileWriteUnknown) }

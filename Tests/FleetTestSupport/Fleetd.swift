@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetClient
 import FleetCore
+import FleetDispatch
 import FleetGeocoding
 import FleetProto
 import FleetRouting
@@ -20,12 +21,15 @@ public final class Fleetd: Sendable {
 
   public let graph: String?
   public let geocoding: GeocodingEngine?
+  /// With a dispatcher (`fleetd serve --dispatch`).
+  public let dispatch: DispatchConfiguration?
   let boundHTTPPort = Mutex(0)
 
-  public init(graph: String? = nil, geocoding: GeocodingEngine? = nil) {
+  public init(graph: String? = nil, geocoding: GeocodingEngine? = nil, dispatch: DispatchConfiguration? = nil) {
     directory = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString)"
     self.graph = graph
     self.geocoding = geocoding
+    self.dispatch = dispatch
   }
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -43,6 +47,7 @@ public final class Fleetd: Sendable {
     configuration.graphPath = graph
     if let graph { configuration.routing = try await sharedRoutingEngine(graph: graph) }
     configuration.geocoding = geocoding
+    configuration.dispatch = dispatch
     var logger = Logger(label: "fleetd-sdk-test")
     logger.logLevel = .critical
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
@@ -87,9 +92,10 @@ public final class Fleetd: Sendable {
 
   /// Runs `body` against a fresh fleetd, stopping it afterwards whatever happens.
   public static func with(
-    graph: String? = nil, isolation: isolated (any Actor)? = #isolation, _ body: (Fleetd) async throws -> Void
+    graph: String? = nil, dispatch: DispatchConfiguration? = nil, isolation: isolated (any Actor)? = #isolation,
+    _ body: (Fleetd) async throws -> Void
   ) async throws {
-    let fleetd = Fleetd(graph: graph)
+    let fleetd = Fleetd(graph: graph, dispatch: dispatch)
     try await fleetd.start()
     do {
       try await body(fleetd)

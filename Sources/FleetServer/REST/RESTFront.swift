@@ -19,6 +19,8 @@ struct RESTFront: Sendable {
   func addRoutes(to router: Router<BasicRequestContext>) {
     for method in [HTTPRequest.Method.get, .post, .put, .delete] {
       router.on("/v1/**", method: method) { request, _ in await self.handle(request) }
+      // FleetKit's booking API (fleetkit.v1.Rides), beside Fleet Engine's own paths.
+      router.on("/dispatch/v1/**", method: method) { request, _ in await self.handle(request) }
     }
   }
 
@@ -165,6 +167,10 @@ struct RESTRoute: Sendable {
     case watchTrip(String)
     case rideStatus(String)
     case watchRideStatus(String)
+    case createRide(parent: String)
+    case getRide(String)
+    case listRides(parent: String)
+    case cancelRide(String)
   }
 
   let target: Target
@@ -174,6 +180,8 @@ struct RESTRoute: Sendable {
   init(method: HTTPRequest.Method, path: String) throws(FleetError) {
     let decoded = path.removingPercentEncoding ?? path
     var parts = decoded.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    let booking = parts.count >= 3 && parts[1] == "dispatch" && parts[2] == "v1"
+    if booking { parts.remove(at: 1) }
     guard parts.count >= 4, parts[0] == "", parts[1] == "v1", parts[2] == "providers" else {
       throw .notFound("no such REST resource: \(method.rawValue) \(path)")
     }
@@ -186,6 +194,16 @@ struct RESTRoute: Sendable {
     }
     let parent = "providers/\(parts[1])"
     let name = parts.joined(separator: "/")
+    if booking {
+      switch (method, parts.count, parts.count > 2 ? parts[2] : "", verb) {
+      case (.post, 3, "rides", ""): target = .createRide(parent: parent)
+      case (.get, 3, "rides", ""): target = .listRides(parent: parent)
+      case (.get, 4, "rides", ""): target = .getRide(name)
+      case (.delete, 4, "rides", ""): target = .cancelRide(name)
+      default: throw .notFound("no such REST resource: \(method.rawValue) \(path)")
+      }
+      return
+    }
     switch (method, parts.count, parts.count > 2 ? parts[2] : "", verb) {
     case (.post, 3, "trips", ""): target = .createTrip(parent: parent)
     case (.post, 3, "trips", "search"): target = .searchTrips(parent: parent)
@@ -225,6 +243,10 @@ struct RESTRoute: Sendable {
     case .watchTrip: .watchTrip
     case .rideStatus: .getTrip
     case .watchRideStatus: .watchTrip
+    case .createRide: .createRide
+    case .getRide: .getRide
+    case .listRides: .listRides
+    case .cancelRide: .cancelRide
     }
   }
 }
@@ -307,6 +329,24 @@ struct RESTCall: Sendable {
       return try encode(try rpcs.searchVehicles(r, caller))
     case .watchTrip, .watchRideStatus:
       throw FleetError(.internal, "a stream; RESTFront serves it")
+    case .createRide(let parent):
+      var r = Fleetkit_V1_CreateRideRequest()
+      r.parent = parent
+      r.rideID = queryValue("rideId", "ride_id")
+      r.ride = try decodeBody(Fleetkit_V1_Ride.self, required: true)
+      return try encode(try await rpcs.createRide(r, caller))
+    case .getRide(let name):
+      var r = Fleetkit_V1_GetRideRequest()
+      r.name = name
+      return try encode(try rpcs.getRide(r, caller))
+    case .listRides(let parent):
+      var r: Fleetkit_V1_ListRidesRequest = try fromQuery()
+      r.parent = parent
+      return try encode(try rpcs.listRides(r, caller))
+    case .cancelRide(let name):
+      var r = Fleetkit_V1_CancelRideRequest()
+      r.name = name
+      return try encode(try await rpcs.cancelRide(r, caller))
     case .rideStatus(let name):
       let identifier = queryValue("rideIdentifier", "ride_identifier")
       return try rideStatusBody(

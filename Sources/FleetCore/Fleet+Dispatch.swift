@@ -1,0 +1,221 @@
+import Foundation
+
+/// A booked ride that needs a vehicle, with its trip as it is now.
+public struct PendingRide: Sendable, Hashable {
+  public var ride: Ride
+  public var trip: Trip
+}
+
+/// One way to serve a pending ride: a vehicle, its drive to the pickup, and where the ride
+/// goes among the vehicle's stops.
+public struct DispatchOption: Sendable, Hashable {
+  public var vehicleID: String
+  /// Driving seconds from now to the pickup, the vehicle's earlier stops included.
+  public var pickupSeconds: Double
+  public var matchType: VehicleMatchType
+  /// The vehicle's stops the option was planned on: it is assigned only if they are unchanged,
+  /// so that no two rides are planned into the same gap.
+  public var plannedStops: [TripWaypoint]
+  /// For a shared ride: where its pickup and drop-off go among `plannedStops`; others go last.
+  public var pickupIndex: Int
+  public var dropoffIndex: Int
+}
+
+/// The dispatcher's settings that the domain applies when it offers vehicles.
+public struct DispatchRules: Sendable, Hashable {
+  /// Vehicles farther than this in a straight line from the pickup are not offered.
+  public var pickupRadiusMeters: Int32 = 5000
+  /// Vehicles silent for longer are not offered, and a ride whose vehicle falls silent this long
+  /// before the pickup is dispatched again (Fleet Engine's search default: five minutes).
+  public var maximumStaleness: Duration = .seconds(300)
+
+  public init() {}
+}
+
+/// The hooks fleetd's dispatcher (FleetDispatch) works through: which rides wait, which
+/// vehicles could serve them and how soon, and assignment that checks nothing changed since.
+extension Fleet {
+  /// Rides whose vehicle went offline, fell silent or was deleted before the pickup go back to
+  /// WAITING (not to be offered that vehicle again). Returns them.
+  public func releaseStrandedRides(rules: DispatchRules) async throws(FleetError) -> [ResourceName] {
+    try await write { s, now throws(FleetError) in
+      var released: [ResourceName] = []
+      var changes: [StoredChange] = []
+      let cutoff = now.addingTimeInterval(-rules.maximumStaleness.seconds)
+      for name in s.ridesInDispatch {
+        guard var ride = s.rides[name.provider]?[name.id], let trip = s.trips[name.provider]?[name.id],
+          !trip.status.isTerminal
+        else {
+          s.ridesInDispatch.remove(name)
+          continue
+        }
+        guard ride.dispatchState == .assigned, trip.status == .new || trip.status == .enrouteToPickup else { continue }
+        let vehicle = s.vehicles[name.provider]?[trip.vehicleID]
+        let gone =
+          vehicle == nil || vehicle!.state != .online || (vehicle!.lastLocation?.serverTime ?? .distantPast) < cutoff
+        guard gone else { continue }
+        ride.dispatchState = .waiting
+        ride.releasedFrom = trip.vehicleID
+        ride.vehicleID = ""
+        ride.waitingSince = now
+        ride.updateTime = now
+        changes.append(s.put(ride))
+        released.append(name)
+      }
+      return (released, changes)
+    }
+  }
+
+  /// Rides that wait for a vehicle, longest waiting first.
+  public func pendingRides() -> [PendingRide] {
+    state.withLock { s in
+      s.ridesInDispatch.compactMap { name -> PendingRide? in
+        guard let ride = s.rides[name.provider]?[name.id], ride.dispatchState == .waiting,
+          let trip = s.trips[name.provider]?[name.id], !trip.status.isTerminal
+        else { return nil }
+        return PendingRide(ride: ride, trip: trip)
+      }.sorted { ($0.ride.waitingSince, $0.ride.provider, $0.ride.id) < ($1.ride.waitingSince, $1.ride.provider, $1.ride.id) }
+    }
+  }
+
+  /// Rides that have waited longer than `timeout` become NO_VEHICLE_FOUND and their trips
+  /// CANCELED. Returns them.
+  public func expireRides(waitingLongerThan timeout: Duration) async throws(FleetError) -> [ResourceName] {
+    try await write { s, now throws(FleetError) in
+      var expired: [ResourceName] = []
+      var changes: [StoredChange] = []
+      for name in s.ridesInDispatch {
+        guard var ride = s.rides[name.provider]?[name.id], ride.dispatchState == .waiting,
+          now.timeIntervalSince(ride.waitingSince) > timeout.seconds
+        else { continue }
+        if var trip = s.trips[name.provider]?[name.id], !trip.status.isTerminal {
+          changes += try Self.cancel(&trip, in: &s, now: now)
+        }
+        ride.dispatchState = .noVehicleFound
+        ride.updateTime = now
+        changes.append(s.put(ride))
+        expired.append(name)
+      }
+      return (expired, changes)
+    }
+  }
+
+  /// The vehicles that could serve each ride, found by SearchVehicles' own conditions, with
+  /// their pickup ETAs: one matrix query from every candidate's starting point to every
+  /// pickup (a vehicle finishing its trip first starts from its last stop, and the time to get
+  /// there counts); a shared ride's place among a vehicle's stops is fitted as in SearchVehicles.
+  public func dispatchOptions(for rides: [PendingRide], rules: DispatchRules) -> [[DispatchOption]] {
+    let now = now()
+    let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules)) }
+    let candidates: [[SearchCandidate]] = state.withLock { s in
+      zip(rides, plans).map { pending, plan in
+        guard let plan else { return [] }
+        return Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
+          .filter { $0.vehicle.id != pending.ride.releasedFrom }
+      }
+    }
+    let estimator = travel ?? StraightLineTravel()
+    var originIndex: [LatLng: Int] = [:]
+    var origins: [LatLng] = []
+    for list in candidates {
+      for candidate in list where originIndex[candidate.origin] == nil {
+        if case .pooled = candidate.plan { continue }
+        originIndex[candidate.origin] = origins.count
+        origins.append(candidate.origin)
+      }
+    }
+    let pickups = rides.map { $0.ride.request.pickupPoint!.point }
+    let table = origins.isEmpty ? [] : estimator.matrix(from: origins, to: pickups)
+    var finishes: [String: [TravelEstimate]?] = [:]
+    return rides.indices.map { r -> [DispatchOption] in
+      guard let plan = plans[r] else { return [] }
+      return candidates[r].compactMap { candidate -> DispatchOption? in
+        let stops = candidate.vehicle.waypoints.filter { $0.tripID != rides[r].ride.id }
+        var option = DispatchOption(
+          vehicleID: candidate.vehicle.id, pickupSeconds: 0, matchType: .exclusive, plannedStops: stops,
+          pickupIndex: stops.count, dropoffIndex: stops.count)
+        switch candidate.plan {
+        case .free:
+          guard let drive = table[originIndex[candidate.origin]!][r] else { return nil }
+          option.pickupSeconds = drive.seconds
+        case .after(let stops, let finish):
+          let key = candidate.vehicle.provider + "/" + candidate.vehicle.id
+          if finishes[key] == nil {
+            finishes[key] =
+              finish ?? estimator.legs(through: [candidate.position] + stops.map(\.location.point), now: now)
+          }
+          guard let legs = finishes[key]!, let drive = table[originIndex[candidate.origin]!][r] else { return nil }
+          option.pickupSeconds = legs.reduce(0) { $0 + $1.seconds } + drive.seconds
+          option.matchType = .backToBack
+        case .pooled:
+          guard let pooled = Self.pooledRoute(candidate, plan: plan, estimator: estimator, now: now) else { return nil }
+          option.pickupSeconds = pooled.pickup.seconds
+          option.pickupIndex = pooled.insertion.pickupIndex
+          option.dropoffIndex = pooled.insertion.dropoffIndex
+          option.matchType = pooled.insertion.pickupIndex == stops.count ? .carpoolBackToBack : .carpool
+        }
+        return option
+      }
+    }
+  }
+
+  /// The SearchVehicles request a ride amounts to: its trip type, passengers and attributes,
+  /// any vehicle type; EXCLUSIVE rides may go back-to-back, SHARED ones into any car with room.
+  static func search(for ride: Ride, rules: DispatchRules) -> VehicleSearch {
+    var search = VehicleSearch()
+    search.pickupPoint = ride.request.pickupPoint
+    search.dropoffPoint = ride.request.dropoffPoint
+    search.pickupRadiusMeters = rules.pickupRadiusMeters
+    search.count = 50
+    search.minimumCapacity = max(1, ride.request.numberOfPassengers)
+    search.tripTypes = [ride.request.tripType]
+    search.maximumStaleness = rules.maximumStaleness
+    search.vehicleTypes = VehicleCategory.allCases.filter { $0 != .unknown }
+    search.requiredAttributes = ride.request.requiredAttributes
+    search.filter = ride.request.filter
+    search.orderBy = .pickupPointETA
+    search.tripID = ride.id
+    if ride.request.tripType == .shared {
+      search.currentTripsPresent = .any
+    } else {
+      search.includeBackToBack = true
+    }
+    return search
+  }
+
+  /// Assigns the ride's trip to the option's vehicle, as a Fleet Engine backend would (the
+  /// trip's vehicle_id and the vehicle's waypoints), with the ride, in one durable write. False,
+  /// and nothing written, when things changed since the option was made: the ride no longer
+  /// waits, the trip is past its pickup, or the vehicle went offline or has other stops now.
+  public func assign(_ pending: PendingRide, _ option: DispatchOption) async throws(FleetError) -> Bool {
+    let provider = pending.ride.provider
+    let id = pending.ride.id
+    return try await write { s, now throws(FleetError) in
+      guard var ride = s.rides[provider]?[id], ride.dispatchState == .waiting,
+        var trip = s.trips[provider]?[id], trip.status == .new || trip.status == .enrouteToPickup,
+        let vehicle = s.vehicles[provider]?[option.vehicleID], vehicle.state == .online,
+        vehicle.waypoints.filter({ $0.tripID != id }) == option.plannedStops
+      else { return (false, []) }
+      let old = trip
+      trip.vehicleID = vehicle.id
+      trip.updateTime = now
+      trip.remainingWaypointsVersion = now
+      let own = trip.ownRemainingWaypoints
+      var order = option.plannedStops
+      if own.count == 2, option.matchType == .carpool || option.matchType == .carpoolBackToBack {
+        order.insert(own[1], at: option.dropoffIndex)
+        order.insert(own[0], at: option.pickupIndex)
+      } else {
+        order += own
+      }
+      let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
+      ride.dispatchState = .assigned
+      ride.vehicleID = vehicle.id
+      ride.assignTime = now
+      ride.assignedPickupETA = now.addingTimeInterval(option.pickupSeconds)
+      ride.assignments += 1
+      ride.updateTime = now
+      return (true, [s.put(trip)] + vehicles.map { s.put($0) } + [s.put(ride)])
+    }
+  }
+}

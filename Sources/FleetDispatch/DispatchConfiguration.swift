@@ -1,0 +1,24 @@
+import FleetCore
+
+/// How rides are matched to vehicles in each round.
+public enum DispatchPolicy: String, Sendable, Hashable, CaseIterable {
+  /// All waiting rides at once: the assignment with the most rides served and, among those,
+  /// the least total pickup time (an exact solution of the assignment problem).
+  case batched
+  /// One ride at a time, longest waiting first, each taking the vehicle with the nearest ETA:
+  /// what a first dispatcher does, kept as the baseline.
+  case greedy
+}
+
+/// `fleetd serve --dispatch` settings, with documented defaults.
+public struct DispatchConfiguration: Sendable, Hashable {
+  /// Time between rounds: requests are collected for this long and matched together.
+  public var interval: Duration = .seconds(2)
+  public var policy: DispatchPolicy = .batched
+  /// A ride still waiting after this long is NO_VEHICLE_FOUND and its trip CANCELED.
+  public var noVehicleTimeout: Duration = .seconds(300)
+  /// Which vehicles are offered, and when an assigned vehicle counts as gone.
+  public var rules = DispatchRules()
+
+  public init() {}
+}

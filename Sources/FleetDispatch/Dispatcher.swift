@@ -1,0 +1,142 @@
+import FleetCore
+import Foundation
+import Logging
+
+/// What one dispatch round did.
+public struct DispatchRound: Sendable {
+  public struct Assigned: Sendable, Hashable {
+    public var ride: ResourceName
+    public var vehicleID: String
+    public var pickupSeconds: Double
+  }
+
+  /// Rides that waited for a vehicle at the start of the round.
+  public var waiting = 0
+  public var assigned: [Assigned] = []
+  /// Rides taken from a vehicle that went offline or stale before the pickup.
+  public var released: [ResourceName] = []
+  /// Rides that waited too long: NO_VEHICLE_FOUND.
+  public var expired: [ResourceName] = []
+  /// Assignments refused because the ride or the vehicle changed while the round ran; the
+  /// ride is matched again next round.
+  public var conflicts = 0
+  public var duration: Duration = .zero
+}
+
+/// fleetd's dispatcher: every `interval` it takes the rides waiting for a vehicle, finds each
+/// one's candidate vehicles with SearchVehicles' rules and their pickup ETAs from one matrix
+/// query, chooses by the policy which vehicle serves which ride, and assigns them as a Fleet
+/// Engine backend would (the trip's vehicle_id and the vehicle's waypoints), so that drivers
+/// see the trip at once. Rides whose vehicle went away before the pickup are dispatched
+/// again; rides nobody can serve in time end NO_VEHICLE_FOUND.
+public final class Dispatcher: Sendable {
+  public let fleet: Fleet
+  public let configuration: DispatchConfiguration
+  let logger: Logger
+
+  public init(fleet: Fleet, configuration: DispatchConfiguration, logger: Logger) {
+    self.fleet = fleet
+    self.configuration = configuration
+    self.logger = logger
+  }
+
+  /// Runs a round every `interval` until the task is cancelled; `report` hears of each.
+  public func run(report: @escaping @Sendable (DispatchRound) -> Void = { _ in }) async {
+    logger.notice(
+      "dispatcher running",
+      metadata: [
+        "dispatch.policy": "\(configuration.policy.rawValue)", "dispatch.interval": "\(configuration.interval)",
+      ])
+    let clock = ContinuousClock()
+    while !Task.isCancelled {
+      let started = clock.now
+      do {
+        report(try await round())
+      } catch {
+        // A failed write stops the fleet's writes altogether (fail-stop); the next round says so again.
+        logger.error("dispatch round failed: \(error.message)")
+      }
+      try? await Task.sleep(until: started + configuration.interval, clock: clock)
+    }
+  }
+
+  /// One round: release stranded rides, expire old ones, match the rest.
+  public func round() async throws(FleetError) -> DispatchRound {
+    let started = ContinuousClock.now
+    var result = DispatchRound()
+    result.released = try await fleet.releaseStrandedRides(rules: configuration.rules)
+    result.expired = try await fleet.expireRides(waitingLongerThan: configuration.noVehicleTimeout)
+    let pending = fleet.pendingRides()
+    result.waiting = pending.count
+    for (_, rides) in Dictionary(grouping: pending, by: \.ride.provider).sorted(by: { $0.key < $1.key }) {
+      let (assigned, conflicts) = try await match(rides)
+      result.assigned += assigned
+      result.conflicts += conflicts
+    }
+    result.duration = ContinuousClock.now - started
+    for name in result.released { logger.info("ride released: its vehicle went away before the pickup", metadata: ["ride": "\(name)"]) }
+    for name in result.expired { logger.info("no vehicle found in time", metadata: ["ride": "\(name)"]) }
+    if !result.assigned.isEmpty || result.conflicts > 0 {
+      logger.debug(
+        "dispatch round",
+        metadata: [
+          "dispatch.waiting": "\(result.waiting)", "dispatch.assigned": "\(result.assigned.count)",
+          "dispatch.conflicts": "\(result.conflicts)", "dispatch.duration": "\(result.duration)",
+        ])
+    }
+    return result
+  }
+
+  /// Matches one provider's waiting rides with its vehicles and assigns the pairs.
+  func match(_ rides: [PendingRide]) async throws(FleetError) -> ([DispatchRound.Assigned], Int) {
+    let options = fleet.dispatchOptions(for: rides, rules: configuration.rules)
+    var vehicleIndex: [String: Int] = [:]
+    for list in options {
+      for option in list where vehicleIndex[option.vehicleID] == nil { vehicleIndex[option.vehicleID] = vehicleIndex.count }
+    }
+    var costs = [[Double?]](repeating: [Double?](repeating: nil, count: vehicleIndex.count), count: rides.count)
+    var chosenOption: [[Int: DispatchOption]] = Array(repeating: [:], count: rides.count)
+    for (r, list) in options.enumerated() {
+      for option in list {
+        let v = vehicleIndex[option.vehicleID]!
+        costs[r][v] = option.pickupSeconds
+        chosenOption[r][v] = option
+      }
+    }
+    let pairs = Assignment.solve(costs, policy: configuration.policy)
+    let fleet = self.fleet
+    // Assigned concurrently: each is a durable write, and concurrent writes share a commit.
+    let outcomes = await withTaskGroup(of: Result<DispatchRound.Assigned?, FleetError>.self) { group in
+      for (r, v) in pairs.enumerated() {
+        guard let v, let option = chosenOption[r][v] else { continue }
+        let ride = rides[r]
+        group.addTask {
+          do throws(FleetError) {
+            guard try await fleet.assign(ride, option) else { return .success(nil) }
+            return .success(
+              .init(ride: ride.ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds))
+          } catch {
+            return .failure(error)
+          }
+        }
+      }
+      var outcomes: [Result<DispatchRound.Assigned?, FleetError>] = []
+      for await outcome in group { outcomes.append(outcome) }
+      return outcomes
+    }
+    var assigned: [DispatchRound.Assigned] = []
+    var conflicts = 0
+    for outcome in outcomes {
+      switch outcome {
+      case .success(let done?): assigned.append(done)
+      case .success(nil): conflicts += 1
+      case .failure(let error) where error.code == .unavailable: throw error
+      case .failure(let error):
+        // The trip's own rules refused it (the vehicle's stops changed shape meanwhile): next round.
+        logger.warning("assignment refused: \(error.message)")
+        conflicts += 1
+      }
+    }
+    return (assigned, conflicts)
+  }
+}

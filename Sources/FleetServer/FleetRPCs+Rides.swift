@@ -1,0 +1,45 @@
+import FleetCore
+import FleetProto
+
+/// fleetkit.v1.Rides, FleetKit's booking API: decode → one domain call → encode, as the
+/// Fleet Engine RPCs. Served only when fleetd dispatches (`fleetd serve --dispatch`).
+extension FleetRPCs {
+  func checkDispatching() throws(FleetError) {
+    guard dispatching else {
+      throw FleetError(
+        .unimplemented, "the booking API needs the dispatcher: start fleetd with `fleetd serve --dispatch`")
+    }
+  }
+
+  func createRide(_ r: Fleetkit_V1_CreateRideRequest, _ caller: Caller) async throws(FleetError) -> Fleetkit_V1_Ride {
+    try checkDispatching()
+    let parent = try ProviderName(parsing: r.parent)
+    guard r.hasRide else { throw .invalid("ride is required") }
+    let view = try await fleet.createRide(
+      caller: caller, provider: parent.provider, rideID: r.rideID, request: try RideRequest(r.ride))
+    return Fleetkit_V1_Ride(view)
+  }
+
+  func getRide(_ r: Fleetkit_V1_GetRideRequest, _ caller: Caller) throws(FleetError) -> Fleetkit_V1_Ride {
+    try checkDispatching()
+    return Fleetkit_V1_Ride(try fleet.getRide(caller: caller, name: try ResourceName(parsing: r.name, kind: .rides)))
+  }
+
+  func listRides(_ r: Fleetkit_V1_ListRidesRequest, _ caller: Caller) throws(FleetError) -> Fleetkit_V1_ListRidesResponse
+  {
+    try checkDispatching()
+    let parent = try ProviderName(parsing: r.parent)
+    let (rides, next) = try fleet.listRides(
+      caller: caller, provider: parent.provider, pageSize: r.pageSize, pageToken: r.pageToken)
+    var response = Fleetkit_V1_ListRidesResponse()
+    response.rides = rides.map(Fleetkit_V1_Ride.init)
+    response.nextPageToken = next
+    return response
+  }
+
+  func cancelRide(_ r: Fleetkit_V1_CancelRideRequest, _ caller: Caller) async throws(FleetError) -> Fleetkit_V1_Ride {
+    try checkDispatching()
+    return Fleetkit_V1_Ride(
+      try await fleet.cancelRide(caller: caller, name: try ResourceName(parsing: r.name, kind: .rides)))
+  }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import FleetAuth
+import FleetClient
+import FleetConsumer
+import FleetCore
+import FleetProto
+import FleetSimulator
+import Foundation
+import GRPCCore
+import SwiftProtobuf
+
+struct RideCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "ride",
+    abstract: "Book a ride through fleetd's dispatcher and, with --follow, follow it to the end.",
+    discussion: """
+      fleetd must run with --dispatch. The ride is booked with the booking API
+      (fleetkit.v1.Rides) and prints as JSON. With --follow, the trip is followed with the
+      Consumer SDK and a line is printed for every change of the ride and its trip; the command
+      exits 0 when the ride is COMPLETED and 1 when it is CANCELED or NO_VEHICLE_FOUND. The key
+      must be a server (or admin) key: booking is the provider's backend's call.
+      """)
+
+  @Option(help: "fleetd's gRPC address, HOST:PORT.") var server = "127.0.0.1:50051"
+  @Option(help: "Provider ID.") var provider: String
+  @Option(help: "Service-account key file (from `fleetd keys add`).") var key: String
+  @Option(help: "Pickup, LAT,LNG.", transform: parsePoint) var from: LatLng
+  @Option(help: "Drop-off, LAT,LNG.", transform: parsePoint) var to: LatLng
+  @Option(help: "Ride ID (also the trip's); the same ID again returns the same ride. Default: a new one.")
+  var ride: String?
+  @Option(help: "Riders, not counting the driver.") var passengers: Int32 = 1
+  @Flag(help: "A SHARED ride (a carpool); EXCLUSIVE otherwise.") var shared = false
+  @Flag(help: "Follow the ride until it ends.") var follow = false
+  @Option(help: "Seconds between reads of the ride's state with --follow.") var interval = 1.0
+  @Flag(help: "Connect with TLS.") var tls = false
+
+  func validate() throws {
+    guard FleetEndpoint(server) != nil else { throw ValidationError("--server must be HOST:PORT, got '\(server)'") }
+    guard passengers >= 1 else { throw ValidationError("--passengers must be at least 1") }
+    guard interval > 0, interval <= 3600 else { throw ValidationError("--interval must be above 0 and at most 3600") }
+  }
+
+  func run() async throws {
+    let tokens = try ServiceAccountTokenProvider(key: try ServiceAccountKey.load(path: key))
+    let endpoint = FleetEndpoint(server, usesTLS: tls)!
+    let id = ride ?? "ride-\(UUID().uuidString.prefix(8).lowercased())"
+    var request = Fleetkit_V1_CreateRideRequest()
+    request.parent = "providers/\(provider)"
+    request.rideID = id
+    request.ride.pickupPoint.point.latitude = from.latitude
+    request.ride.pickupPoint.point.longitude = from.longitude
+    request.ride.dropoffPoint.point.latitude = to.latitude
+    request.ride.dropoffPoint.point.longitude = to.longitude
+    request.ride.numberOfPassengers = passengers
+    request.ride.tripType = shared ? .shared : .exclusive
+    let booked = try await endpoint.withClient { client in
+      try await Fleetkit_V1_Rides.Client(wrapping: client).createRide(
+        request, metadata: ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"])
+    }
+    guard follow else {
+      FileHandle.standardOutput.write(Data((try booked.jsonString() + "\n").utf8))
+      return
+    }
+    let final = try await followRide(booked, endpoint: endpoint, tokens: tokens)
+    if final != .completed { throw ExitCode(1) }
+  }
+
+  /// Prints the ride's changes (read with GetRide) and its trip's (the Consumer SDK) until
+  /// the ride ends; returns how it ended.
+  func followRide(_ booked: Fleetkit_V1_Ride, endpoint: FleetEndpoint, tokens: ServiceAccountTokenProvider)
+    async throws -> Fleetkit_V1_Ride.State
+  {
+    let id = String(booked.name.split(separator: "/").last ?? "")
+    let services = ConsumerServices(providerID: provider, endpoint: endpoint, tokenProvider: tokens)
+    let model = try services.tripService.tripModel(forTripName: booked.trip)
+    let printer = await TripStatusPrinter(tripID: id)
+    await model.register(printer)
+    return try await withThrowingTaskGroup(of: Fleetkit_V1_Ride.State?.self) { group in
+      group.addTask {
+        try await services.run()
+        return nil
+      }
+      group.addTask {
+        try await endpoint.withClient { client in
+          let rides = Fleetkit_V1_Rides.Client(wrapping: client)
+          var request = Fleetkit_V1_GetRideRequest()
+          request.name = booked.name
+          var last: (Fleetkit_V1_Ride.State, String)?
+          while true {
+            let ride = try await rides.getRide(
+              request, metadata: ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"])
+            if last.map({ $0 != (ride.state, ride.vehicleID) }) ?? true {
+              last = (ride.state, ride.vehicleID)
+              say(describe(ride))
+            }
+            if [.completed, .canceled, .noVehicleFound].contains(ride.state) { return ride.state }
+            try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+          }
+        }
+      }
+      while let next = try await group.next() {
+        if let state = next {
+          group.cancelAll()
+          return state
+        }
+      }
+      return .unspecified
+    }
+  }
+
+  func describe(_ ride: Fleetkit_V1_Ride) -> String {
+    let id = ride.name.split(separator: "/").last ?? ""
+    switch ride.state {
+    case .assigned:
+      let eta =
+        ride.hasAssignedPickupEta
+        ? ", pickup ETA \(Date(timeIntervalSince1970: TimeInterval(ride.assignedPickupEta.seconds)).formatted(.iso8601))"
+        : ""
+      return "ride \(id): ASSIGNED to vehicle \(ride.vehicleID)\(eta)"
+    case .completed: return "ride \(id): COMPLETED by vehicle \(ride.vehicleID)"
+    default: return "ride \(id): \(Self.name(ride.state))"
+    }
+  }
+
+  static func name(_ state: Fleetkit_V1_Ride.State) -> String {
+    switch state {
+    case .waiting: "WAITING"
+    case .assigned: "ASSIGNED"
+    case .noVehicleFound: "NO_VEHICLE_FOUND"
+    case .canceled: "CANCELED"
+    case .completed: "COMPLETED"
+    default: "STATE_UNSPECIFIED"
+    }
+  }
+}
+
+/// `LAT,LNG`, negative latitudes included.
+func parsePoint(_ text: String) throws -> LatLng {
+  let parts = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+  guard parts.count == 2 else { throw ValidationError("expected LAT,LNG, got '\(text)'") }
+  let point = LatLng(latitude: parts[0], longitude: parts[1])
+  do {
+    try point.validate("point")
+  } catch {
+    throw ValidationError("'\(text)' is not a position: \(error.message)")
+  }
+  return point
+}
+
+/// Prints a line as it happens, also into a file or a pipe.
+func say(_ line: String) {
+  FileHandle.standardOutput.write(Data("\(timestamp()) \(line)\n".utf8))
+}
+
+/// The trip's status and pickup ETA as the Consumer SDK reports them.
+@MainActor
+final class TripStatusPrinter: TripModelSubscriber {
+  let tripID: String
+  var pickupETA: Date?
+
+  init(tripID: String) { self.tripID = tripID }
+
+  func tripModel(_ tripModel: TripModel, didUpdate tripStatus: TripStatus) {
+    let eta = pickupETA.map { ", pickup ETA \($0.formatted(.iso8601))" } ?? ""
+    say("trip \(tripID): \(tripStatus.wireName)\(tripStatus == .enrouteToPickup ? eta : "")")
+  }
+
+  func tripModel(_ tripModel: TripModel, didUpdatePickupETA eta: Date?) { pickupETA = eta }
+
+  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: TripModelError) {
+    say("trip \(tripID): \(error.code): \(error.message)")
+  }
+}

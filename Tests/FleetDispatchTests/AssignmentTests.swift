@@ -1,0 +1,72 @@
+import FleetDispatch
+import Testing
+
+@Suite("Assignment")
+struct AssignmentTests {
+  struct Seeded {
+    var state: UInt64
+    mutating func next(_ n: Int) -> Int {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int((state >> 33) % UInt64(n))
+    }
+  }
+
+  /// Every assignment of rides to distinct vehicles (or to none): the most rides served, then
+  /// the least total cost.
+  func bruteForce(_ costs: [[Double?]]) -> (served: Int, total: Double) {
+    let vehicles = costs.first?.count ?? 0
+    var best = (served: 0, total: 0.0)
+    func visit(_ ride: Int, _ used: Set<Int>, _ served: Int, _ total: Double) {
+      if ride == costs.count {
+        if served > best.served || (served == best.served && total < best.total) { best = (served, total) }
+        return
+      }
+      visit(ride + 1, used, served, total)
+      for v in 0..<vehicles where !used.contains(v) {
+        if let cost = costs[ride][v] { visit(ride + 1, used.union([v]), served + 1, total + cost) }
+      }
+    }
+    visit(0, [], 0, 0)
+    return best
+  }
+
+  func evaluate(_ costs: [[Double?]], _ chosen: [Int?]) -> (served: Int, total: Double) {
+    #expect(Set(chosen.compactMap { $0 }).count == chosen.compactMap { $0 }.count, "a vehicle used twice")
+    var total = 0.0
+    for (r, v) in chosen.enumerated() {
+      guard let v else { continue }
+      let cost = costs[r][v]
+      #expect(cost != nil, "ride \(r) given vehicle \(v) that cannot serve it")
+      total += cost ?? 0
+    }
+    return (chosen.compactMap { $0 }.count, total)
+  }
+
+  @Test func theHungarianMethodFindsTheBestAssignmentOnRandomInstances() {
+    var random = Seeded(state: 7)
+    for _ in 0..<300 {
+      let rides = 1 + random.next(6)
+      let vehicles = 1 + random.next(6)
+      let costs = (0..<rides).map { _ in
+        (0..<vehicles).map { _ -> Double? in random.next(4) == 0 ? nil : Double(1 + random.next(600)) }
+      }
+      let optimal = evaluate(costs, Assignment.optimal(costs))
+      let best = bruteForce(costs)
+      #expect(optimal.served == best.served, "\(costs)")
+      #expect(abs(optimal.total - best.total) < 1e-9, "\(costs)")
+      let greedy = evaluate(costs, Assignment.greedy(costs))
+      #expect(greedy.served <= best.served)
+    }
+  }
+
+  @Test func greedyTakesTheNearestForTheFirstRideBatchedLooksAtAll() {
+    // Ride 0 (waiting longest) is 100 s from A and 120 s from B; ride 1 is 100 s from A only.
+    let costs: [[Double?]] = [[100, 120], [100, nil]]
+    #expect(Assignment.greedy(costs) == [0, nil])
+    #expect(Assignment.optimal(costs) == [1, 0])
+    #expect(Assignment.solve(costs, policy: .batched) == [1, 0])
+    #expect(Assignment.solve(costs, policy: .greedy) == [0, nil])
+    #expect(Assignment.optimal([]) == [])
+    #expect(Assignment.optimal([[nil, nil]]) == [nil])
+  }
+}

@@ -1,0 +1,338 @@
+import FleetCore
+import FleetDispatch
+import FleetStore
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// A clock tests move by hand.
+final class ManualClock: Sendable {
+  let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+  func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
+  var read: @Sendable () -> Date { { self.now.withLock { $0 } } }
+}
+
+let origin = LatLng(latitude: 43.73, longitude: 7.42)
+/// A point `metres` north of `origin`.
+func north(_ metres: Double) -> LatLng { LatLng(latitude: origin.latitude + metres / 111_195, longitude: origin.longitude) }
+
+/// The domain and the dispatcher on a real SQLite store, without a road graph (straight lines).
+struct Harness {
+  let fleet: Fleet
+  let clock: ManualClock
+  let directory: String
+  let admin = Caller.admin(of: "acme")
+
+  static func make(clock: ManualClock = ManualClock(), directory: String? = nil) async throws -> Harness {
+    let directory = directory ?? NSTemporaryDirectory() + "fleetkit-dispatch-\(UUID().uuidString)"
+    let fleet = try await Fleet(storage: try SQLiteFleetStore(directory: directory), clock: clock.read)
+    return Harness(fleet: fleet, clock: clock, directory: directory)
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: directory) }
+
+  func vehicle(
+    _ id: String, at point: LatLng, types: [TripType] = [.exclusive, .shared], backToBack: Bool = false
+  ) async throws {
+    var v = Vehicle(provider: "acme", id: id)
+    v.state = .online
+    v.supportedTripTypes = types
+    v.maximumCapacity = 4
+    v.category = .auto
+    v.backToBackEnabled = backToBack
+    v.lastLocation = VehicleLocation(location: point)
+    _ = try await fleet.createVehicle(caller: admin, provider: "acme", vehicleID: id, vehicle: VehicleInput(vehicle: v))
+  }
+
+  func move(_ id: String, to point: LatLng) async throws {
+    var v = Vehicle(provider: "acme", id: id)
+    v.lastLocation = VehicleLocation(location: point)
+    _ = try await fleet.updateVehicle(
+      caller: admin, name: ResourceName(provider: "acme", kind: .vehicles, id: id), vehicle: VehicleInput(vehicle: v),
+      mask: ["last_location"])
+  }
+
+  func setOffline(_ id: String) async throws {
+    var v = Vehicle(provider: "acme", id: id)
+    v.state = .offline
+    _ = try await fleet.updateVehicle(
+      caller: admin, name: ResourceName(provider: "acme", kind: .vehicles, id: id), vehicle: VehicleInput(vehicle: v),
+      mask: ["vehicle_state"])
+  }
+
+  func request(from: LatLng, to: LatLng, type: TripType = .exclusive) -> RideRequest {
+    var r = RideRequest()
+    r.pickupPoint = TerminalLocation(point: from)
+    r.dropoffPoint = TerminalLocation(point: to)
+    r.tripType = type
+    return r
+  }
+
+  @discardableResult
+  func book(_ id: String, from: LatLng, to: LatLng, type: TripType = .exclusive) async throws -> RideView {
+    try await fleet.createRide(caller: admin, provider: "acme", rideID: id, request: request(from: from, to: to, type: type))
+  }
+
+  func ride(_ id: String) throws -> RideView {
+    try fleet.getRide(caller: admin, name: ResourceName(provider: "acme", kind: .rides, id: id))
+  }
+
+  func trip(_ id: String) throws -> TripSnapshot {
+    try fleet.getTrip(caller: admin, name: ResourceName(provider: "acme", kind: .trips, id: id))
+  }
+
+  func vehicleState(_ id: String) throws -> Vehicle {
+    try fleet.getVehicle(caller: admin, name: ResourceName(provider: "acme", kind: .vehicles, id: id))
+  }
+
+  func dispatcher(_ policy: DispatchPolicy = .batched) -> Dispatcher {
+    var configuration = DispatchConfiguration()
+    configuration.policy = policy
+    var logger = Logger(label: "dispatch-test")
+    logger.logLevel = .critical
+    return Dispatcher(fleet: fleet, configuration: configuration, logger: logger)
+  }
+}
+
+func fleetError(_ body: () async throws -> Void) async -> FleetError? {
+  do {
+    try await body()
+    return nil
+  } catch let error as FleetError {
+    return error
+  } catch {
+    return FleetError(.internal, "unexpected \(error)")
+  }
+}
+
+@Suite("Dispatcher and booking API")
+struct DispatcherTests {
+  @Test func bookingIsIdempotentValidatedAndForTheBackendOnly() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    let booked = try await h.book("r1", from: north(0), to: north(900))
+    #expect(booked.state == .waiting && booked.vehicleID.isEmpty)
+    #expect(booked.ride.request.numberOfPassengers == 1 && booked.ride.request.tripType == .exclusive)
+    let trip = try h.trip("r1")
+    #expect(trip.trip.status == .new && !trip.trip.isAssigned && trip.trip.pickupPoint?.point == north(0))
+    // The same booking again is the same ride.
+    h.clock.advance(5)
+    #expect(try await h.book("r1", from: north(0), to: north(900)).ride.createTime == booked.ride.createTime)
+    let different = await fleetError { try await h.book("r1", from: north(0), to: north(100)) }
+    #expect(different?.code == .alreadyExists && different?.message.contains("different request") == true)
+    _ = try await h.fleet.createTrip(
+      caller: h.admin, provider: "acme", tripID: "taken",
+      trip: { () -> Trip in
+        var t = Trip(provider: "acme", id: "taken")
+        t.type = .exclusive
+        t.pickupPoint = TerminalLocation(point: north(0))
+        return t
+      }())
+    #expect(await fleetError { try await h.book("taken", from: north(0), to: north(100)) }?.code == .alreadyExists)
+
+    let rules: [(String, (inout RideRequest) -> Void)] = [
+      ("ride.pickup_point is required", { $0.pickupPoint = nil }),
+      ("ride.pickup_point.point.latitude", { $0.pickupPoint = TerminalLocation(point: LatLng(latitude: 99, longitude: 0)) }),
+      ("ride.dropoff_point is required for a SHARED ride", { r in
+        r.tripType = .shared
+        r.dropoffPoint = nil
+      }),
+      ("ride.intermediate_destinations are only supported for EXCLUSIVE", { r in
+        r.tripType = .shared
+        r.intermediateDestinations = [TerminalLocation(point: north(10))]
+      }),
+      ("ride.number_of_passengers must not be negative", { $0.numberOfPassengers = -1 }),
+      ("filter cannot be combined", { r in
+        r.filter = "attributes.a = \"b\""
+        r.requiredAttributes = [Attribute(key: "a", value: .string("b"))]
+      }),
+      ("ride.filter: at position 14", { $0.filter = "attributes.a >" }),
+    ]
+    for (message, breakIt) in rules {
+      var request = h.request(from: north(0), to: north(500))
+      breakIt(&request)
+      let error = await fleetError {
+        _ = try await h.fleet.createRide(caller: h.admin, provider: "acme", rideID: "bad", request: request)
+      }
+      #expect(error?.code == .invalidArgument && error?.message.contains(message) == true, "\(error?.message ?? "")")
+    }
+    #expect(
+      await fleetError { _ = try await h.fleet.createRide(caller: h.admin, provider: "acme", rideID: "a/b", request: h.request(from: north(0), to: north(1))) }?
+        .message.contains("ride_id") == true)
+    for role in [Role.consumer, .driver, .viewer] {
+      let caller = Caller(provider: "acme", role: role, tripID: "*", vehicleID: "*")
+      #expect(await fleetError { try await h.fleet.createRide(caller: caller, provider: "acme", rideID: "x", request: h.request(from: north(0), to: north(1))) }?.code == .permissionDenied)
+      #expect(await fleetError { _ = try h.fleet.getRide(caller: caller, name: ResourceName(provider: "acme", kind: .rides, id: "r1")) }?.code == .permissionDenied)
+    }
+    #expect(await fleetError { _ = try h.ride("none") }?.code == .notFound)
+    try await h.book("r2", from: north(0), to: north(900))
+    try await h.book("r0", from: north(0), to: north(900))
+    let first = try h.fleet.listRides(caller: h.admin, provider: "acme", pageSize: 2, pageToken: "")
+    #expect(first.rides.map(\.ride.id) == ["r0", "r1"])
+    let second = try h.fleet.listRides(caller: h.admin, provider: "acme", pageSize: 2, pageToken: first.nextPageToken)
+    #expect(second.rides.map(\.ride.id) == ["r2"] && second.nextPageToken.isEmpty)
+  }
+
+  @Test func aBookedRideSurvivesARestart() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.book("r1", from: north(0), to: north(900))
+    let reopened = try await Harness.make(clock: h.clock, directory: h.directory)
+    #expect(try reopened.ride("r1").state == .waiting)
+    #expect(reopened.fleet.pendingRides().map(\.ride.id) == ["r1"])
+    #expect(try reopened.trip("r1").trip.status == .new)
+  }
+
+  @Test func aRoundAssignsTheNearestVehicleAsABackendWould() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("near", at: north(300))
+    try await h.vehicle("far", at: north(2000))
+    try await h.book("r1", from: north(0), to: north(900))
+    let round = try await h.dispatcher().round()
+    #expect(round.waiting == 1 && round.assigned.map(\.vehicleID) == ["near"] && round.conflicts == 0)
+    let ride = try h.ride("r1")
+    #expect(ride.state == .assigned && ride.vehicleID == "near" && ride.ride.assignments == 1)
+    #expect(ride.ride.assignedPickupETA != nil)
+    let trip = try h.trip("r1")
+    #expect(trip.trip.vehicleID == "near")
+    let vehicle = try h.vehicleState("near")
+    #expect(vehicle.currentTrips == ["r1"])
+    #expect(vehicle.waypoints.map(\.waypointType) == [.pickup, .dropOff])
+    // Nothing left to do.
+    #expect(try await h.dispatcher().round().assigned.isEmpty)
+    // The vehicle is busy: the next ride goes to the other one.
+    try await h.book("r2", from: north(0), to: north(900))
+    #expect(try await h.dispatcher().round().assigned.map(\.vehicleID) == ["far"])
+  }
+
+  @Test func batchedMatchingServesBothRidesSoonerThanGreedy() async throws {
+    // Ride 1 waits longest; greedy gives it the nearest car (A, 100 m), which leaves ride 2 with
+    // B, 320 m away. Batched gives ride 1 B (120 m) and ride 2 A (100 m).
+    for policy in DispatchPolicy.allCases {
+      let h = try await Harness.make()
+      defer { h.remove() }
+      try await h.vehicle("A", at: north(100))
+      try await h.vehicle("B", at: north(320))
+      try await h.book("ride-1", from: north(200), to: north(2000))
+      h.clock.advance(1)
+      try await h.book("ride-2", from: north(0), to: north(2000))
+      let round = try await h.dispatcher(policy).round()
+      let pairs = Dictionary(uniqueKeysWithValues: round.assigned.map { ($0.ride.id, $0.vehicleID) })
+      let total = round.assigned.reduce(0) { $0 + $1.pickupSeconds }
+      switch policy {
+      case .batched:
+        #expect(pairs == ["ride-1": "B", "ride-2": "A"])
+        #expect(abs(total - 220 / StraightLineTravel.defaultSpeed) < 1)
+      case .greedy:
+        #expect(pairs == ["ride-1": "A", "ride-2": "B"])
+        #expect(abs(total - 420 / StraightLineTravel.defaultSpeed) < 1)
+      }
+    }
+  }
+
+  @Test func aVehicleGoneBeforeThePickupHasItsRideDispatchedAgain() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("first", at: north(100))
+    try await h.vehicle("second", at: north(900))
+    try await h.book("r1", from: north(0), to: north(2000))
+    #expect(try await h.dispatcher().round().assigned.map(\.vehicleID) == ["first"])
+    try await h.setOffline("first")
+    let round = try await h.dispatcher().round()
+    #expect(round.released.map(\.id) == ["r1"])
+    #expect(round.assigned.map(\.vehicleID) == ["second"])
+    let ride = try h.ride("r1")
+    #expect(ride.state == .assigned && ride.vehicleID == "second" && ride.ride.assignments == 2)
+    let first = try h.vehicleState("first")
+    #expect(first.currentTrips.isEmpty && first.waypoints.isEmpty)
+    #expect(try h.vehicleState("second").currentTrips == ["r1"])
+
+    // Stale: the second falls silent for longer than the staleness while a third keeps reporting.
+    try await h.vehicle("third", at: north(1500))
+    h.clock.advance(6 * 60)
+    try await h.move("third", to: north(1400))
+    let again = try await h.dispatcher().round()
+    #expect(again.released.map(\.id) == ["r1"] && again.assigned.map(\.vehicleID) == ["third"])
+    #expect(try h.ride("r1").ride.assignments == 3)
+  }
+
+  @Test func aRideNobodyCanServeEndsNoVehicleFoundWithItsTripCanceled() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("elsewhere", at: north(20_000))
+    try await h.book("r1", from: north(0), to: north(900))
+    #expect(try await h.dispatcher().round().assigned.isEmpty)
+    h.clock.advance(299)
+    #expect(try await h.dispatcher().round().expired.isEmpty)
+    h.clock.advance(2)
+    #expect(try await h.dispatcher().round().expired.map(\.id) == ["r1"])
+    #expect(try h.ride("r1").state == .noVehicleFound)
+    #expect(try h.trip("r1").trip.status == .canceled)
+    // Cancelling it then changes nothing.
+    let canceled = try await h.fleet.cancelRide(caller: h.admin, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
+    #expect(canceled.state == .noVehicleFound)
+  }
+
+  @Test func cancelingARideCancelsItsTripAndFreesTheVehicle() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("cab", at: north(100))
+    try await h.book("r1", from: north(0), to: north(900))
+    _ = try await h.dispatcher().round()
+    let name = ResourceName(provider: "acme", kind: .rides, id: "r1")
+    let canceled = try await h.fleet.cancelRide(caller: h.admin, name: name)
+    #expect(canceled.state == .canceled && canceled.vehicleID.isEmpty)
+    #expect(try h.trip("r1").trip.status == .canceled)
+    #expect(try h.vehicleState("cab").currentTrips.isEmpty)
+    #expect(try await h.fleet.cancelRide(caller: h.admin, name: name).state == .canceled)
+    // A completed ride cannot be canceled.
+    try await h.book("r2", from: north(0), to: north(900))
+    _ = try await h.dispatcher().round()
+    for status in [TripStatus.enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff, .complete] {
+      var t = Trip(provider: "acme", id: "r2")
+      t.status = status
+      _ = try await h.fleet.updateTrip(
+        caller: h.admin, name: ResourceName(provider: "acme", kind: .trips, id: "r2"), trip: t, mask: ["trip_status"])
+    }
+    let completed = try h.ride("r2")
+    #expect(completed.state == .completed && completed.vehicleID == "cab")
+    let error = await fleetError {
+      _ = try await h.fleet.cancelRide(caller: h.admin, name: ResourceName(provider: "acme", kind: .rides, id: "r2"))
+    }
+    #expect(error?.code == .failedPrecondition)
+  }
+
+  @Test func anOptionIsAppliedOnlyWhileTheVehicleIsAsItWasPlanned() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("cab", at: north(100))
+    try await h.book("r1", from: north(0), to: north(900))
+    let pending = h.fleet.pendingRides()
+    let options = h.fleet.dispatchOptions(for: pending, rules: DispatchRules())
+    let option = try #require(options.first?.first)
+    // Meanwhile the provider's backend gives the car another trip.
+    var other = Trip(provider: "acme", id: "other")
+    other.type = .exclusive
+    other.pickupPoint = TerminalLocation(point: north(50))
+    other.vehicleID = "cab"
+    _ = try await h.fleet.createTrip(caller: h.admin, provider: "acme", tripID: "other", trip: other)
+    #expect(try await h.fleet.assign(pending[0], option) == false)
+    #expect(try h.ride("r1").state == .waiting)
+    #expect(try h.vehicleState("cab").currentTrips == ["other"])
+  }
+
+  @Test func aSharedRideJoinsACarWithRoomBetweenItsStops() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("pool", at: north(-300), types: [.shared])
+    try await h.book("first", from: north(0), to: north(2000), type: .shared)
+    #expect(try await h.dispatcher().round().assigned.map(\.vehicleID) == ["pool"])
+    // On the way: picked up after the first rider, dropped before them.
+    try await h.book("second", from: north(500), to: north(1000), type: .shared)
+    #expect(try await h.dispatcher().round().assigned.map(\.vehicleID) == ["pool"])
+    let stops = try h.vehicleState("pool").waypoints.map { "\($0.tripID)/\($0.waypointType == .pickup ? "p" : "d")" }
+    #expect(stops == ["first/p", "second/p", "second/d", "first/d"])
+  }
+}
