@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetDispatch
 import FleetProto
 import FleetRouting
 import FleetServer
@@ -25,7 +26,7 @@ struct TestServer {
   static func run(
     quotas: QuotaConfiguration = QuotaConfiguration(), maximumRequestBytes: Int = 4 * 1024 * 1024,
     graph: String? = nil, routing: RoutingEngine? = nil, fleet: FleetConfiguration = FleetConfiguration(),
-    _ body: (TestServer) async throws -> Void
+    dispatch: DispatchConfiguration? = nil, _ body: (TestServer) async throws -> Void
   ) async throws {
     let dir = NSTemporaryDirectory() + "fleetkit-server-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -39,6 +40,7 @@ struct TestServer {
     if let graph { configuration.routing = try await sharedRoutingEngine(graph: graph) }
     if let routing { configuration.routing = routing }
     configuration.fleet = fleet
+    configuration.dispatch = dispatch
     var logger = Logger(label: "fleetd-test")
     logger.logLevel = .warning
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
