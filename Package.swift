@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "fleetd", targets: ["fleetd"]),
     .library(name: "FleetCore", targets: ["FleetCore"]),
     .library(name: "FleetAuth", targets: ["FleetAuth"]),
+    .library(name: "FleetStore", targets: ["FleetStore"]),
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),

@@ -13,6 +13,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
   ],
   targets: [
     .executableTarget(
@@ -56,6 +57,24 @@ let package = Package(
         .product(name: "FleetRouting", package: "FleetKit"),
         .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "dispatch-bench",
+      dependencies: [
+        .product(name: "FleetCore", package: "FleetKit"),
+        .product(name: "FleetRouting", package: "FleetKit"),
+        .product(name: "FleetProgress", package: "FleetKit"),
+        .product(name: "FleetDispatch", package: "FleetKit"),
+        .product(name: "FleetStore", package: "FleetKit"),
+        .product(name: "FleetProto", package: "FleetKit"),
+        .product(name: "FleetAuth", package: "FleetKit"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

@@ -1,0 +1,46 @@
+import ArgumentParser
+import FleetCore
+import FleetRouting
+import Foundation
+
+@main
+struct DispatchBench: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "dispatch-bench",
+    abstract: "SearchVehicles under load against a running fleetd, and dispatch quality in a simulated hour.",
+    subcommands: [SearchLoad.self, DispatchQuality.self])
+}
+
+/// A small deterministic generator, so that runs repeat.
+struct Seeded {
+  var state: UInt64
+  init(_ seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+  mutating func next() -> Double {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return Double(state >> 11) / Double(1 << 53)
+  }
+}
+
+/// Points on the network's roads, spread over its area: random points snapped to their nearest
+/// road, kept when a road is near.
+func roadPoints(_ routing: RoutingEngine, count: Int, random: inout Seeded) -> [LatLng] {
+  let latitudes = routing.network.points.map(\.latitude)
+  let longitudes = routing.network.points.map(\.longitude)
+  let south = latitudes.min()!, north = latitudes.max()!, west = longitudes.min()!, east = longitudes.max()!
+  var points: [LatLng] = []
+  while points.count < count {
+    let guess = LatLng(
+      latitude: south + random.next() * (north - south), longitude: west + random.next() * (east - west))
+    if let road = try? routing.nearest(guess, radius: 60).first { points.append(road.location) }
+  }
+  return points
+}
+
+/// Percentiles of latencies in milliseconds.
+func milliseconds(_ values: [Duration], _ p: Double) -> String {
+  guard !values.isEmpty else { return "-" }
+  let sorted = values.sorted()
+  let d = sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
+  let (s, atto) = d.components
+  return String(format: "%.1f", Double(s) * 1000 + Double(atto) / 1e15)
+}
