@@ -21,6 +21,8 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
 
   /// Fleet Engine: "The maximum number of restrictions allowed in a filter query is 50."
   public static let maximumRestrictions = 50
+  /// Parentheses nest at most this deep: a hostile filter cannot exhaust the parser's stack.
+  public static let maximumNesting = 32
 
   /// Parses `text`; errors are INVALID_ARGUMENT naming `field`, the 1-based character position and
   /// what was expected there.
@@ -84,6 +86,7 @@ extension AttributeFilter {
     var tokens: [Token] = []
     var index = 0
     var restrictions = 0
+    var depth = 0
     var tokenizeError: FleetError?
 
     init(text: String, field: String) {
@@ -158,6 +161,12 @@ extension AttributeFilter {
 
     mutating func parseSimple() throws(FleetError) -> Node {
       if current.kind == .symbol("(") {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= AttributeFilter.maximumNesting else {
+          throw .invalid(
+            "\(field): at position \(current.position): parentheses may nest at most \(AttributeFilter.maximumNesting) deep")
+        }
         index += 1
         guard current.kind != .symbol(")") else { throw error("expected a restriction inside '( )'") }
         let node = try parseExpression()
@@ -360,6 +369,19 @@ public struct AttributeQuery: Sendable, Hashable {
       throw .invalid(
         "filter cannot be combined with required_attributes, required_one_of_attributes or required_one_of_attribute_sets: give one or the other"
       )
+    }
+  }
+
+  /// Fleet Engine allows at most 50 `required_attributes` (as many as a vehicle can have
+  /// usefully); FleetKit holds the two list-of-lists fields to the same: at most 50 lists of at
+  /// most 50 attributes, so that no request makes every vehicle's check slow.
+  public static func checkSizes(all: Int, oneOf: [Int], sets: [Int]) throws(FleetError) {
+    guard all <= 50 else { throw .invalid("required_attributes may hold at most 50 attributes, got \(all)") }
+    for (field, lists) in [("required_one_of_attributes", oneOf), ("required_one_of_attribute_sets", sets)] {
+      guard lists.count <= 50 else { throw .invalid("\(field) may hold at most 50 lists, got \(lists.count)") }
+      if let i = lists.firstIndex(where: { $0 > 50 }) {
+        throw .invalid("\(field)[\(i)] may hold at most 50 attributes, got \(lists[i])")
+      }
     }
   }
 

@@ -28,6 +28,9 @@ public struct DispatchRules: Sendable, Hashable {
   /// Vehicles silent for longer are not offered, and a ride whose vehicle falls silent this long
   /// before the pickup is dispatched again (Fleet Engine's search default: five minutes).
   public var maximumStaleness: Duration = .seconds(300)
+  /// Each ride is offered at most this many vehicles, the nearest in a straight line: an
+  /// optimal assignment hardly ever sends a farther one, and it bounds a round's work.
+  public var candidatesPerRide = 30
 
   public init() {}
 }
@@ -36,7 +39,7 @@ public struct DispatchRules: Sendable, Hashable {
 /// vehicles could serve them and how soon, and assignment that checks nothing changed since.
 extension Fleet {
   /// Rides whose vehicle went offline, fell silent or was deleted before the pickup go back to
-  /// WAITING (not to be offered that vehicle again). Returns them.
+  /// WAITING. Returns them.
   public func releaseStrandedRides(rules: DispatchRules) async throws(FleetError) -> [ResourceName] {
     try await write { s, now throws(FleetError) in
       var released: [ResourceName] = []
@@ -110,8 +113,11 @@ extension Fleet {
     let candidates: [[SearchCandidate]] = state.withLock { s in
       zip(rides, plans).map { pending, plan in
         guard let plan else { return [] }
-        return Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
-          .filter { $0.vehicle.id != pending.ride.releasedFrom }
+        // The vehicle a ride was taken from is offline or silent, so the conditions leave it
+        // out; should it come back, it may serve the ride again.
+        let all = Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
+        guard all.count > rules.candidatesPerRide else { return all }
+        return Array(all.sorted { $0.straightMetres < $1.straightMetres }.prefix(rules.candidatesPerRide))
       }
     }
     let estimator = travel ?? StraightLineTravel()

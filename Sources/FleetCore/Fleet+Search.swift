@@ -100,9 +100,9 @@ extension Fleet {
         !search.requiredAttributes.isEmpty || !search.requiredOneOfAttributes.isEmpty
         || !search.requiredOneOfAttributeSets.isEmpty
       try AttributeQuery.checkExclusive(filter: search.filter, requiredGiven: requiredGiven)
-      guard search.requiredAttributes.count <= 50 else {
-        throw .invalid("required_attributes may hold at most 50 attributes, got \(search.requiredAttributes.count)")
-      }
+      try AttributeQuery.checkSizes(
+        all: search.requiredAttributes.count, oneOf: search.requiredOneOfAttributes.map(\.count),
+        sets: search.requiredOneOfAttributeSets.map(\.count))
       func terms(_ list: [Attribute], _ field: String) throws(FleetError) -> [AttributeTerm] {
         try list.enumerated().map { (i, a) throws(FleetError) in
           guard !a.key.isEmpty, !a.key.contains(":") else {

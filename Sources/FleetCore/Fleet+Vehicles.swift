@@ -284,9 +284,10 @@ extension Fleet {
       !query.requiredAttributes.isEmpty || !query.requiredOneOfAttributes.isEmpty
       || !query.requiredOneOfAttributeSets.isEmpty
     try AttributeQuery.checkExclusive(filter: query.filter, requiredGiven: requiredGiven)
-    guard query.requiredAttributes.count <= 50 else {
-      throw .invalid("required_attributes may hold at most 50 attributes, got \(query.requiredAttributes.count)")
-    }
+    try AttributeQuery.checkSizes(
+      all: query.requiredAttributes.count,
+      oneOf: query.requiredOneOfAttributes.map { $0.split(separator: "|").count },
+      sets: query.requiredOneOfAttributeSets.map { $0.split(separator: "|").count })
     var attributes = AttributeQuery()
     attributes.all = try Self.parseAttributeTerms(
       query.requiredAttributes, field: "required_attributes", alternatives: false

@@ -49,7 +49,7 @@ public struct Ride: Sendable, Hashable, Codable {
   public var dispatchState: RideState = .waiting
   /// The vehicle dispatch assigned; empty while waiting.
   public var vehicleID = ""
-  /// A vehicle the ride was taken from (offline or stale before the pickup): not offered again.
+  /// The vehicle the ride was last taken from (offline or stale before the pickup).
   public var releasedFrom = ""
   /// Since when it has been waiting for a vehicle (booking, or its last release).
   public var waitingSince: Date = .distantPast

@@ -19,6 +19,9 @@ public struct DispatchConfiguration: Sendable, Hashable {
   public var noVehicleTimeout: Duration = .seconds(300)
   /// Which vehicles are offered, and when an assigned vehicle counts as gone.
   public var rules = DispatchRules()
+  /// At most this many rides (the longest waiting) are matched in one round; the rest wait for
+  /// the next. It bounds a round's time when a backlog builds up.
+  public var maximumBatch = 200
 
   public init() {}
 }

@@ -66,8 +66,9 @@ public final class Dispatcher: Sendable {
     var result = DispatchRound()
     result.released = try await fleet.releaseStrandedRides(rules: configuration.rules)
     result.expired = try await fleet.expireRides(waitingLongerThan: configuration.noVehicleTimeout)
-    let pending = fleet.pendingRides()
-    result.waiting = pending.count
+    let waiting = fleet.pendingRides()
+    result.waiting = waiting.count
+    let pending = Array(waiting.prefix(configuration.maximumBatch))
     for (_, rides) in Dictionary(grouping: pending, by: \.ride.provider).sorted(by: { $0.key < $1.key }) {
       let (assigned, conflicts) = try await match(rides)
       result.assigned += assigned

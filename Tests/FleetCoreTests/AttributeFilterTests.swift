@@ -83,6 +83,14 @@ struct AttributeFilterTests {
     #expect(error?.message.contains("at most 50 restrictions") == true)
   }
 
+  @Test func deepNestingIsRefusedNotFollowed() throws {
+    let fine = String(repeating: "(", count: 32) + "attributes.a = \"1\"" + String(repeating: ")", count: 32)
+    #expect(try AttributeFilter(parsing: fine).matches([Attribute(key: "a", value: .string("1"))]))
+    let hostile = String(repeating: "(", count: 1_000_000)
+    let error = #expect(throws: FleetError.self) { _ = try AttributeFilter(parsing: hostile) }
+    #expect(error?.message.contains("at most 32 deep") == true)
+  }
+
   @Test func requiredTermsCompareValuesAsStrings() {
     let query = AttributeQuery(
       all: [AttributeTerm("ev:true")!], oneOf: [[AttributeTerm("tier:basic")!, AttributeTerm("tier:gold")!]],
