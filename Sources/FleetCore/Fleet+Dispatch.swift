@@ -136,21 +136,23 @@ extension Fleet {
     return rides.indices.map { r -> [DispatchOption] in
       guard let plan = plans[r] else { return [] }
       return candidates[r].compactMap { candidate -> DispatchOption? in
-        let stops = candidate.vehicle.waypoints.filter { $0.tripID != rides[r].ride.id }
+        let stops = candidate.stops
         var option = DispatchOption(
-          vehicleID: candidate.vehicle.id, pickupSeconds: 0, matchType: .exclusive, plannedStops: stops,
+          vehicleID: candidate.id, pickupSeconds: 0, matchType: .exclusive, plannedStops: stops,
           pickupIndex: stops.count, dropoffIndex: stops.count)
         switch candidate.plan {
         case .free:
           guard let drive = table[originIndex[candidate.origin]!][r] else { return nil }
           option.pickupSeconds = drive.seconds
         case .after(let stops, let finish):
-          let key = candidate.vehicle.provider + "/" + candidate.vehicle.id
+          let key = rides[r].ride.provider + "/" + candidate.id
           if finishes[key] == nil {
-            finishes[key] =
-              finish ?? estimator.legs(through: [candidate.position] + stops.map(\.location.point), now: now)
+            let legs = finish ?? estimator.legs(through: [candidate.position] + stops.map(\.location.point), now: now)
+            finishes[key] = .some(legs)
           }
-          guard let legs = finishes[key]!, let drive = table[originIndex[candidate.origin]!][r] else { return nil }
+          guard let legs = finishes[key] ?? nil, let drive = table[originIndex[candidate.origin]!][r] else {
+            return nil
+          }
           option.pickupSeconds = legs.reduce(0) { $0 + $1.seconds } + drive.seconds
           option.matchType = .backToBack
         case .pooled:

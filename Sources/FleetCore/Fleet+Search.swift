@@ -13,12 +13,15 @@ extension Fleet {
       case pooled(stops: [TripWaypoint], changes: [CarpoolInsertion.Stop], onboard: Int32, exclusiveOnboard: Int)
     }
 
-    var vehicle: Vehicle
+    var id: String
     var position: LatLng
     var straightMetres: Double
     var plan: Plan
+    var maximumCapacity: Int32
     /// Whether the pickup may come after all of the vehicle's stops (back_to_back_enabled).
     var backToBackAllowed: Bool
+    /// The vehicle's stops, but for the searched trip's own: what an assignment plans on.
+    var stops: [TripWaypoint]
 
     /// Where its drive to the pickup starts.
     var origin: LatLng {
@@ -43,7 +46,8 @@ extension Fleet {
     var passengers: Int32
     var tripType: TripType
     var staleness: Duration
-    var categories: Set<VehicleCategory>
+    /// Bit n set: vehicle category with raw value n is wanted.
+    var categories: UInt8
     var attributes: AttributeQuery
     var order: VehicleMatchOrder
     var includeBackToBack: Bool
@@ -129,7 +133,7 @@ extension Fleet {
       tripType = search.tripTypes[0]
       // Fleet Engine: five minutes when not set.
       staleness = search.maximumStaleness ?? .seconds(300)
-      categories = Set(search.vehicleTypes)
+      categories = search.vehicleTypes.reduce(0) { $0 | (1 << UInt8($1.rawValue)) }
       self.attributes = attributes
       order = search.orderBy
       includeBackToBack = search.includeBackToBack
@@ -153,13 +157,16 @@ extension Fleet {
     let candidates = state.withLock { s in Self.searchCandidates(plan, provider: provider, in: s, now: now) }
     let estimator = travel ?? StraightLineTravel()
     var matches = Self.rank(
-      candidates, plan: plan, weights: configuration.costWeights(for: provider), estimator: estimator, now: now)
-    // As responses show vehicles: with their live progress; riders see less.
-    state.withLock { s in
-      for i in matches.indices {
-        if let current = s.vehicles[provider]?[matches[i].vehicle.id] {
-          matches[i].vehicle = Self.decorated(current, in: s)
-        }
+      candidates, provider: provider, plan: plan, weights: configuration.costWeights(for: provider),
+      estimator: estimator, now: now)
+    // As responses show vehicles: with their live progress (a vehicle deleted meanwhile is
+    // left out); riders see less.
+    matches = state.withLock { s in
+      matches.compactMap { match in
+        guard let current = s.vehicles[provider]?[match.vehicle.id] else { return nil }
+        var shown = match
+        shown.vehicle = Self.decorated(current, in: s)
+        return shown
       }
     }
     if caller.role == .consumer { matches = matches.map { $0.forRiders() } }
@@ -167,33 +174,39 @@ extension Fleet {
   }
 
   /// The vehicles that meet every condition of the search, found through the position grid.
+  /// Runs under the fleet's lock: the common case (a vehicle without trips) reads only the
+  /// grid's summary of it.
   static func searchCandidates(_ plan: SearchPlan, provider: String, in s: State, now: Date) -> [SearchCandidate] {
-    guard let grid = s.grids[provider], let vehicles = s.vehicles[provider] else { return [] }
+    guard let grid = s.grids[provider] else { return [] }
     let cutoff = now.addingTimeInterval(-plan.staleness.seconds)
     var found: [SearchCandidate] = []
-    for id in grid.candidates(near: plan.pickup, radius: plan.radius) {
-      guard let vehicle = vehicles[id], let candidate = candidate(vehicle, plan, cutoff: cutoff, in: s) else {
-        continue
+    grid.forEach(near: plan.pickup, radius: plan.radius) { v in
+      guard v.isOnline, v.supports(plan.tripType), plan.categories & (1 << UInt8(v.category.rawValue)) != 0,
+        v.serverTime >= cutoff
+      else { return }
+      let straight = v.position.distance(to: plan.pickup)
+      guard straight <= plan.radius, plan.attributes.matches(v.attributes) else { return }
+      let candidate = SearchCandidate(
+        id: v.id, position: v.position, straightMetres: straight, plan: .free, maximumCapacity: v.maximumCapacity,
+        backToBackAllowed: v.backToBackEnabled, stops: [])
+      if !v.hasTrips {
+        if v.maximumCapacity >= plan.passengers { found.append(candidate) }
+      } else if let vehicle = s.vehicles[provider]?[v.id], let planned = withTrips(candidate, vehicle, plan, in: s) {
+        found.append(planned)
       }
-      found.append(candidate)
     }
     return found
   }
 
-  /// The vehicle as a candidate, or nil when it fails one of Fleet Engine's implicit
-  /// conditions: online, the trip type, the vehicle type, fresh, near, the attributes, room for
-  /// the passengers, and the rules on current trips.
-  static func candidate(_ v: Vehicle, _ plan: SearchPlan, cutoff: Date, in s: State) -> SearchCandidate? {
-    guard v.state == .online, v.supportedTripTypes.contains(plan.tripType), plan.categories.contains(v.category),
-      let location = v.lastLocation, let position = location.location,
-      (location.serverTime ?? .distantPast) >= cutoff
-    else { return nil }
-    let straight = position.distance(to: plan.pickup)
-    guard straight <= plan.radius, plan.attributes.matches(v.attributes) else { return nil }
+  /// A vehicle with trips as a candidate, by Fleet Engine's rules on current trips and room
+  /// for the passengers; nil when they leave it out.
+  static func withTrips(_ candidate: SearchCandidate, _ v: Vehicle, _ plan: SearchPlan, in s: State)
+    -> SearchCandidate?
+  {
+    var candidate = candidate
     let tripIDs = v.currentTrips.filter { $0 != plan.tripID }
     let stops = v.waypoints.filter { $0.tripID != plan.tripID }
-    var candidate = SearchCandidate(
-      vehicle: v, position: position, straightMetres: straight, plan: .free, backToBackAllowed: v.backToBackEnabled)
+    candidate.stops = stops
     if tripIDs.isEmpty {
       return v.maximumCapacity >= plan.passengers ? candidate : nil
     }
@@ -252,8 +265,8 @@ extension Fleet {
   /// candidates are then evaluated exactly in the order of their bounds until no bound can beat
   /// the `count`-th best, so that detours and traffic are computed for few of them.
   static func rank(
-    _ candidates: [SearchCandidate], plan: SearchPlan, weights: MatchCostWeights, estimator: any TravelEstimator,
-    now: Date
+    _ candidates: [SearchCandidate], provider: String, plan: SearchPlan, weights: MatchCostWeights,
+    estimator: any TravelEstimator, now: Date
   ) -> [VehicleMatch] {
     guard !candidates.isEmpty else { return [] }
     let order = estimator.followsRoads ? plan.order : .pickupPointStraightDistance
@@ -290,14 +303,16 @@ extension Fleet {
       }
       bounded.append((bound, i))
     }
-    bounded.sort { ($0.bound, candidates[$0.index].vehicle.id) < ($1.bound, candidates[$1.index].vehicle.id) }
-
+    // Taken in the order of their bounds from a heap: the search usually stops after a few.
+    var byBound = Heap(bounded) { a, b in
+      a.bound < b.bound || (a.bound == b.bound && candidates[a.index].id < candidates[b.index].id)
+    }
     var best: [EvaluatedMatch] = []
-    for (bound, i) in bounded {
+    while let (bound, i) = byBound.pop() {
       if best.count == plan.count, let worst = best.last, bound > worst.key { break }
       guard
         let evaluated = evaluate(
-          candidates[i], index: i, fan: fan, finish: finishes[i], pickupToDropoff: pickupToDropoff, plan: plan,
+          candidates[i], provider: provider, index: i, fan: fan, finish: finishes[i], pickupToDropoff: pickupToDropoff, plan: plan,
           order: order, weights: weights, estimator: estimator, now: now)
       else { continue }
       let position =
@@ -312,11 +327,12 @@ extension Fleet {
     // were ordered by (Fleet Engine leaves their ETAs empty).
     if matches.count < plan.count {
       let rest = unrouted.filter { if case .pooled = candidates[$0].plan { false } else { true } }
-        .sorted { (candidates[$0].straightMetres, candidates[$0].vehicle.id) < (candidates[$1].straightMetres, candidates[$1].vehicle.id) }
+        .sorted { (candidates[$0].straightMetres, candidates[$0].id) < (candidates[$1].straightMetres, candidates[$1].id) }
       for i in rest.prefix(plan.count - matches.count) {
         var match = VehicleMatch(
-          vehicle: candidates[i].vehicle, pickupStraightLineDistanceMeters: Int32(candidates[i].straightMetres.rounded()),
-          tripType: plan.tripType, matchType: candidates[i].vehicle.currentTrips.isEmpty ? .exclusive : .backToBack,
+          vehicle: Vehicle(provider: provider, id: candidates[i].id),
+          pickupStraightLineDistanceMeters: Int32(candidates[i].straightMetres.rounded()),
+          tripType: plan.tripType, matchType: candidates[i].stops.isEmpty ? .exclusive : .backToBack,
           requestedOrderedBy: plan.order, orderedBy: .pickupPointStraightDistance)
         match.waypoints = [MatchWaypoint(location: candidates[i].position, eta: now)]
         matches.append(match)
@@ -328,14 +344,16 @@ extension Fleet {
   /// One candidate's estimates with live traffic and, for a shared ride, the best place for
   /// the rider among its stops; nil when it cannot take the rider after all.
   static func evaluate(
-    _ candidate: SearchCandidate, index: Int, fan: any TravelFan, finish: [TravelEstimate]?,
+    _ candidate: SearchCandidate, provider: String, index: Int, fan: any TravelFan, finish: [TravelEstimate]?,
     pickupToDropoff: TravelEstimate?, plan: SearchPlan, order: VehicleMatchOrder, weights: MatchCostWeights,
     estimator: any TravelEstimator, now: Date
   ) -> EvaluatedMatch? {
     let straight = Int32(candidate.straightMetres.rounded())
     var match = VehicleMatch(
-      vehicle: candidate.vehicle, pickupStraightLineDistanceMeters: straight, tripType: plan.tripType,
-      matchType: .exclusive, requestedOrderedBy: plan.order, orderedBy: order)
+      vehicle: Vehicle(provider: provider, id: candidate.id), pickupStraightLineDistanceMeters: straight,
+      tripType: plan.tripType, matchType: .exclusive, requestedOrderedBy: plan.order, orderedBy: order)
+    match.pickupInsertionIndex = candidate.stops.count
+    match.dropoffInsertionIndex = candidate.stops.count
     let start = MatchWaypoint(location: candidate.position, eta: now)
     let offRoad = fan.targetOffRoadMetres
     var pickupETA: Double
@@ -410,7 +428,7 @@ extension Fleet {
     guard
       let insertion = CarpoolInsertion.cheapest(
         stops: changes, onboard: onboard, exclusiveOnboard: exclusiveOnboard,
-        capacity: candidate.vehicle.maximumCapacity, passengers: plan.passengers, seconds: seconds,
+        capacity: candidate.maximumCapacity, passengers: plan.passengers, seconds: seconds,
         allowAfterAll: candidate.backToBackAllowed)
     else { return nil }
     let pickupPoint = stops.count + 1
@@ -461,5 +479,39 @@ extension VehicleMatch {
     let own = waypoints.count >= 2 ? (dropoffETA != nil ? 2 : 1) : 0
     copy.waypoints = Array(waypoints.prefix(1)) + Array(waypoints.suffix(own))
     return copy
+  }
+}
+
+/// A binary heap, smallest first by `less`.
+struct Heap<Element> {
+  var items: [Element]
+  let less: (Element, Element) -> Bool
+
+  init(_ items: [Element], less: @escaping (Element, Element) -> Bool) {
+    self.items = items
+    self.less = less
+    for i in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+  }
+
+  mutating func pop() -> Element? {
+    guard !items.isEmpty else { return nil }
+    items.swapAt(0, items.count - 1)
+    let top = items.removeLast()
+    if !items.isEmpty { siftDown(0) }
+    return top
+  }
+
+  mutating func siftDown(_ start: Int) {
+    var i = start
+    while true {
+      let left = 2 * i + 1
+      let right = left + 1
+      var smallest = i
+      if left < items.count && less(items[left], items[smallest]) { smallest = left }
+      if right < items.count && less(items[right], items[smallest]) { smallest = right }
+      if smallest == i { return }
+      items.swapAt(i, smallest)
+      i = smallest
+    }
   }
 }

@@ -46,7 +46,7 @@ public final class Fleet: Sendable {
       vehicle.revision = nextRevision()
       sequence += 1
       vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
-      grids[vehicle.provider, default: VehicleGrid()].update(vehicle.id, at: vehicle.lastLocation?.location)
+      grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
       return .putVehicle(vehicle)
     }
 
@@ -95,7 +95,7 @@ public final class Fleet: Sendable {
     }
     for vehicle in try await storage.loadVehicles() {
       initial.vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
-      initial.grids[vehicle.provider, default: VehicleGrid()].update(vehicle.id, at: vehicle.lastLocation?.location)
+      initial.grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
       initial.revision = max(initial.revision, vehicle.revision)
     }
     for ride in try await storage.loadRides() {

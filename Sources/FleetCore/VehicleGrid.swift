@@ -1,8 +1,42 @@
 import Foundation
 
+/// What a search reads of a vehicle to decide whether it is a candidate, filed by position and
+/// rewritten on every write of the vehicle, so that a search filters compact values instead of
+/// the vehicles themselves.
+struct VehicleSummary: Sendable {
+  var id: String
+  var position: LatLng
+  var isOnline: Bool
+  /// Bit n set: supports the trip type with raw value n.
+  var tripTypes: UInt8
+  var category: VehicleCategory
+  var maximumCapacity: Int32
+  /// When fleetd accepted its last position.
+  var serverTime: Date
+  var hasTrips: Bool
+  var backToBackEnabled: Bool
+  var attributes: [Attribute]
+
+  init?(_ v: Vehicle) {
+    guard let position = v.lastLocation?.location else { return nil }
+    id = v.id
+    self.position = position
+    isOnline = v.state == .online
+    tripTypes = v.supportedTripTypes.reduce(0) { $0 | (1 << UInt8($1.rawValue)) }
+    category = v.category
+    maximumCapacity = v.maximumCapacity
+    serverTime = v.lastLocation?.serverTime ?? .distantPast
+    hasTrips = !v.currentTrips.isEmpty
+    backToBackEnabled = v.backToBackEnabled
+    attributes = v.attributes
+  }
+
+  func supports(_ type: TripType) -> Bool { tripTypes & (1 << UInt8(type.rawValue)) != 0 }
+}
+
 /// Vehicles by position: a uniform grid of lat/lng cells, kept current on every write of a
-/// vehicle's location, so that a search near a point visits the cells around it instead of the
-/// whole fleet. One grid per provider.
+/// vehicle, so that a search near a point visits the cells around it instead of the whole
+/// fleet. One grid per provider.
 struct VehicleGrid: Sendable {
   struct Cell: Hashable, Sendable {
     var x: Int32
@@ -15,10 +49,9 @@ struct VehicleGrid: Sendable {
   /// Cells around the globe in longitude, for wrapping across the antimeridian.
   static let columns = Int32((360 / cellDegrees).rounded())
 
-  private(set) var cells: [Cell: [String]] = [:]
+  private(set) var cells: [Cell: [VehicleSummary]] = [:]
   /// Where each vehicle is filed: its cell and its index in that cell's list (O(1) removal).
   private var slots: [String: (cell: Cell, index: Int)] = [:]
-  private var positions: [String: LatLng] = [:]
 
   var count: Int { slots.count }
 
@@ -28,32 +61,36 @@ struct VehicleGrid: Sendable {
     return Cell(x: ((x % columns) + columns) % columns, y: y)
   }
 
-  /// Files the vehicle under its new position, or takes it out when it has none.
-  mutating func update(_ id: String, at point: LatLng?) {
-    if let point, positions[id] == point { return }
-    remove(id)
-    guard let point else { return }
-    let cell = Self.cell(point)
-    cells[cell, default: []].append(id)
-    slots[id] = (cell, cells[cell]!.count - 1)
-    positions[id] = point
+  /// Files the vehicle as it is now, or takes it out when it has no position.
+  mutating func update(_ vehicle: Vehicle) {
+    guard let summary = VehicleSummary(vehicle) else {
+      remove(vehicle.id)
+      return
+    }
+    let cell = Self.cell(summary.position)
+    if let slot = slots[vehicle.id], slot.cell == cell {
+      cells[cell]![slot.index] = summary
+      return
+    }
+    remove(vehicle.id)
+    cells[cell, default: []].append(summary)
+    slots[vehicle.id] = (cell, cells[cell]!.count - 1)
   }
 
   mutating func remove(_ id: String) {
     guard let (cell, index) = slots.removeValue(forKey: id) else { return }
-    positions[id] = nil
     var list = cells[cell]!
     let last = list.removeLast()
     if index < list.count {
       list[index] = last
-      slots[last]!.index = index
+      slots[last.id]!.index = index
     }
     cells[cell] = list.isEmpty ? nil : list
   }
 
-  /// The vehicles in the cells that a circle of `radius` metres around `center` touches: a
-  /// superset of those within it (callers check the exact distance).
-  func candidates(near center: LatLng, radius: Double) -> [String] {
+  /// Calls `body` with the vehicles in the cells that a circle of `radius` metres around
+  /// `center` touches: a superset of those within it (callers check the exact distance).
+  func forEach(near center: LatLng, radius: Double, _ body: (VehicleSummary) -> Void) {
     let metresPerDegree = LatLng.earthRadius * .pi / 180
     let latitudeSpan = radius / metresPerDegree
     let south = max(-90, center.latitude - latitudeSpan)
@@ -65,25 +102,26 @@ struct VehicleGrid: Sendable {
     let low = Self.cell(LatLng(latitude: south, longitude: -180))
     let high = Self.cell(LatLng(latitude: north, longitude: -180))
     let rows = Int(high.y - low.y) + 1
-    // Near a pole, or for a radius wider than the grid is dense, scanning the occupied cells
-    // is cheaper than visiting every cell of the box.
     let columnsSpanned =
       longitudeSpan >= 180 ? Int(Self.columns) : min(Int(Self.columns), Int(2 * longitudeSpan / Self.cellDegrees) + 2)
+    // Near a pole, or for a radius wider than the grid is dense, scanning the occupied cells
+    // is cheaper than visiting every cell of the box.
     if rows * columnsSpanned > cells.count {
-      return cells.filter { cell, _ in
-        cell.y >= low.y && cell.y <= high.y
-          && (longitudeSpan >= 180 || Self.longitudeDistance(cell, center) <= longitudeSpan + Self.cellDegrees)
-      }.flatMap(\.value)
+      for (cell, list) in cells
+      where cell.y >= low.y && cell.y <= high.y
+        && (longitudeSpan >= 180 || Self.longitudeDistance(cell, center) <= longitudeSpan + Self.cellDegrees)
+      {
+        list.forEach(body)
+      }
+      return
     }
     let west = Self.cell(LatLng(latitude: center.latitude, longitude: Self.wrap(center.longitude - longitudeSpan)))
-    var found: [String] = []
     for column in 0..<Int32(columnsSpanned) {
       let x = (west.x + column) % Self.columns
       for y in low.y...high.y {
-        if let ids = cells[Cell(x: x, y: y)] { found.append(contentsOf: ids) }
+        cells[Cell(x: x, y: y)]?.forEach(body)
       }
     }
-    return found
   }
 
   static func wrap(_ longitude: Double) -> Double {
@@ -93,7 +131,7 @@ struct VehicleGrid: Sendable {
     return l
   }
 
-  /// Degrees of longitude between a cell's west edge and a point, across the antimeridian.
+  /// Degrees of longitude between a cell's middle and a point, across the antimeridian.
   static func longitudeDistance(_ cell: Cell, _ point: LatLng) -> Double {
     let cellLongitude = Double(cell.x) * cellDegrees - 180 + cellDegrees / 2
     let d = abs(cellLongitude - point.longitude).truncatingRemainder(dividingBy: 360)

@@ -165,7 +165,7 @@ struct DispatchService: Service {
   let metrics: DispatchMetrics
 
   func run() async throws {
-    try await cancelWhenGracefulShutdown {
+    await cancelWhenGracefulShutdown {
       await dispatcher.run { round in metrics.record(round) }
     }
   }

@@ -65,7 +65,8 @@ final class DispatchMetrics: Sendable {
         metricName: "fleetd_dispatch_conflicts", unitName: "total",
         helpText: "Assignments refused because the ride or vehicle changed during the round"))
     waiting = registry.makeGauge(
-      descriptor: .init(metricName: "fleetd_dispatch_waiting_rides", helpText: "Rides waiting at the last round"))
+      descriptor: .init(
+        metricName: "fleetd_dispatch_waiting", unitName: "rides", helpText: "Rides waiting at the last round"))
     roundDuration = registry.makeDurationHistogram(
       descriptor: .init(metricName: "fleetd_dispatch_round_duration", unitName: "seconds", helpText: "Dispatch round time"),
       buckets: RequestMetrics.buckets + [.seconds(2), .seconds(5)])

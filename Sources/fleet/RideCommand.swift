@@ -24,8 +24,9 @@ struct RideCommand: AsyncParsableCommand {
   @Option(help: "fleetd's gRPC address, HOST:PORT.") var server = "127.0.0.1:50051"
   @Option(help: "Provider ID.") var provider: String
   @Option(help: "Service-account key file (from `fleetd keys add`).") var key: String
-  @Option(help: "Pickup, LAT,LNG.", transform: parsePoint) var from: LatLng
-  @Option(help: "Drop-off, LAT,LNG.", transform: parsePoint) var to: LatLng
+  // Unconditional: a southern latitude ("-33.86,151.21") is a value, not an option.
+  @Option(parsing: .unconditional, help: "Pickup, LAT,LNG.", transform: parsePoint) var from: LatLng
+  @Option(parsing: .unconditional, help: "Drop-off, LAT,LNG.", transform: parsePoint) var to: LatLng
   @Option(help: "Ride ID (also the trip's); the same ID again returns the same ride. Default: a new one.")
   var ride: String?
   @Option(help: "Riders, not counting the driver.") var passengers: Int32 = 1

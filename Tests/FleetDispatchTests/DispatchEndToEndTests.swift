@@ -134,4 +134,20 @@ struct DispatchEndToEndTests {
       #expect(served == Set(rides.map(\.id)))
     }
   }
+
+  @Test func fleetRideTakesSouthernLatitudesAndSaysWhenFleetdDoesNotDispatch() async throws {
+    try await Fleetd.with { fleetd in
+      let directory = NSTemporaryDirectory() + "fleetkit-ride-\(UUID().uuidString)"
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      let key = directory + "/server.json"
+      try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
+      let (status, _) = try await FleetProcess.run([
+        "ride", "--server", "127.0.0.1:\(fleetd.grpcPort)", "--provider", "acme", "--key", key,
+        "--from", "-33.8688,151.2093", "--to", "-33.8568,151.2153",
+      ])
+      // Not a usage error (64): the arguments parsed, and fleetd answered UNIMPLEMENTED.
+      #expect(status == 1)
+    }
+  }
 }

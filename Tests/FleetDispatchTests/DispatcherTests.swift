@@ -162,7 +162,7 @@ struct DispatcherTests {
         .message.contains("ride_id") == true)
     for role in [Role.consumer, .driver, .viewer] {
       let caller = Caller(provider: "acme", role: role, tripID: "*", vehicleID: "*")
-      #expect(await fleetError { try await h.fleet.createRide(caller: caller, provider: "acme", rideID: "x", request: h.request(from: north(0), to: north(1))) }?.code == .permissionDenied)
+      #expect(await fleetError { _ = try await h.fleet.createRide(caller: caller, provider: "acme", rideID: "x", request: h.request(from: north(0), to: north(1))) }?.code == .permissionDenied)
       #expect(await fleetError { _ = try h.fleet.getRide(caller: caller, name: ResourceName(provider: "acme", kind: .rides, id: "r1")) }?.code == .permissionDenied)
     }
     #expect(await fleetError { _ = try h.ride("none") }?.code == .notFound)

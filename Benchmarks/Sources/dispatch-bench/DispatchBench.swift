@@ -21,17 +21,27 @@ struct Seeded {
   }
 }
 
-/// Points on the network's roads, spread over its area: random points snapped to their nearest
-/// road, kept when a road is near.
-func roadPoints(_ routing: RoutingEngine, count: Int, random: inout Seeded) -> [LatLng] {
-  let latitudes = routing.network.points.map(\.latitude)
-  let longitudes = routing.network.points.map(\.longitude)
-  let south = latitudes.min()!, north = latitudes.max()!, west = longitudes.min()!, east = longitudes.max()!
+/// Monaco itself, within the extract (which reaches up the hills into France): where the
+/// benchmarks place vehicles, pickups and drop-offs.
+let monaco = (south: 43.7245, west: 7.4095, north: 43.7515, east: 7.4425)
+
+/// Points on the network's roads within the area: random points snapped to their nearest road,
+/// kept when a road is near and a car can leave it and come back (not a dead end of a tiny
+/// component such as a car park).
+func roadPoints(
+  _ routing: RoutingEngine, count: Int, random: inout Seeded,
+  area: (south: Double, west: Double, north: Double, east: Double) = monaco
+) -> [LatLng] {
+  let hub = LatLng(latitude: (area.south + area.north) / 2, longitude: (area.west + area.east) / 2)
   var points: [LatLng] = []
   while points.count < count {
     let guess = LatLng(
-      latitude: south + random.next() * (north - south), longitude: west + random.next() * (east - west))
-    if let road = try? routing.nearest(guess, radius: 60).first { points.append(road.location) }
+      latitude: area.south + random.next() * (area.north - area.south),
+      longitude: area.west + random.next() * (area.east - area.west))
+    guard let road = try? routing.nearest(guess, radius: 60).first,
+      (try? routing.route([road.location, hub, road.location])) != nil
+    else { continue }
+    points.append(road.location)
   }
   return points
 }

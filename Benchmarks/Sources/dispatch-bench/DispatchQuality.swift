@@ -24,35 +24,49 @@ struct DispatchQuality: AsyncParsableCommand {
   @Option(help: "Seconds spent at each pickup.") var dwell = 30.0
   @Option var seed: UInt64 = 7
 
+  @Option(help: "Seconds between the fleet's location reports.") var reportEvery = 10.0
+
   func run() async throws {
     let routing = try RoutingEngine(graph: graph)
     var random = Seeded(seed)
-    // The mean drive between two random road points: what a ride takes, and roughly what a
-    // pickup takes when cars are scattered.
     let sample = roadPoints(routing, count: 400, random: &random)
-    let drives = stride(from: 0, to: sample.count - 1, by: 2).compactMap { try? routing.route([sample[$0], sample[$0 + 1]]).duration }
+    let drives = stride(from: 0, to: sample.count - 1, by: 2).compactMap {
+      try? routing.route([sample[$0], sample[$0 + 1]]).duration
+    }
     let meanDrive = drives.reduce(0, +) / Double(drives.count)
-    let busyPerRide = 2 * meanDrive + dwell
     print(
-      "Monaco, \(vehicles) vehicles, \(hours) h of demand; mean drive between random road points \(Int(meanDrive)) s, so about \(Int(busyPerRide)) s of a car per ride; rounds every \(interval) s, rides given up after \(Int(timeout)) s"
+      "Monaco, \(vehicles) vehicles, \(hours) h of demand (rides between random road points in Monaco, \(Int(meanDrive)) s of driving on average), \(Int(dwell)) s at each pickup, rounds every \(interval) s, rides given up after \(Int(timeout)) s; the first 10 minutes warm the fleet up and are not counted"
     )
     print()
-    print("| target load | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print(
+      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    let warmUp = 600.0
+    let measured = hours * 3600
     for load in loads.split(separator: ",").compactMap({ Double($0) }) {
-      let perSecond = load * Double(vehicles) / busyPerRide
-      let demand = Demand.poisson(
-        perSecond: perSecond, seconds: hours * 3600, routing: routing, random: &random)
       let starts = roadPoints(routing, count: vehicles, random: &random)
+      // Demand for the target load: a first guess (a pickup takes half a random drive), then
+      // two half-hour pilot runs that scale it by the busy share they measure.
+      var perSecond = load * Double(vehicles) / (1.5 * meanDrive + dwell)
+      for _ in 0..<2 {
+        let pilot = Demand.poisson(perSecond: perSecond, seconds: 1800 + warmUp, routing: routing, random: &random)
+        let outcome = try await simulation(routing, .batched).run(
+          demand: pilot, starts: starts, warmUp: warmUp, seconds: 1800, reportEvery: reportEvery)
+        perSecond *= load / max(0.02, outcome.busyShare)
+      }
+      let demand = Demand.poisson(perSecond: perSecond, seconds: measured + warmUp, routing: routing, random: &random)
       for policy in DispatchPolicy.allCases {
-        let outcome = try await Simulation(
-          routing: routing, policy: policy, interval: interval, timeout: timeout, dwell: dwell
-        ).run(demand: demand, starts: starts, seconds: hours * 3600)
+        let outcome = try await simulation(routing, policy).run(
+          demand: demand, starts: starts, warmUp: warmUp, seconds: measured, reportEvery: reportEvery)
         print(
-          "| \(Int(load * 100)) % | \(policy.rawValue) | \(demand.count) | \(String(format: "%.1f", outcome.servedShare * 100)) % | \(Int(outcome.meanWait.rounded())) s | \(Int(outcome.p90Wait.rounded())) s | \(String(format: "%.0f", outcome.busyShare * 100)) % |"
+          "| \(Int(load * 100)) % | \(Int(perSecond * 3600)) rides/h | \(policy.rawValue) | \(outcome.booked) | \(String(format: "%.1f", outcome.servedShare * 100)) % | \(Int(outcome.meanWait.rounded())) s | \(Int(outcome.p90Wait.rounded())) s | \(String(format: "%.0f", outcome.busyShare * 100)) % |"
         )
       }
     }
+  }
+
+  func simulation(_ routing: RoutingEngine, _ policy: DispatchPolicy) -> Simulation {
+    Simulation(routing: routing, policy: policy, interval: interval, timeout: timeout, dwell: dwell)
   }
 }
 
@@ -79,6 +93,8 @@ struct Demand {
 /// One policy on one demand, in simulated seconds.
 final class Simulation {
   struct Outcome {
+    /// Rides booked after the warm-up, and what became of them.
+    var booked: Int
     var servedShare: Double
     var meanWait: Double
     var p90Wait: Double
@@ -117,8 +133,7 @@ final class Simulation {
   let interval: Double
   let timeout: Double
   let dwell: Double
-  let epoch = Date(timeIntervalSince1970: 1_800_000_000)
-  let now = Mutex(0.0)
+  let time = SimulatedTime()
   let admin = Caller.admin(of: "sim")
 
   init(routing: RoutingEngine, policy: DispatchPolicy, interval: Double, timeout: Double, dwell: Double) {
@@ -131,7 +146,12 @@ final class Simulation {
 
   func name(_ kind: ResourceKind, _ id: String) -> ResourceName { ResourceName(provider: "sim", kind: kind, id: id) }
 
-  func run(demand: [Demand], starts: [LatLng], seconds: Double) async throws -> Outcome {
+  /// Demand from 0 to `warmUp + seconds`; rides booked before `warmUp` and the fleet's busy time
+  /// then are not counted. Then until every ride is done or given up (an hour at most).
+  func run(demand: [Demand], starts: [LatLng], warmUp: Double, seconds: Double, reportEvery: Double) async throws
+    -> Outcome
+  {
+    let end = warmUp + seconds
     // SQLite on a RAM disk when there is one: the same store, without the disk's fsync time.
     let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
     let directory = base + "fleetkit-dispatch-sim-\(UUID().uuidString)"
@@ -139,7 +159,7 @@ final class Simulation {
     var logger = Logger(label: "dispatch-sim")
     logger.logLevel = .critical
     let progress = ProgressEngine(routing: routing)
-    let clock = { @Sendable [now, epoch] in epoch.addingTimeInterval(now.withLock { $0 }) }
+    let clock = time.read
     let fleet = try await Fleet(
       storage: try SQLiteFleetStore(directory: directory, logger: logger), progress: progress,
       travel: RoadTravelEstimator(routing: routing, traffic: progress.traffic), clock: clock)
@@ -167,9 +187,8 @@ final class Simulation {
     var busySeconds = 0.0
     var givenUp = 0
     var t = 0.0
-    // Demand for `seconds`, then until every ride is done or given up (an hour at most).
-    while t < seconds || (completed.count + givenUp < booked.count && t < seconds + 3600) {
-      now.withLock { $0 = t }
+    while t < end || (completed.count + givenUp < booked.count && t < end + 3600) {
+      time.set(t)
       while next < demand.count, demand[next].time <= t {
         var request = RideRequest()
         request.pickupPoint = TerminalLocation(point: demand[next].from)
@@ -179,13 +198,16 @@ final class Simulation {
         booked[id] = t
         next += 1
       }
-      if t.truncatingRemainder(dividingBy: interval) == 0 { givenUp += try await dispatcher.round().expired.count }
+      if t.truncatingRemainder(dividingBy: interval) == 0 {
+        let round = try await dispatcher.round()
+        givenUp += round.expired.count
+      }
       for i in cars.indices {
         let vehicle = try fleet.getVehicle(caller: admin, name: name(.vehicles, cars[i].id))
-        if t < seconds && !vehicle.currentTrips.isEmpty { busySeconds += 1 }
+        if t >= warmUp && t < end && !vehicle.currentTrips.isEmpty { busySeconds += 1 }
         try await advance(&cars[i], vehicle: vehicle, fleet: fleet, t: t, pickedUp: &pickedUp, completed: &completed)
       }
-      if Int(t) % 5 == 0 {
+      if t.truncatingRemainder(dividingBy: reportEvery) == 0 {
         for car in cars {
           var v = Vehicle(provider: "sim", id: car.id)
           v.lastLocation = VehicleLocation(location: car.position)
@@ -196,9 +218,11 @@ final class Simulation {
       }
       t += 1
     }
-    let waits = pickedUp.map { $0.value - booked[$0.key]! }.sorted()
+    let counted = booked.filter { $0.value >= warmUp }
+    let served = completed.filter { booked[$0]! >= warmUp }.count
+    let waits = pickedUp.filter { booked[$0.key]! >= warmUp }.map { $0.value - booked[$0.key]! }.sorted()
     return Outcome(
-      servedShare: Double(completed.count) / Double(max(1, booked.count)),
+      booked: counted.count, servedShare: Double(served) / Double(max(1, counted.count)),
       meanWait: waits.isEmpty ? 0 : waits.reduce(0, +) / Double(waits.count),
       p90Wait: waits.isEmpty ? 0 : waits[Int(Double(waits.count - 1) * 0.9)],
       busyShare: busySeconds / (Double(cars.count) * seconds))
@@ -250,4 +274,12 @@ final class Simulation {
     update.status = status
     _ = try await fleet.updateTrip(caller: admin, name: name(.trips, trip), trip: update, mask: ["trip_status"])
   }
+}
+
+/// Seconds since the simulation began, as the fleet's clock.
+final class SimulatedTime: Sendable {
+  let epoch = Date(timeIntervalSince1970: 1_800_000_000)
+  let seconds = Mutex(0.0)
+  func set(_ t: Double) { seconds.withLock { $0 = t } }
+  var read: @Sendable () -> Date { { self.epoch.addingTimeInterval(self.seconds.withLock { $0 }) } }
 }
