@@ -38,7 +38,25 @@ public final class RoadTravelEstimator: TravelEstimator {
 
   public func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan {
     guard let end = anchor(target) else { return Unreachable() }
-    return TrafficFan(fan: routing.fan(from: origins.map(anchor), to: end), estimator: self, now: now)
+    return TrafficFan(fan: routing.fan(from: anchors(origins), to: end), estimator: self, now: now)
+  }
+
+  /// Many points' anchors with one look at the cache; those not in it are found outside the lock.
+  func anchors(_ points: [LatLng]) -> [RoadAnchor?] {
+    var found = anchors.withLock { cache in points.map { cache[$0] } }
+    var missing: [(Int, RoadAnchor)] = []
+    for (i, point) in points.enumerated() where found[i] == nil {
+      guard let anchor = try? routing.anchor(point) else { continue }
+      found[i] = anchor
+      missing.append((i, anchor))
+    }
+    if !missing.isEmpty {
+      anchors.withLock { cache in
+        if cache.count + missing.count > anchorCacheSize { cache.removeAll(keepingCapacity: true) }
+        for (i, anchor) in missing { cache[points[i]] = anchor }
+      }
+    }
+    return found
   }
 
   public func legs(through points: [LatLng], now: Date) -> [TravelEstimate]? {

@@ -2,12 +2,15 @@ import FleetCore
 
 /// A point placed on the road network once, so that repeated queries from it need no
 /// nearest-road search (vehicles searched again and again from where they stand).
-public struct RoadAnchor: Sendable, Hashable {
+public struct RoadAnchor: Sendable {
   let nearest: RoadPosition
   /// The nearest road in a big component when `nearest` is in a tiny one (a car park, a private
   /// cul-de-sac): drives to or from the rest of the network start there, as OSRM's do.
   let nearestBig: RoadPosition?
   let component: Int32
+  /// Where drives from each of the two positions start: computed once, used by every query.
+  let nearestStarts: [Endpoint]
+  let bigStarts: [Endpoint]?
 
   /// The point on the road.
   public var snapped: LatLng { LatLng(latitude: nearest.point.latitude, longitude: nearest.point.longitude) }
@@ -25,7 +28,10 @@ extension RoutingEngine {
       throw RoutingError(.noSegment, "the road network is empty")
     }
     let big = isInBigComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInBigComponent).first
-    return RoadAnchor(nearest: nearest, nearestBig: big, component: componentOf(nearest.edge))
+    return RoadAnchor(
+      nearest: nearest, nearestBig: big, component: componentOf(nearest.edge),
+      nearestStarts: endpoints(of: nearest, in: network, asSource: true),
+      bigStarts: big.map { endpoints(of: $0, in: network, asSource: true) })
   }
 
   /// The fastest drives from every source to one target, in one query: a backward upward
@@ -80,67 +86,56 @@ public final class RoadFan {
     targetEnds = endpoints(of: bigTarget, in: network, asSource: false)
     search.upward(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
 
-    // Select the nodes above every source (their upward closure).
-    var stack: [Int32] = []
+    // The nodes above every source (their upward closure). When the sources are many, that is
+    // most of the graph: sweeping all of it costs less than finding which part.
     var starts: [[Endpoint]] = []
     var froms: [RoadPosition?] = []
+    starts.reserveCapacity(sources.count)
+    froms.reserveCapacity(sources.count)
     for source in sources {
       guard let source, !sharedTiny(source) else {
         starts.append([])
         froms.append(nil)
         continue
       }
-      let from = source.component == target.component ? source.nearest : (source.nearestBig ?? source.nearest)
-      let ends = endpoints(of: from, in: network, asSource: true)
-      starts.append(ends)
-      froms.append(from)
-      for end in ends where sweep.parent[Int(end.directed)] == -2 {
-        sweep.set(end.directed, .infinity, 0, 0, parent: -1)
-        stack.append(end.directed)
-      }
+      let sameComponent = source.component == target.component || source.nearestBig == nil
+      starts.append(sameComponent ? source.nearestStarts : source.bigStarts!)
+      froms.append(sameComponent ? source.nearest : source.nearestBig!)
     }
-    while let v = stack.popLast() {
-      for e in cch.upEdges(v) {
-        let w = cch.upTarget[e]
-        if sweep.parent[Int(w)] == -2 {
-          sweep.set(w, .infinity, 0, 0, parent: -1)
-          stack.append(w)
+    let nodeCount = cch.rank.count
+    if sources.count * 4 >= nodeCount {
+      for r in stride(from: nodeCount - 1, through: 0, by: -1) { Self.relax(cch.byRank[r], engine, &sweep, backward) }
+      sweep.touched = Array(0..<Int32(nodeCount))
+    } else {
+      var stack: [Int32] = []
+      for ends in starts {
+        for end in ends where sweep.parent[Int(end.directed)] == -2 {
+          sweep.set(end.directed, .infinity, 0, 0, parent: -1)
+          stack.append(end.directed)
         }
       }
-    }
-    // Sweep from the top rank down: leaving v upwards costs the edge plus the best from above.
-    var ranks = [UInt64](repeating: 0, count: (cch.rank.count + 63) / 64)
-    for v in sweep.touched {
-      let r = Int(cch.rank[Int(v)])
-      ranks[r >> 6] |= 1 << UInt64(r & 63)
-    }
-    for word in stride(from: ranks.count - 1, through: 0, by: -1) {
-      var bits = ranks[word]
-      while bits != 0 {
-        let bit = 63 - bits.leadingZeroBitCount
-        bits &= ~(1 << UInt64(bit))
-        let v = cch.byRank[word * 64 + bit]
-        var cost = Double.infinity
-        var seconds = 0.0
-        var metres = 0.0
-        var choice: Int32 = -1
+      while let v = stack.popLast() {
         for e in cch.upEdges(v) {
-          let w = Int(cch.upTarget[e])
-          let viaBackward = backward.cost[w] <= sweep.cost[w]
-          let rest = viaBackward ? backward.cost[w] : sweep.cost[w]
-          let candidate = engine.customized.up[e] + rest
-          if candidate < cost {
-            cost = candidate
-            seconds =
-              engine.customized.upDuration[e] + (viaBackward ? backward.duration[w] : sweep.duration[w])
-            metres = engine.customized.upDistance[e] + (viaBackward ? backward.distance[w] : sweep.distance[w])
-            choice = Int32(e)
+          let w = cch.upTarget[e]
+          if sweep.parent[Int(w)] == -2 {
+            sweep.set(w, .infinity, 0, 0, parent: -1)
+            stack.append(w)
           }
         }
-        sweep.cost[Int(v)] = cost
-        sweep.duration[Int(v)] = seconds
-        sweep.distance[Int(v)] = metres
-        sweep.parent[Int(v)] = choice
+      }
+      // In descending rank: a bit per rank, read from the top.
+      var ranks = [UInt64](repeating: 0, count: (nodeCount + 63) / 64)
+      for v in sweep.touched {
+        let r = Int(cch.rank[Int(v)])
+        ranks[r >> 6] |= 1 << UInt64(r & 63)
+      }
+      for word in stride(from: ranks.count - 1, through: 0, by: -1) {
+        var bits = ranks[word]
+        while bits != 0 {
+          let bit = 63 - bits.leadingZeroBitCount
+          bits &= ~(1 << UInt64(bit))
+          Self.relax(cch.byRank[word * 64 + bit], engine, &sweep, backward)
+        }
       }
     }
 
@@ -198,6 +193,32 @@ public final class RoadFan {
   deinit {
     engine.labels.giveBack(backward)
     engine.labels.giveBack(sweep)
+  }
+
+  /// The best way to leave `v` upwards: an upward edge plus the best from its upper end (the
+  /// backward search's label there, or the sweep's, computed before since it ranks higher).
+  static func relax(_ v: Int32, _ engine: RoutingEngine, _ sweep: inout SearchLabels, _ backward: SearchLabels) {
+    let customized = engine.customized
+    let cch = customized.cch
+    var cost = Double.infinity
+    var seconds = 0.0
+    var metres = 0.0
+    var choice: Int32 = -1
+    for e in cch.upEdges(v) {
+      let w = Int(cch.upTarget[e])
+      let viaBackward = backward.cost[w] <= sweep.cost[w]
+      let candidate = customized.up[e] + (viaBackward ? backward.cost[w] : sweep.cost[w])
+      if candidate < cost {
+        cost = candidate
+        seconds = customized.upDuration[e] + (viaBackward ? backward.duration[w] : sweep.duration[w])
+        metres = customized.upDistance[e] + (viaBackward ? backward.distance[w] : sweep.distance[w])
+        choice = Int32(e)
+      }
+    }
+    sweep.cost[Int(v)] = cost
+    sweep.duration[Int(v)] = seconds
+    sweep.distance[Int(v)] = metres
+    sweep.parent[Int(v)] = choice
   }
 
   public var count: Int { best.count }

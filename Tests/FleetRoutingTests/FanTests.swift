@@ -49,6 +49,33 @@ struct FanTests {
     #expect(checked > 1500)
   }
 
+  /// With sources on most of the graph the fan sweeps all of it instead of finding the part
+  /// above them: the same drives.
+  @Test func aFanOverMostOfTheGraphSweepsItAllAndAgrees() async throws {
+    let engine = try await MonacoRoutingTests.engine()
+    var random = Seeded(state: 9)
+    let sources = (0..<engine.customized.cch.rank.count / 3).map { _ in
+      LatLng(latitude: 43.7245 + random.next() * 0.027, longitude: 7.4095 + random.next() * 0.0330)
+    }
+    let target = LatLng(latitude: 43.7384, longitude: 7.4246)
+    let anchors = sources.map { try? engine.anchor($0) }
+    let compared = try await onDedicatedThread(named: "full-fan-vs-dijkstra") {
+      let fan = engine.fan(from: anchors, to: try engine.anchor(target))
+      var compared = 0
+      for i in stride(from: 0, to: sources.count, by: 7) {
+        let positions = try engine.positions([sources[i], target])
+        let exact = engine.searchExactly(from: positions[0], to: positions[1])
+        #expect((fan.best[i] == nil) == (exact == nil), "\(sources[i])")
+        guard let found = fan.best[i], let exact else { continue }
+        #expect(abs(found.weight - exact.weight) < 1e-6, "\(sources[i])")
+        #expect(abs((fan.leg(i)?.duration ?? -1) - found.duration) < 1e-6)
+        compared += 1
+      }
+      return compared
+    }
+    #expect(compared > 200)
+  }
+
   @Test func onTheTargetsOwnOneWayRoadAVehiclePastItGoesAroundTheBlock() throws {
     var map = MapFixture(
       """

@@ -1,6 +1,6 @@
 /// Where a search starts or ends on one drivable direction of an edge, and what the part of
 /// the edge between the point and the edge's end (for a start) or start (for an end) costs.
-struct Endpoint {
+struct Endpoint: Sendable {
   var directed: Int32
   var weight: Double
   var duration: Double
