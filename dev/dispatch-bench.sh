@@ -4,6 +4,7 @@
 #      them report their position every 5 s: calls/s and latency per order_by (count 10,
 #      radius 3 km) at RATE searches/s, open loop, next to GetVehicle at the same rate (the
 #      floor of one gRPC call on this machine, in the same run);
+#      The same searches in process on one core, for what each costs fleetd itself.
 #   2. dispatch quality: a simulated hour of Poisson demand at three loads (40, 70, 95 % of the
 #      fleet busy), the same requests served by the batched and the greedy dispatcher.
 #   dev/dispatch-bench.sh [VEHICLES=5000] [REPORTING=2000] [RATE=200] [SECONDS=20]
@@ -35,6 +36,9 @@ echo "== 1. SearchVehicles: $VEHICLES online vehicles, $REPORTING reporting"
   --vehicles "$VEHICLES" --reporting "$REPORTING" --rate "$RATE" --duration "$SECONDS_MEASURED"
 echo "fleetd CPU time over the run: $(ps -o cputime= -p $PID)"
 kill $PID; wait $PID 2>/dev/null || true; PID=
+echo
+echo "== 1b. the same searches in process, one at a time on one core (no transport, no other load)"
+"$BIN/dispatch-bench" search-cpu --graph "$WORK/monaco.graph" --vehicles "$VEHICLES"
 echo
 echo "== 2. dispatch quality: batched against greedy"
 "$BIN/dispatch-bench" quality --graph "$WORK/monaco.graph"

@@ -12,29 +12,22 @@ public final class RoadTravelEstimator: TravelEstimator {
   /// Off: free-flow estimates only.
   public let learnsTraffic: Bool
   /// Road positions by point: a vehicle searched again from where it stands costs no
-  /// nearest-road search. Cleared when it grows past `anchorCacheSize`.
-  let anchors = Mutex<[LatLng: RoadAnchor]>([:])
-  let anchorCacheSize: Int
+  /// nearest-road search.
+  let anchors: Mutex<AnchorTable>
 
-  public init(routing: RoutingEngine, traffic: TrafficModel, learnsTraffic: Bool = true, anchorCacheSize: Int = 200_000)
-  {
+  /// `anchorCacheSlots` bounds the cache; at that size it is emptied when 70 % full.
+  public init(
+    routing: RoutingEngine, traffic: TrafficModel, learnsTraffic: Bool = true, anchorCacheSlots: Int = 1 << 18
+  ) {
     self.routing = routing
     self.traffic = traffic
     self.learnsTraffic = learnsTraffic
-    self.anchorCacheSize = anchorCacheSize
+    anchors = Mutex(AnchorTable(slots: anchorCacheSlots))
   }
 
   public var followsRoads: Bool { true }
 
-  func anchor(_ point: LatLng) -> RoadAnchor? {
-    if let cached = anchors.withLock({ $0[point] }) { return cached }
-    guard let anchor = try? routing.anchor(point) else { return nil }
-    anchors.withLock { cache in
-      if cache.count >= anchorCacheSize { cache.removeAll(keepingCapacity: true) }
-      cache[point] = anchor
-    }
-    return anchor
-  }
+  func anchor(_ point: LatLng) -> RoadAnchor? { anchors([point])[0] }
 
   public func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan {
     guard let end = anchor(target) else { return Unreachable() }
@@ -43,7 +36,7 @@ public final class RoadTravelEstimator: TravelEstimator {
 
   /// Many points' anchors with one look at the cache; those not in it are found outside the lock.
   func anchors(_ points: [LatLng]) -> [RoadAnchor?] {
-    var found = anchors.withLock { cache in points.map { cache[$0] } }
+    var found = anchors.withLock { table in points.map { table.find($0) } }
     var missing: [(Int, RoadAnchor)] = []
     for (i, point) in points.enumerated() where found[i] == nil {
       guard let anchor = try? routing.anchor(point) else { continue }
@@ -51,9 +44,8 @@ public final class RoadTravelEstimator: TravelEstimator {
       missing.append((i, anchor))
     }
     if !missing.isEmpty {
-      anchors.withLock { cache in
-        if cache.count + missing.count > anchorCacheSize { cache.removeAll(keepingCapacity: true) }
-        for (i, anchor) in missing { cache[points[i]] = anchor }
+      anchors.withLock { table in
+        for (i, anchor) in missing { table.insert(points[i], anchor) }
       }
     }
     return found
@@ -126,5 +118,76 @@ public final class RoadTravelEstimator: TravelEstimator {
     var targetOffRoadMetres: Double { 0 }
     func freeFlow(_ origin: Int) -> TravelEstimate? { nil }
     func withTraffic(_ origin: Int) -> TravelEstimate? { nil }
+  }
+}
+
+/// Anchors by point, with open addressing on the point's coordinates to the centimetre: for
+/// thousands of lookups per search, a generic hash costs more than the rest of a lookup. It
+/// grows with the fleet up to `maximumSlots`, and is emptied when that fills.
+struct AnchorTable: Sendable {
+  var keys: [UInt64]
+  var values: [RoadAnchor?]
+  var count = 0
+  let maximumSlots: Int
+
+  init(slots: Int) {
+    maximumSlots = max(1024, slots)
+    keys = [UInt64](repeating: 0, count: 1024)
+    values = [RoadAnchor?](repeating: nil, count: 1024)
+  }
+
+  static func key(_ point: LatLng) -> UInt64 {
+    guard point.latitude.isFinite, point.longitude.isFinite else { return 0 }
+    let latitude = UInt32(bitPattern: Int32((point.latitude * 1e7).rounded()))
+    let longitude = UInt32(bitPattern: Int32((point.longitude * 1e7).rounded()))
+    return UInt64(latitude) << 32 | UInt64(longitude)
+  }
+
+  func slot(_ key: UInt64) -> Int {
+    Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - keys.count.trailingZeroBitCount))
+  }
+
+  func find(_ point: LatLng) -> RoadAnchor? {
+    let key = Self.key(point)
+    var i = slot(key)
+    while values[i] != nil {
+      if keys[i] == key { return values[i] }
+      i = (i + 1) & (keys.count - 1)
+    }
+    return nil
+  }
+
+  mutating func insert(_ point: LatLng, _ anchor: RoadAnchor) {
+    if count * 10 >= keys.count * 7 {
+      if keys.count < maximumSlots {
+        grow()
+      } else {
+        for i in values.indices { values[i] = nil }
+        count = 0
+      }
+    }
+    place(Self.key(point), anchor)
+  }
+
+  mutating func place(_ key: UInt64, _ anchor: RoadAnchor) {
+    var i = slot(key)
+    while values[i] != nil {
+      if keys[i] == key {
+        values[i] = anchor
+        return
+      }
+      i = (i + 1) & (keys.count - 1)
+    }
+    keys[i] = key
+    values[i] = anchor
+    count += 1
+  }
+
+  mutating func grow() {
+    let old = zip(keys, values).compactMap { key, value in value.map { (key, $0) } }
+    keys = [UInt64](repeating: 0, count: keys.count * 2)
+    values = [RoadAnchor?](repeating: nil, count: keys.count)
+    count = 0
+    for (key, value) in old { place(key, value) }
   }
 }

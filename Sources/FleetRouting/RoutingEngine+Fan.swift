@@ -1,21 +1,48 @@
 import FleetCore
 
 /// A point placed on the road network once, so that repeated queries from it need no
-/// nearest-road search (vehicles searched again and again from where they stand).
-public struct RoadAnchor: Sendable {
+/// nearest-road search (vehicles searched again and again from where they stand). A class:
+/// thousands are handed around per query, and a reference moves cheaper than the positions.
+public final class RoadAnchor: Sendable {
   let nearest: RoadPosition
   /// The nearest road in a big component when `nearest` is in a tiny one (a car park, a private
   /// cul-de-sac): drives to or from the rest of the network start there, as OSRM's do.
   let nearestBig: RoadPosition?
   let component: Int32
   /// Where drives from each of the two positions start: computed once, used by every query.
-  let nearestStarts: [Endpoint]
-  let bigStarts: [Endpoint]?
+  let nearestStarts: Starts
+  let bigStarts: Starts?
+
+  /// A position's one or two drivable directions, inline (no array to allocate or retain).
+  struct Starts: Sendable {
+    var first: Endpoint?
+    var second: Endpoint?
+
+    init(_ endpoints: [Endpoint]) {
+      first = endpoints.first
+      second = endpoints.count > 1 ? endpoints[1] : nil
+    }
+
+    static let none = Starts([])
+
+    func forEach(_ body: (Endpoint) -> Void) {
+      if let first { body(first) }
+      if let second { body(second) }
+    }
+  }
 
   /// The point on the road.
   public var snapped: LatLng { LatLng(latitude: nearest.point.latitude, longitude: nearest.point.longitude) }
   /// Metres from the given point to its road.
   public var offRoadMetres: Double { nearest.distance }
+
+  init(nearest: RoadPosition, nearestBig: RoadPosition?, component: Int32, nearestStarts: Starts, bigStarts: Starts?) {
+    self.nearest = nearest
+    self.nearestBig = nearestBig
+    self.component = component
+    self.nearestStarts = nearestStarts
+    self.bigStarts = bigStarts
+  }
 }
 
 extension RoutingEngine {
@@ -30,8 +57,8 @@ extension RoutingEngine {
     let big = isInBigComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInBigComponent).first
     return RoadAnchor(
       nearest: nearest, nearestBig: big, component: componentOf(nearest.edge),
-      nearestStarts: endpoints(of: nearest, in: network, asSource: true),
-      bigStarts: big.map { endpoints(of: $0, in: network, asSource: true) })
+      nearestStarts: RoadAnchor.Starts(endpoints(of: nearest, in: network, asSource: true)),
+      bigStarts: big.map { RoadAnchor.Starts(endpoints(of: $0, in: network, asSource: true)) })
   }
 
   /// The fastest drives from every source to one target, in one query: a backward upward
@@ -50,66 +77,78 @@ public final class RoadFan {
     var weight: Double
     var duration: Double
     var distance: Double
-    /// The source's turn-graph node the drive starts on, and what leaving the source costs.
+    /// The source's turn-graph node the drive starts on, and what leaving the source costs;
+    /// nil when the drive stays on the source's own edge (or was searched on its own).
     var start: Endpoint?
-    /// The whole drive stays on the source's own edge.
-    var direct: FoundPath?
-    /// Positions the drive was computed between (`nearestBig` when components differ).
-    var from: RoadPosition
-    var to: RoadPosition
+  }
+
+  /// The best way to leave a node upwards, kept apart for the target's own nodes: there the
+  /// sweep's label is the backward search's start, which only stands for arriving on them.
+  struct Upward {
+    var cost: Double
+    var duration: Double
+    var distance: Double
+    var edge: Int32
   }
 
   let engine: RoutingEngine
   public let target: RoadAnchor
+  let sources: [RoadAnchor?]
   /// Per source: its best drive, nil when there is none.
   let best: [Best?]
-  /// Backward labels from the target, and the sweep's labels: the best cost of leaving each
-  /// node by an upward edge (`parent` holds that edge).
+  /// Backward labels from the target, and the sweep's: per node, the best of the backward
+  /// label and leaving upwards (`parent` holds the upward edge, or -1 where the backward label
+  /// is best and the path goes down to the target from there).
   var backward: SearchLabels
   var sweep: SearchLabels
+  var targetUpward: [Int32: Upward] = [:]
   let targetEnds: [Endpoint]
+  let bigTarget: RoadPosition
   /// Sources whose drive was computed on its own (they share the target's tiny component).
   var paths: [Int: FoundPath] = [:]
 
   init(engine: RoutingEngine, sources: [RoadAnchor?], target: RoadAnchor) {
     self.engine = engine
     self.target = target
+    self.sources = sources
     let network = engine.network
     let cch = engine.customized.cch
     let search = CCHSearch(customized: engine.customized, network: network, graph: engine.turns)
-    backward = engine.labels.take()
-    sweep = engine.labels.take()
+    // Locals until the end: closures below read them before `self` is whole.
+    var backward = engine.labels.take()
+    var sweep = engine.labels.take()
+    var targetUpward: [Int32: Upward] = [:]
     // Where each source's drive goes: the target's nearest road when both are in one
     // component; else both nearest roads in big components.
     let bigTarget = target.nearestBig ?? target.nearest
-    let sharedTiny = { (source: RoadAnchor) in target.nearestBig != nil && source.component == target.component }
-    targetEnds = endpoints(of: bigTarget, in: network, asSource: false)
+    self.bigTarget = bigTarget
+    let targetEnds = endpoints(of: bigTarget, in: network, asSource: false)
+    self.targetEnds = targetEnds
     search.upward(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
 
     // The nodes above every source (their upward closure). When the sources are many, that is
     // most of the graph: sweeping all of it costs less than finding which part.
-    var starts: [[Endpoint]] = []
-    var froms: [RoadPosition?] = []
+    var starts: [RoadAnchor.Starts] = []
     starts.reserveCapacity(sources.count)
-    froms.reserveCapacity(sources.count)
     for source in sources {
-      guard let source, !sharedTiny(source) else {
-        starts.append([])
-        froms.append(nil)
+      guard let source, !Self.sharesTinyComponent(source, target) else {
+        starts.append(.none)
         continue
       }
-      let sameComponent = source.component == target.component || source.nearestBig == nil
-      starts.append(sameComponent ? source.nearestStarts : source.bigStarts!)
-      froms.append(sameComponent ? source.nearest : source.nearestBig!)
+      starts.append(Self.from(source, target).starts)
     }
     let nodeCount = cch.rank.count
+    let customized = engine.customized
     if sources.count * 4 >= nodeCount {
-      for r in stride(from: nodeCount - 1, through: 0, by: -1) { Self.relax(cch.byRank[r], engine, &sweep, backward) }
+      for r in stride(from: nodeCount - 1, through: 0, by: -1) {
+        Self.relax(cch.byRank[r], customized, &sweep, backward, &targetUpward)
+      }
       sweep.touched = Array(0..<Int32(nodeCount))
     } else {
       var stack: [Int32] = []
       for ends in starts {
-        for end in ends where sweep.parent[Int(end.directed)] == -2 {
+        ends.forEach { end in
+          guard sweep.parent[Int(end.directed)] == -2 else { return }
           sweep.set(end.directed, .infinity, 0, 0, parent: -1)
           stack.append(end.directed)
         }
@@ -134,60 +173,54 @@ public final class RoadFan {
         while bits != 0 {
           let bit = 63 - bits.leadingZeroBitCount
           bits &= ~(1 << UInt64(bit))
-          Self.relax(cch.byRank[word * 64 + bit], engine, &sweep, backward)
+          Self.relax(cch.byRank[word * 64 + bit], customized, &sweep, backward, &targetUpward)
         }
       }
     }
 
     var best: [Best?] = []
+    best.reserveCapacity(sources.count)
     var individual: [Int: FoundPath] = [:]
     for (i, source) in sources.enumerated() {
       guard let source else {
         best.append(nil)
         continue
       }
-      if sharedTiny(source) {
+      if Self.sharesTinyComponent(source, target) {
         // Rare: the pickup is in a car park and so is the vehicle. One search of its own.
         if let path = engine.search(from: source.nearest, to: target.nearest) {
           individual[i] = path
-          best.append(
-            Best(
-              weight: path.weight, duration: path.duration, distance: path.distance, start: nil, direct: nil,
-              from: source.nearest, to: target.nearest))
+          best.append(Best(weight: path.weight, duration: path.duration, distance: path.distance, start: nil))
         } else {
           best.append(nil)
         }
         continue
       }
-      let from = froms[i]!
-      var found = Best(
-        weight: .infinity, duration: 0, distance: 0, start: nil, direct: nil, from: from, to: bigTarget)
-      if let direct = engine.directPath(from: from, to: bigTarget) {
-        found.weight = direct.weight
-        found.duration = direct.duration
-        found.distance = direct.distance
-        found.direct = direct
+      var found = Best(weight: .infinity, duration: 0, distance: 0, start: nil)
+      let from = Self.from(source, target).position
+      if from.edge == bigTarget.edge, let direct = engine.directPath(from: from, to: bigTarget) {
+        found = Best(weight: direct.weight, duration: direct.duration, distance: direct.distance, start: nil)
       }
-      for end in starts[i] {
-        let n = Int(end.directed)
-        // On the target's own edge, the rest of the way must leave the edge first: the
-        // backward start there only stands for arriving on it.
-        let isTargetStart = backward.parent[n] == -1
-        let viaBackward = !isTargetStart && backward.cost[n] <= sweep.cost[n]
-        let rest = viaBackward ? backward.cost[n] : sweep.cost[n]
-        let total = end.weight + rest
-        if total < found.weight {
-          found.weight = total
-          found.duration = end.duration + (viaBackward ? backward.duration[n] : sweep.duration[n])
-          found.distance = end.distance + (viaBackward ? backward.distance[n] : sweep.distance[n])
-          found.start = end
-          found.direct = nil
-        }
+      starts[i].forEach { end in
+        // On the target's own edge the rest of the way must leave the edge first.
+        let rest =
+          backward.parent[Int(end.directed)] == -1
+          ? targetUpward[end.directed]
+          : Upward(
+            cost: sweep.cost[Int(end.directed)], duration: sweep.duration[Int(end.directed)],
+            distance: sweep.distance[Int(end.directed)], edge: sweep.parent[Int(end.directed)])
+        guard let rest, end.weight + rest.cost < found.weight else { return }
+        found = Best(
+          weight: end.weight + rest.cost, duration: end.duration + rest.duration,
+          distance: end.distance + rest.distance, start: end)
       }
       best.append(found.weight.isFinite ? found : nil)
     }
     self.best = best
     self.paths = individual
+    self.backward = backward
+    self.sweep = sweep
+    self.targetUpward = targetUpward
   }
 
   deinit {
@@ -195,30 +228,55 @@ public final class RoadFan {
     engine.labels.giveBack(sweep)
   }
 
-  /// The best way to leave `v` upwards: an upward edge plus the best from its upper end (the
-  /// backward search's label there, or the sweep's, computed before since it ranks higher).
-  static func relax(_ v: Int32, _ engine: RoutingEngine, _ sweep: inout SearchLabels, _ backward: SearchLabels) {
-    let customized = engine.customized
-    let cch = customized.cch
+  static func sharesTinyComponent(_ source: RoadAnchor, _ target: RoadAnchor) -> Bool {
+    target.nearestBig != nil && source.component == target.component
+  }
+
+  /// Where a source's drive starts: its nearest road when the target is in its component,
+  /// else its nearest road in a big component.
+  static func from(_ source: RoadAnchor, _ target: RoadAnchor) -> (position: RoadPosition, starts: RoadAnchor.Starts) {
+    source.component == target.component || source.nearestBig == nil
+      ? (source.nearest, source.nearestStarts) : (source.nearestBig!, source.bigStarts!)
+  }
+
+  /// The best way on from `v`: leaving upwards (an upward edge plus the label of its upper end,
+  /// computed before since it ranks higher), or the backward search's label when that is lower.
+  /// Inlined into the sweep's loops, with the hierarchy passed in: copying it per node would
+  /// retain each of its arrays thousands of times a query.
+  @inline(__always)
+  static func relax(
+    _ v: Int32, _ customized: CustomizedCCH, _ sweep: inout SearchLabels, _ backward: SearchLabels,
+    _ targetUpward: inout [Int32: Upward]
+  ) {
     var cost = Double.infinity
     var seconds = 0.0
     var metres = 0.0
     var choice: Int32 = -1
-    for e in cch.upEdges(v) {
-      let w = Int(cch.upTarget[e])
-      let viaBackward = backward.cost[w] <= sweep.cost[w]
-      let candidate = customized.up[e] + (viaBackward ? backward.cost[w] : sweep.cost[w])
+    for e in customized.cch.upEdges(v) {
+      let w = Int(customized.cch.upTarget[e])
+      let candidate = customized.up[e] + sweep.cost[w]
       if candidate < cost {
         cost = candidate
-        seconds = customized.upDuration[e] + (viaBackward ? backward.duration[w] : sweep.duration[w])
-        metres = customized.upDistance[e] + (viaBackward ? backward.distance[w] : sweep.distance[w])
+        seconds = customized.upDuration[e] + sweep.duration[w]
+        metres = customized.upDistance[e] + sweep.distance[w]
         choice = Int32(e)
       }
     }
-    sweep.cost[Int(v)] = cost
-    sweep.duration[Int(v)] = seconds
-    sweep.distance[Int(v)] = metres
-    sweep.parent[Int(v)] = choice
+    let node = Int(v)
+    if backward.parent[node] == -1 {
+      targetUpward[v] = Upward(cost: cost, duration: seconds, distance: metres, edge: choice)
+    }
+    if backward.cost[node] <= cost {
+      sweep.cost[node] = backward.cost[node]
+      sweep.duration[node] = backward.duration[node]
+      sweep.distance[node] = backward.distance[node]
+      sweep.parent[node] = -1
+    } else {
+      sweep.cost[node] = cost
+      sweep.duration[node] = seconds
+      sweep.distance[node] = metres
+      sweep.parent[node] = choice
+    }
   }
 
   public var count: Int { best.count }
@@ -231,35 +289,31 @@ public final class RoadFan {
   /// Source `i`'s drive as a route leg: its shape and the road edges driven (what learned
   /// traffic is kept per).
   public func leg(_ i: Int) -> RouteLeg? {
-    guard let found = best[i], let path = path(i, found) else { return nil }
-    return engine.leg(of: path, from: found.from, to: found.to)
+    guard let found = best[i], let source = sources[i], let path = path(i, found) else { return nil }
+    if paths[i] != nil { return engine.leg(of: path, from: source.nearest, to: target.nearest) }
+    return engine.leg(of: path, from: Self.from(source, target).position, to: bigTarget)
   }
 
   func path(_ i: Int, _ found: Best) -> FoundPath? {
     if let individual = paths[i] { return individual }
-    if let direct = found.direct { return direct }
-    guard let start = found.start else { return nil }
+    guard let start = found.start else {
+      guard let source = sources[i] else { return nil }
+      return engine.directPath(from: Self.from(source, target).position, to: bigTarget)
+    }
     let cch = engine.customized.cch
     var nodes = [start.directed]
     var v = start.directed
-    var first = true
-    while true {
-      let isTargetStart = backward.parent[Int(v)] == -1
-      let up = (first && isTargetStart) || sweep.cost[Int(v)] < backward.cost[Int(v)]
-      first = false
-      if up {
-        let e = sweep.parent[Int(v)]
-        guard e >= 0 else { return nil }
-        engine.customized.unpack(Int(e), forward: true, into: &nodes)
-        v = cch.upTarget[Int(e)]
-      } else {
-        while backward.parent[Int(v)] >= 0 {
-          let e = backward.parent[Int(v)]
-          engine.customized.unpack(Int(e), forward: false, into: &nodes)
-          v = cch.edgeSource(Int(e))
-        }
-        break
-      }
+    var choice = backward.parent[Int(v)] == -1 ? (targetUpward[v]?.edge ?? -1) : sweep.parent[Int(v)]
+    while choice >= 0 {
+      engine.customized.unpack(Int(choice), forward: true, into: &nodes)
+      v = cch.upTarget[Int(choice)]
+      choice = sweep.parent[Int(v)]
+    }
+    // From here the backward search's path goes down to the target.
+    while backward.parent[Int(v)] >= 0 {
+      let e = backward.parent[Int(v)]
+      engine.customized.unpack(Int(e), forward: false, into: &nodes)
+      v = cch.edgeSource(Int(e))
     }
     return CCHSearch(customized: engine.customized, network: engine.network, graph: engine.turns)
       .measure(nodes, sources: [start], targets: targetEnds)

@@ -8,7 +8,7 @@ struct DispatchBench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "dispatch-bench",
     abstract: "SearchVehicles under load against a running fleetd, and dispatch quality in a simulated hour.",
-    subcommands: [SearchLoad.self, DispatchQuality.self])
+    subcommands: [SearchLoad.self, SearchInProcess.self, DispatchQuality.self])
 }
 
 /// A small deterministic generator, so that runs repeat.

@@ -6,12 +6,15 @@ import FleetRouting
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import NIOCore
 import SwiftProtobuf
 import Synchronization
 
 /// SearchVehicles against a running fleetd while part of the fleet reports its position: each
 /// order_by at a fixed rate (open loop: latency counts from when a search was due, so a slow
 /// server cannot hide its queue), with GetVehicle at the same rate as the floor of a gRPC call.
+/// The calls go through `OpenLoopClient`, so that the generator takes little of the cores it
+/// shares with fleetd.
 struct SearchLoad: AsyncParsableCommand {
   static let configuration = CommandConfiguration(commandName: "search")
 
@@ -82,52 +85,89 @@ struct SearchLoad: AsyncParsableCommand {
         ("PICKUP_POINT_ETA", .pickupPointEta), ("PICKUP_POINT_DISTANCE", .pickupPointDistance),
         ("DROPOFF_POINT_ETA", .dropoffPointEta), ("COST", .cost),
       ]
+      // What each search returns, checked once with grpc-swift's client before the load.
+      var matchesPerSearch: [String: Double] = [:]
+      for (label, order) in orders {
+        guard let order else { continue }
+        var matched = 0
+        for i in 0..<20 {
+          matched += try await vehicleService[0].searchVehicles(search(order, i, pickups, dropoffs), metadata: metadata)
+            .matches.count
+        }
+        matchesPerSearch[label] = Double(matched) / 20
+      }
+
+      // Every call of the run, due at fixed times: the reports spread evenly over the whole run,
+      // then a warm-up of searches, then each order in turn.
       let warmUp = 5.0
-      let ingestSeconds = warmUp + duration * Double(orders.count) + 2
-      async let ingest = openLoop(rate: Double(reporting) / reportEvery, seconds: ingestSeconds) { i in
-          let vehicle = i % reporting
-          let round = i / reporting
+      let runSeconds = warmUp + duration * Double(orders.count) + 1
+      let start = NIODeadline.now() + .seconds(1)
+      func due(_ seconds: Double) -> NIODeadline { start + .microseconds(Int64(seconds * 1_000_000)) }
+      let updateBodies = try (0..<reporting).map { v in
+        try [moved[v], positions[v]].map { point in
           var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
-          request.name = "providers/bench/vehicles/v\(vehicle)"
-          let point = round % 2 == 0 ? moved[vehicle] : positions[vehicle]
+          request.name = "providers/bench/vehicles/v\(v)"
           request.vehicle.lastLocation.location.latitude = point.latitude
           request.vehicle.lastLocation.location.longitude = point.longitude
-          request.vehicle.lastLocation.updateTime = Google_Protobuf_Timestamp(date: Date())
           request.updateMask.paths = ["last_location"]
-          _ = try await vehicleService[i % vehicleService.count].updateVehicle(request, metadata: metadata)
+          return grpcMessage(try request.serializedBytes())
+        }
       }
-      print(
-        "\(reporting) of them report every \(reportEvery) s (\(Int(Double(reporting) / reportEvery)) updates/s); warming up \(Int(warmUp)) s…"
-      )
-      _ = await openLoop(rate: rate, seconds: warmUp) { i in
-        _ = try await vehicleService[i % vehicleService.count].searchVehicles(
-          search(.pickupPointEta, i, pickups, dropoffs), metadata: metadata)
+      var calls: [OpenLoopClient.Call] = []
+      let updateRate = Double(reporting) / reportEvery
+      for i in 0..<Int(updateRate * runSeconds) {
+        calls.append(
+          .init(
+            due: due(Double(i) / updateRate), path: "/maps.fleetengine.v1.VehicleService/UpdateVehicle",
+            body: updateBodies[i % reporting][(i / reporting) % 2], label: "update"))
       }
-      print()
-      print("| \(Int(rate)) calls/s for \(Int(duration)) s, count \(count), radius \(radius) m | calls/s | p50 ms | p90 ms | p99 ms | max ms | errors | matches/search |")
-      print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-      for (label, order) in orders {
-        let matched = Mutex(0)
-        let result = await openLoop(rate: rate, seconds: duration) { i in
-          let client = vehicleService[i % vehicleService.count]
+      let searchPath = "/maps.fleetengine.v1.VehicleService/SearchVehicles"
+      for i in 0..<Int(rate * warmUp) {
+        calls.append(
+          .init(
+            due: due(Double(i) / rate), path: searchPath,
+            body: grpcMessage(try search(.pickupPointEta, i, pickups, dropoffs).serializedBytes()), label: "warm-up"))
+      }
+      for (phase, (label, order)) in orders.enumerated() {
+        let begin = warmUp + Double(phase) * duration
+        for i in 0..<Int(rate * duration) {
+          let body: ByteBuffer
+          let path: String
           if let order {
-            let response = try await client.searchVehicles(search(order, i, pickups, dropoffs), metadata: metadata)
-            matched.withLock { $0 += response.matches.count }
+            body = grpcMessage(try search(order, i, pickups, dropoffs).serializedBytes())
+            path = searchPath
           } else {
             var request = Maps_Fleetengine_V1_GetVehicleRequest()
             request.name = "providers/bench/vehicles/v\(i % vehicles)"
-            _ = try await client.getVehicle(request, metadata: metadata)
+            body = grpcMessage(try request.serializedBytes())
+            path = "/maps.fleetengine.v1.VehicleService/GetVehicle"
           }
+          calls.append(.init(due: due(begin + Double(i) / rate), path: path, body: body, label: label))
         }
-        let perSearch = order == nil ? "" : String(format: "%.1f", Double(matched.withLock { $0 }) / Double(max(1, result.latencies.count)))
-        print(
-          "| \(label) | \(String(format: "%.0f", Double(result.latencies.count) / duration)) | \(milliseconds(result.latencies, 0.5)) | \(milliseconds(result.latencies, 0.9)) | \(milliseconds(result.latencies, 0.99)) | \(milliseconds(result.latencies, 1)) | \(result.errors) | \(perSearch) |"
-        )
       }
-      let updates = await ingest
+      print(
+        "\(reporting) of them report every \(reportEvery) s (\(Int(updateRate)) updates/s); \(Int(warmUp)) s of searches to warm up; the generator is a lean HTTP/2 client sharing the 2 cores"
+      )
+      let client = try await OpenLoopClient(
+        host: host, port: port, authorization: "Bearer \(token)", connections: connections)
+      let outcomes = try await client.run(calls)
+      await client.close()
       print()
       print(
-        "location updates during the run: \(updates.latencies.count) acknowledged (\(String(format: "%.0f", Double(updates.latencies.count) / ingestSeconds))/s), \(updates.errors) errors, p50 \(milliseconds(updates.latencies, 0.5)) ms, p99 \(milliseconds(updates.latencies, 0.99)) ms"
+        "| \(Int(rate)) calls/s for \(Int(duration)) s, count \(count), radius \(radius) m | calls/s | p50 ms | p90 ms | p99 ms | max ms | errors | matches/search |"
+      )
+      print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+      for (label, _) in orders {
+        let outcome = outcomes[label] ?? .init()
+        let matched = matchesPerSearch[label].map { String(format: "%.1f", $0) } ?? ""
+        print(
+          "| \(label) | \(String(format: "%.0f", Double(outcome.latencies.count) / duration)) | \(milliseconds(outcome.latencies, 0.5)) | \(milliseconds(outcome.latencies, 0.9)) | \(milliseconds(outcome.latencies, 0.99)) | \(milliseconds(outcome.latencies, 1)) | \(outcome.errors) | \(matched) |"
+        )
+      }
+      let updates = outcomes["update"] ?? .init()
+      print()
+      print(
+        "location updates during the run: \(updates.latencies.count) acknowledged (\(String(format: "%.0f", Double(updates.latencies.count) / runSeconds))/s), \(updates.errors) errors, p50 \(milliseconds(updates.latencies, 0.5)) ms, p99 \(milliseconds(updates.latencies, 0.99)) ms"
       )
     }
   }
@@ -153,39 +193,5 @@ struct SearchLoad: AsyncParsableCommand {
     request.vehicleTypes = [auto]
     request.orderBy = order
     return request
-  }
-}
-
-struct LoadResult: Sendable {
-  var latencies: [Duration] = []
-  var errors = 0
-}
-
-/// Calls `call(i)` at `rate` per second for `seconds`, each when it is due whatever the ones
-/// before it are doing; a call's latency runs from when it was due to when it returned.
-func openLoop(rate: Double, seconds: Double, _ call: @escaping @Sendable (Int) async throws -> Void) async
-  -> LoadResult
-{
-  let clock = ContinuousClock()
-  let start = clock.now
-  let total = Int(rate * seconds)
-  return await withTaskGroup(of: Duration?.self) { group in
-    for i in 0..<total {
-      let due = start + .microseconds(Int64(Double(i) / rate * 1_000_000))
-      try? await Task.sleep(until: due, clock: clock)
-      group.addTask {
-        do {
-          try await call(i)
-          return clock.now - due
-        } catch {
-          return nil
-        }
-      }
-    }
-    var result = LoadResult()
-    for await latency in group {
-      if let latency { result.latencies.append(latency) } else { result.errors += 1 }
-    }
-    return result
   }
 }
