@@ -165,7 +165,8 @@ extension AttributeFilter {
         defer { depth -= 1 }
         guard depth <= AttributeFilter.maximumNesting else {
           throw .invalid(
-            "\(field): at position \(current.position): parentheses may nest at most \(AttributeFilter.maximumNesting) deep")
+            "\(field): at position \(current.position): parentheses may nest at most \(AttributeFilter.maximumNesting) deep"
+          )
         }
         index += 1
         guard current.kind != .symbol(")") else { throw error("expected a restriction inside '( )'") }

@@ -77,7 +77,9 @@ extension Fleet {
           let trip = s.trips[name.provider]?[name.id], !trip.status.isTerminal
         else { return nil }
         return PendingRide(ride: ride, trip: trip)
-      }.sorted { ($0.ride.waitingSince, $0.ride.provider, $0.ride.id) < ($1.ride.waitingSince, $1.ride.provider, $1.ride.id) }
+      }.sorted {
+        ($0.ride.waitingSince, $0.ride.provider, $0.ride.id) < ($1.ride.waitingSince, $1.ride.provider, $1.ride.id)
+      }
     }
   }
 

@@ -29,7 +29,8 @@ extension Fleet {
       }
       guard s.trips[provider]?[rideID] == nil else {
         throw FleetError(
-          .alreadyExists, "trip providers/\(provider)/trips/\(rideID) already exists: a ride's trip takes the ride's ID")
+          .alreadyExists, "trip providers/\(provider)/trips/\(rideID) already exists: a ride's trip takes the ride's ID"
+        )
       }
       var trip = Trip(provider: provider, id: rideID)
       trip.type = request.tripType

@@ -83,7 +83,9 @@ extension Fleet {
         throw .invalid("count must be between 1 and 50 (inclusive), got \(search.count)")
       }
       guard search.minimumCapacity >= 1 else {
-        throw .invalid("minimum_capacity must be at least 1 (the passengers, not counting the driver), got \(search.minimumCapacity)")
+        throw .invalid(
+          "minimum_capacity must be at least 1 (the passengers, not counting the driver), got \(search.minimumCapacity)"
+        )
       }
       guard search.tripTypes.count == 1 else {
         throw .invalid("trip_types must hold exactly one trip type, got \(search.tripTypes.count)")
@@ -338,7 +340,8 @@ extension Fleet {
       if best.count == plan.count, let worst = best.last, bound > worst.key { break }
       guard
         let evaluated = evaluate(
-          candidates[i], provider: provider, index: i, fan: fan, finish: finishes[i], pickupToDropoff: pickupToDropoff, plan: plan,
+          candidates[i], provider: provider, index: i, fan: fan, finish: finishes[i], pickupToDropoff: pickupToDropoff,
+          plan: plan,
           order: order, weights: weights, estimator: estimator, now: now)
       else { continue }
       let position =
@@ -353,7 +356,9 @@ extension Fleet {
     // were ordered by (Fleet Engine leaves their ETAs empty).
     if matches.count < plan.count {
       let rest = unrouted.filter { if case .pooled = candidates[$0].plan { false } else { true } }
-        .sorted { (candidates[$0].straightMetres, candidates[$0].id) < (candidates[$1].straightMetres, candidates[$1].id) }
+        .sorted {
+          (candidates[$0].straightMetres, candidates[$0].id) < (candidates[$1].straightMetres, candidates[$1].id)
+        }
       for i in rest.prefix(plan.count - matches.count) {
         var match = VehicleMatch(
           vehicle: Vehicle(provider: provider, id: candidates[i].id),
@@ -407,9 +412,11 @@ extension Fleet {
       match.waypoints = waypoints
     case .pooled(let stops, _, _, _):
       guard let pooled = pooledRoute(candidate, plan: plan, estimator: estimator, now: now) else { return nil }
-      match.waypoints = [start] + zip(pooled.points, pooled.arrivals).map { point, arrival in
-        MatchWaypoint(location: point, eta: now.addingTimeInterval(arrival.seconds))
-      }
+      match.waypoints =
+        [start]
+        + zip(pooled.points, pooled.arrivals).map { point, arrival in
+          MatchWaypoint(location: point, eta: now.addingTimeInterval(arrival.seconds))
+        }
       pickupETA = pooled.pickup.seconds
       match.pickupDistanceMeters = Int32(clamping: Int((pooled.pickup.metres + offRoad).rounded()))
       dropoffETA = pooled.dropoff.seconds

@@ -75,7 +75,9 @@ public final class Dispatcher: Sendable {
       result.conflicts += conflicts
     }
     result.duration = ContinuousClock.now - started
-    for name in result.released { logger.info("ride released: its vehicle went away before the pickup", metadata: ["ride": "\(name)"]) }
+    for name in result.released {
+      logger.info("ride released: its vehicle went away before the pickup", metadata: ["ride": "\(name)"])
+    }
     for name in result.expired { logger.info("no vehicle found in time", metadata: ["ride": "\(name)"]) }
     if !result.assigned.isEmpty || result.conflicts > 0 {
       logger.debug(
@@ -93,7 +95,9 @@ public final class Dispatcher: Sendable {
     let options = fleet.dispatchOptions(for: rides, rules: configuration.rules)
     var vehicleIndex: [String: Int] = [:]
     for list in options {
-      for option in list where vehicleIndex[option.vehicleID] == nil { vehicleIndex[option.vehicleID] = vehicleIndex.count }
+      for option in list where vehicleIndex[option.vehicleID] == nil {
+        vehicleIndex[option.vehicleID] = vehicleIndex.count
+      }
     }
     var costs = [[Double?]](repeating: [Double?](repeating: nil, count: vehicleIndex.count), count: rides.count)
     var chosenOption: [[Int: DispatchOption]] = Array(repeating: [:], count: rides.count)

@@ -25,7 +25,8 @@ extension FleetRPCs {
     return Fleetkit_V1_Ride(try fleet.getRide(caller: caller, name: try ResourceName(parsing: r.name, kind: .rides)))
   }
 
-  func listRides(_ r: Fleetkit_V1_ListRidesRequest, _ caller: Caller) throws(FleetError) -> Fleetkit_V1_ListRidesResponse
+  func listRides(_ r: Fleetkit_V1_ListRidesRequest, _ caller: Caller) throws(FleetError)
+    -> Fleetkit_V1_ListRidesResponse
   {
     try checkDispatching()
     let parent = try ProviderName(parsing: r.parent)

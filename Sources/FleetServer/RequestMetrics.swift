@@ -52,14 +52,16 @@ final class DispatchMetrics: Sendable {
 
   init(registry: PrometheusCollectorRegistry) {
     assigned = registry.makeCounter(
-      descriptor: .init(metricName: "fleetd_dispatch_assignments", unitName: "total", helpText: "Rides assigned to a vehicle"))
+      descriptor: .init(
+        metricName: "fleetd_dispatch_assignments", unitName: "total", helpText: "Rides assigned to a vehicle"))
     released = registry.makeCounter(
       descriptor: .init(
         metricName: "fleetd_dispatch_redispatches", unitName: "total",
         helpText: "Rides taken from a vehicle that went offline or stale before the pickup"))
     expired = registry.makeCounter(
       descriptor: .init(
-        metricName: "fleetd_dispatch_no_vehicle_found", unitName: "total", helpText: "Rides nobody could serve in time"))
+        metricName: "fleetd_dispatch_no_vehicle_found", unitName: "total", helpText: "Rides nobody could serve in time")
+    )
     conflicts = registry.makeCounter(
       descriptor: .init(
         metricName: "fleetd_dispatch_conflicts", unitName: "total",
@@ -68,7 +70,8 @@ final class DispatchMetrics: Sendable {
       descriptor: .init(
         metricName: "fleetd_dispatch_waiting", unitName: "rides", helpText: "Rides waiting at the last round"))
     roundDuration = registry.makeDurationHistogram(
-      descriptor: .init(metricName: "fleetd_dispatch_round_duration", unitName: "seconds", helpText: "Dispatch round time"),
+      descriptor: .init(
+        metricName: "fleetd_dispatch_round_duration", unitName: "seconds", helpText: "Dispatch round time"),
       buckets: RequestMetrics.buckets + [.seconds(2), .seconds(5)])
   }
 

@@ -29,7 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
   var geoOsm: String?
   @Option(help: "GeoNames cities CSV (lat,lon,name,admin1,admin2,cc) for cities worldwide (env FLEETD_GEONAMES).")
   var geonames: String?
-  @Flag(help: "Run the dispatcher and serve the booking API (fleetkit.v1.Rides, /dispatch/v1/…) (env FLEETD_DISPATCH=1).")
+  @Flag(
+    help: "Run the dispatcher and serve the booking API (fleetkit.v1.Rides, /dispatch/v1/…) (env FLEETD_DISPATCH=1).")
   var dispatch = false
   @Option(help: "How the dispatcher matches rides: batched (all waiting rides at once) or greedy (nearest first).")
   var dispatchPolicy = "batched"
@@ -40,7 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(help: "Metres (straight line, 400-10000) within which vehicles are offered a ride.")
   var dispatchRadius: Int32 = 5000
   @Option(
-    help: "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1).")
+    help:
+      "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1)."
+  )
   var searchCost: [String] = []
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
   var logLevel = environment("FLEETD_LOG_LEVEL") ?? "info"
@@ -102,7 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
       ? (String(setting.prefix { $0 != "=" }), String(setting.drop { $0 != "=" }.dropFirst())) : (nil, setting)
     let numbers = weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
     guard numbers.count == 2, numbers.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
-      throw ValidationError("--search-cost must be [PROVIDER=]SECONDS,METRES with two non-negative numbers, got '\(setting)'")
+      throw ValidationError(
+        "--search-cost must be [PROVIDER=]SECONDS,METRES with two non-negative numbers, got '\(setting)'")
     }
     let cost = MatchCostWeights(secondsOfETA: numbers[0], metresOfStraightLine: numbers[1])
     if let provider { configuration.providerCostWeights[provider] = cost } else { configuration.costWeights = cost }

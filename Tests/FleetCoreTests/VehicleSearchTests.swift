@@ -38,7 +38,10 @@ struct VehicleSearchTests {
 
   static let rules: [(String, @Sendable (inout VehicleSearch) -> Void)] = [
     ("pickup_point is required", { s in s.pickupPoint = nil }),
-    ("pickup_point.point.latitude", { s in s.pickupPoint = TerminalLocation(point: LatLng(latitude: 95, longitude: 0)) }),
+    (
+      "pickup_point.point.latitude",
+      { s in s.pickupPoint = TerminalLocation(point: LatLng(latitude: 95, longitude: 0)) }
+    ),
     ("pickup_radius_meters must be between 400 and 10000", { s in s.pickupRadiusMeters = 399 }),
     ("pickup_radius_meters must be between 400 and 10000", { s in s.pickupRadiusMeters = 10_001 }),
     ("count must be between 1 and 50", { s in s.count = 0 }),
@@ -50,28 +53,43 @@ struct VehicleSearchTests {
     ("vehicle_types is required", { s in s.vehicleTypes = [] }),
     ("vehicle_types[1].category must not be UNKNOWN", { s in s.vehicleTypes = [.auto, .unknown] }),
     ("order_by is required", { s in s.orderBy = .unknown }),
-    ("dropoff_point is required when trip_types is SHARED", { s in
-      s.tripTypes = [.shared]
-      s.currentTripsPresent = .none
-      s.dropoffPoint = nil
-    }),
-    ("dropoff_point is required when order_by is DROPOFF_POINT_ETA", { s in
-      s.orderBy = .dropoffPointETA
-      s.dropoffPoint = nil
-    }),
+    (
+      "dropoff_point is required when trip_types is SHARED",
+      { s in
+        s.tripTypes = [.shared]
+        s.currentTripsPresent = .none
+        s.dropoffPoint = nil
+      }
+    ),
+    (
+      "dropoff_point is required when order_by is DROPOFF_POINT_ETA",
+      { s in
+        s.orderBy = .dropoffPointETA
+        s.dropoffPoint = nil
+      }
+    ),
     ("maximum_staleness must be a positive duration", { s in s.maximumStaleness = .zero }),
-    ("include_back_to_back can only be true when current_trips_present is CURRENT_TRIPS_PRESENT_UNSPECIFIED", { s in
-      s.includeBackToBack = true
-      s.currentTripsPresent = .none
-    }),
+    (
+      "include_back_to_back can only be true when current_trips_present is CURRENT_TRIPS_PRESENT_UNSPECIFIED",
+      { s in
+        s.includeBackToBack = true
+        s.currentTripsPresent = .none
+      }
+    ),
     ("current_trips_present must be NONE or ANY when trip_types is SHARED", { s in s.tripTypes = [.shared] }),
-    ("filter cannot be combined with required_attributes", { s in
-      s.filter = "attributes.a = \"b\""
-      s.requiredAttributes = [Attribute(key: "a", value: .string("b"))]
-    }),
-    ("required_attributes may hold at most 50", { s in
-      s.requiredAttributes = (0...50).map { Attribute(key: "k\($0)", value: .string("v")) }
-    }),
+    (
+      "filter cannot be combined with required_attributes",
+      { s in
+        s.filter = "attributes.a = \"b\""
+        s.requiredAttributes = [Attribute(key: "a", value: .string("b"))]
+      }
+    ),
+    (
+      "required_attributes may hold at most 50",
+      { s in
+        s.requiredAttributes = (0...50).map { Attribute(key: "k\($0)", value: .string("v")) }
+      }
+    ),
     ("filter: at position", { s in s.filter = "attributes.a = " }),
     ("trip_id", { s in s.tripID = "a/b" }),
   ]
@@ -94,7 +112,9 @@ struct VehicleSearchTests {
     try await add(fleet, "stale", at: north(100))
     clock.advance(6 * 60)
     try await add(fleet, "near", at: north(200))
-    try await add(fleet, "far", at: north(900)) { $0.vehicle.attributes = [Attribute(key: "tier", value: .string("gold"))] }
+    try await add(fleet, "far", at: north(900)) {
+      $0.vehicle.attributes = [Attribute(key: "tier", value: .string("gold"))]
+    }
     try await add(fleet, "offline", at: north(50)) { $0.vehicle.state = .offline }
     try await add(fleet, "shared-only", at: north(50)) { $0.vehicle.supportedTripTypes = [.shared] }
     try await add(fleet, "small", at: north(50)) { $0.vehicle.maximumCapacity = 2 }
@@ -102,13 +122,15 @@ struct VehicleSearchTests {
     try await add(fleet, "outside", at: north(2100))
     try await add(fleet, "nowhere", at: nil)
     try await add(fleet, "busy", at: north(60))
-    _ = try await fleet.createTrip(caller: admin, provider: provider, tripID: "t", trip: tripInput("t", vehicle: "busy"))
+    _ = try await fleet.createTrip(
+      caller: admin, provider: provider, tripID: "t", trip: tripInput("t", vehicle: "busy"))
 
     let found = try fleet.searchVehicles(caller: admin, provider: provider, search: search { $0.minimumCapacity = 3 })
     #expect(ids(found) == ["near", "far"])
     // The stale vehicle is back with a longer maximum_staleness.
     let lenient = try fleet.searchVehicles(
-      caller: admin, provider: provider, search: search { s in
+      caller: admin, provider: provider,
+      search: search { s in
         s.minimumCapacity = 3
         s.maximumStaleness = .seconds(600)
       })
@@ -226,7 +248,9 @@ struct VehicleSearchTests {
 
   @Test func consumersSeeNearbyCarsWithoutTheirTripsAndDriversMayNotSearch() async throws {
     let (fleet, _) = try await makeFleet()
-    try await add(fleet, "car", at: north(100)) { $0.vehicle.attributes = [Attribute(key: "secret", value: .string("x"))] }
+    try await add(fleet, "car", at: north(100)) {
+      $0.vehicle.attributes = [Attribute(key: "secret", value: .string("x"))]
+    }
     let rider = Caller(provider: provider, role: .consumer)
     let seen = try fleet.searchVehicles(caller: rider, provider: provider, search: search())
     #expect(ids(seen) == ["car"])

@@ -34,7 +34,8 @@ struct DispatchEndToEndTests {
   ) async throws -> T {
     let token = try await fleetd.signer(role: .admin).token()
     return try await withGRPCClient(
-      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+      transport: .http2NIOPosix(
+        target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
     ) { client in
       try await body(.init(wrapping: client), .init(wrapping: client), ["authorization": "Bearer \(token)"])
     }
@@ -130,7 +131,8 @@ struct DispatchEndToEndTests {
         let blocks = trips.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
         #expect(Set(blocks).count == blocks.count, "cab-\(cab): \(trips)")
       }
-      let served = Set(drive.lines.filter { $0.contains(": COMPLETE") }.map { String($0.split(separator: " ")[4].dropLast()) })
+      let served = Set(
+        drive.lines.filter { $0.contains(": COMPLETE") }.map { String($0.split(separator: " ")[4].dropLast()) })
       #expect(served == Set(rides.map(\.id)))
     }
   }

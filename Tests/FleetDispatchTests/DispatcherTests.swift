@@ -15,7 +15,9 @@ final class ManualClock: Sendable {
 
 let origin = LatLng(latitude: 43.73, longitude: 7.42)
 /// A point `metres` north of `origin`.
-func north(_ metres: Double) -> LatLng { LatLng(latitude: origin.latitude + metres / 111_195, longitude: origin.longitude) }
+func north(_ metres: Double) -> LatLng {
+  LatLng(latitude: origin.latitude + metres / 111_195, longitude: origin.longitude)
+}
 
 /// The domain and the dispatcher on a real SQLite store, without a road graph (straight lines).
 struct Harness {
@@ -71,7 +73,8 @@ struct Harness {
 
   @discardableResult
   func book(_ id: String, from: LatLng, to: LatLng, type: TripType = .exclusive) async throws -> RideView {
-    try await fleet.createRide(caller: admin, provider: "acme", rideID: id, request: request(from: from, to: to, type: type))
+    try await fleet.createRide(
+      caller: admin, provider: "acme", rideID: id, request: request(from: from, to: to, type: type))
   }
 
   func ride(_ id: String) throws -> RideView {
@@ -133,20 +136,32 @@ struct DispatcherTests {
 
     let rules: [(String, (inout RideRequest) -> Void)] = [
       ("ride.pickup_point is required", { $0.pickupPoint = nil }),
-      ("ride.pickup_point.point.latitude", { $0.pickupPoint = TerminalLocation(point: LatLng(latitude: 99, longitude: 0)) }),
-      ("ride.dropoff_point is required for a SHARED ride", { r in
-        r.tripType = .shared
-        r.dropoffPoint = nil
-      }),
-      ("ride.intermediate_destinations are only supported for EXCLUSIVE", { r in
-        r.tripType = .shared
-        r.intermediateDestinations = [TerminalLocation(point: north(10))]
-      }),
+      (
+        "ride.pickup_point.point.latitude",
+        { $0.pickupPoint = TerminalLocation(point: LatLng(latitude: 99, longitude: 0)) }
+      ),
+      (
+        "ride.dropoff_point is required for a SHARED ride",
+        { r in
+          r.tripType = .shared
+          r.dropoffPoint = nil
+        }
+      ),
+      (
+        "ride.intermediate_destinations are only supported for EXCLUSIVE",
+        { r in
+          r.tripType = .shared
+          r.intermediateDestinations = [TerminalLocation(point: north(10))]
+        }
+      ),
       ("ride.number_of_passengers must not be negative", { $0.numberOfPassengers = -1 }),
-      ("filter cannot be combined", { r in
-        r.filter = "attributes.a = \"b\""
-        r.requiredAttributes = [Attribute(key: "a", value: .string("b"))]
-      }),
+      (
+        "filter cannot be combined",
+        { r in
+          r.filter = "attributes.a = \"b\""
+          r.requiredAttributes = [Attribute(key: "a", value: .string("b"))]
+        }
+      ),
       ("ride.filter: at position 14", { $0.filter = "attributes.a >" }),
     ]
     for (message, breakIt) in rules {
@@ -158,12 +173,22 @@ struct DispatcherTests {
       #expect(error?.code == .invalidArgument && error?.message.contains(message) == true, "\(error?.message ?? "")")
     }
     #expect(
-      await fleetError { _ = try await h.fleet.createRide(caller: h.admin, provider: "acme", rideID: "a/b", request: h.request(from: north(0), to: north(1))) }?
-        .message.contains("ride_id") == true)
+      await fleetError {
+        _ = try await h.fleet.createRide(
+          caller: h.admin, provider: "acme", rideID: "a/b", request: h.request(from: north(0), to: north(1)))
+      }?
+      .message.contains("ride_id") == true)
     for role in [Role.consumer, .driver, .viewer] {
       let caller = Caller(provider: "acme", role: role, tripID: "*", vehicleID: "*")
-      #expect(await fleetError { _ = try await h.fleet.createRide(caller: caller, provider: "acme", rideID: "x", request: h.request(from: north(0), to: north(1))) }?.code == .permissionDenied)
-      #expect(await fleetError { _ = try h.fleet.getRide(caller: caller, name: ResourceName(provider: "acme", kind: .rides, id: "r1")) }?.code == .permissionDenied)
+      #expect(
+        await fleetError {
+          _ = try await h.fleet.createRide(
+            caller: caller, provider: "acme", rideID: "x", request: h.request(from: north(0), to: north(1)))
+        }?.code == .permissionDenied)
+      #expect(
+        await fleetError {
+          _ = try h.fleet.getRide(caller: caller, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
+        }?.code == .permissionDenied)
     }
     #expect(await fleetError { _ = try h.ride("none") }?.code == .notFound)
     try await h.book("r2", from: north(0), to: north(900))
@@ -271,7 +296,8 @@ struct DispatcherTests {
     #expect(try h.ride("r1").state == .noVehicleFound)
     #expect(try h.trip("r1").trip.status == .canceled)
     // Cancelling it then changes nothing.
-    let canceled = try await h.fleet.cancelRide(caller: h.admin, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
+    let canceled = try await h.fleet.cancelRide(
+      caller: h.admin, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
     #expect(canceled.state == .noVehicleFound)
   }
 

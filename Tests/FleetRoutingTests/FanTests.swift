@@ -96,7 +96,8 @@ struct FanTests {
     // The vehicle standing at the target is there.
     #expect(try #require(fan.estimate(1)).distance < 1)
     // From just past the target: around the block (c → d → e → a → b → 2).
-    let past = try engine.anchor(LatLng(latitude: map.point("2").latitude, longitude: map.point("c").longitude - 0.0001))
+    let past = try engine.anchor(
+      LatLng(latitude: map.point("2").latitude, longitude: map.point("c").longitude - 0.0001))
     let around = engine.fan(from: [past], to: target)
     let loop = try #require(around.estimate(0))
     let exact = try engine.route([past.snapped, map.point("2")])

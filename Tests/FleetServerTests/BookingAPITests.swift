@@ -53,7 +53,8 @@ struct BookingAPITests {
 
       (status, json, _) = try await server.http(
         "POST", "/dispatch/v1/providers/acme/rides?rideId=r2", token: token, body: #"{"numberOfPassengers":1}"#)
-      #expect(status == 400 && error(json).status == "INVALID_ARGUMENT" && error(json).message.contains("ride.pickup_point"))
+      #expect(
+        status == 400 && error(json).status == "INVALID_ARGUMENT" && error(json).message.contains("ride.pickup_point"))
       (status, json, _) = try await server.http(
         "POST", "/dispatch/v1/providers/acme/rides", token: token, body: body)
       #expect(status == 400 && error(json).message.contains("ride_id"))

@@ -111,7 +111,8 @@ struct GRPCServerTests {
           await rpcCode {
             _ = try await client.unary(
               request: ClientRequest(message: Maps_Fleetengine_V1_GetVehicleRequest(), metadata: auth(token)),
-              descriptor: MethodDescriptor(fullyQualifiedService: "maps.fleetengine.v1.VehicleService", method: "UpdateVehicleLocation"),
+              descriptor: MethodDescriptor(
+                fullyQualifiedService: "maps.fleetengine.v1.VehicleService", method: "UpdateVehicleLocation"),
               serializer: ProtobufSerializer(), deserializer: ProtobufDeserializer<Maps_Fleetengine_V1_Vehicle>(),
               options: .defaults
             ) { try $0.message }

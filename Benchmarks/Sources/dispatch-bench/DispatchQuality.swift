@@ -39,7 +39,8 @@ struct DispatchQuality: AsyncParsableCommand {
     )
     print()
     print(
-      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) |")
+      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) |"
+    )
     print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     let warmUp = 600.0
     let measured = hours * 3600
@@ -177,7 +178,8 @@ final class Simulation {
       v.category = .auto
       v.lastLocation = VehicleLocation(location: car.position)
       v.lastLocation?.updateTime = clock()
-      _ = try await fleet.createVehicle(caller: admin, provider: "sim", vehicleID: car.id, vehicle: VehicleInput(vehicle: v))
+      _ = try await fleet.createVehicle(
+        caller: admin, provider: "sim", vehicleID: car.id, vehicle: VehicleInput(vehicle: v))
     }
 
     var booked: [String: Double] = [:]

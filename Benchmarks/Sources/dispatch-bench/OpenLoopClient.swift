@@ -131,9 +131,11 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
         ":method": "POST", ":scheme": "http", ":path": call.path, ":authority": "\(host):\(port)",
         "content-type": "application/grpc", "te": "trailers", "authorization": authorization,
       ]
-      context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
       context.write(
-        wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(call.body), endStream: true)))),
+        wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
+      context.write(
+        wrapOutboundOut(
+          HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(call.body), endStream: true)))),
         promise: nil)
       wrote = true
     }

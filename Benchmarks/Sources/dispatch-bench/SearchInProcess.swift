@@ -40,9 +40,12 @@ struct SearchInProcess: AsyncParsableCommand {
       v.maximumCapacity = 4
       v.category = .auto
       v.lastLocation = VehicleLocation(location: position)
-      _ = try await fleet.createVehicle(caller: admin, provider: "bench", vehicleID: v.id, vehicle: VehicleInput(vehicle: v))
+      _ = try await fleet.createVehicle(
+        caller: admin, provider: "bench", vehicleID: v.id, vehicle: VehicleInput(vehicle: v))
     }
-    print("| in process, \(vehicles) vehicles, count \(count), radius \(radius) m | searches/s (1 core) | p50 ms | p99 ms | vehicles considered |")
+    print(
+      "| in process, \(vehicles) vehicles, count \(count), radius \(radius) m | searches/s (1 core) | p50 ms | p99 ms | vehicles considered |"
+    )
     print("| --- | ---: | ---: | ---: | ---: |")
     for order in VehicleMatchOrder.allCases where order != .unknown {
       var latencies: [Duration] = []
@@ -63,9 +66,11 @@ struct SearchInProcess: AsyncParsableCommand {
         latencies.append(clock.now - t)
       }
       let total = clock.now - started
-      let perSecond = Double(searches) / (Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18)
+      let perSecond =
+        Double(searches) / (Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18)
       print(
-        "| \(order.wireName) | \(Int(perSecond)) | \(milliseconds(latencies, 0.5)) | \(milliseconds(latencies, 0.99)) | \(positions.filter { $0.distance(to: pickups[0]) <= Double(radius) }.count) |")
+        "| \(order.wireName) | \(Int(perSecond)) | \(milliseconds(latencies, 0.5)) | \(milliseconds(latencies, 0.99)) | \(positions.filter { $0.distance(to: pickups[0]) <= Double(radius) }.count) |"
+      )
     }
   }
 }
