@@ -68,6 +68,11 @@ extension Fleet {
     if !r.intermediateDestinations.isEmpty && r.tripType == .shared {
       throw .invalid("ride.intermediate_destinations are only supported for EXCLUSIVE rides")
     }
+    // As many stops as a route request takes in Google's Routes API: a booking is not a tour.
+    guard r.intermediateDestinations.count <= 25 else {
+      throw .invalid(
+        "ride.intermediate_destinations may hold at most 25 stops, got \(r.intermediateDestinations.count)")
+    }
     for (i, stop) in r.intermediateDestinations.enumerated() {
       try stop.point.validate("ride.intermediate_destinations[\(i)].point")
     }
