@@ -41,6 +41,24 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
+      name: "routing-agreement",
+      dependencies: [
+        .product(name: "FleetRouting", package: "FleetKit"),
+        .product(name: "FleetCore", package: "FleetKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "routing-diff",
+      dependencies: [
+        .product(name: "FleetRouting", package: "FleetKit"),
+        .product(name: "FleetCore", package: "FleetKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
       name: "location-bench",
       dependencies: [
         .product(name: "FleetLocation", package: "FleetKit"),

@@ -155,9 +155,12 @@ struct DispatcherTests {
         }
       ),
       ("ride.number_of_passengers must not be negative", { $0.numberOfPassengers = -1 }),
-      ("ride.intermediate_destinations may hold at most 25 stops", { r in
-        r.intermediateDestinations = Array(repeating: TerminalLocation(point: north(10)), count: 26)
-      }),
+      (
+        "ride.intermediate_destinations may hold at most 25 stops",
+        { r in
+          r.intermediateDestinations = Array(repeating: TerminalLocation(point: north(10)), count: 26)
+        }
+      ),
       (
         "filter cannot be combined",
         { r in

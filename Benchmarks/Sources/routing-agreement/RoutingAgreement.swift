@@ -1,0 +1,265 @@
+import ArgumentParser
+import FleetCore
+import FleetRouting
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// FleetKit against OSRM on one extract, both over HTTP on loopback, on seeded point pairs:
+/// half uniform in the extract's area, half taken on drivable roads and moved up to 30 m off
+/// them (where people stand), plus any real queries given. Prints one Markdown row of the
+/// agreement table, and the worst pairs to explain with `routing-diff`.
+@main
+struct RoutingAgreement: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "routing-agreement", abstract: "FleetKit's routes against OSRM's on one extract.")
+
+  @Option(help: "The extract's name in the table.") var name: String
+  @Option(help: "OSM PBF extract both servers serve.") var osm: String
+  @Option(help: "Base URL of osrm-routed on the extract.") var osrm: String
+  @Option(help: "Base URL of fleetd serving the extract's graph.") var fleetkit: String
+  @Option(help: "Point pairs to draw.") var pairs = 300
+  @Option var seed: UInt64 = 1
+  @Option(help: "Also these queries (OSRM route URLs, one per line).") var requests: String?
+  @Option(help: "Print this many of the pairs that disagree most.") var worst = 5
+  @Flag(help: "Print the table's header first.") var header = false
+
+  func run() async throws {
+    var random = Seeded(seed ^ UInt64(truncatingIfNeeded: name.hashValueStable))
+    let roads = try RoadSample(osm: osm)
+    var queries: [(LatLng, LatLng)] = []
+    for i in 0..<pairs {
+      queries.append(
+        i % 2 == 0
+          ? (roads.uniform(&random), roads.uniform(&random)) : (roads.nearRoad(&random), roads.nearRoad(&random)))
+    }
+    if let requests { queries += try Self.queries(requests) }
+
+    var results: [Comparison] = []
+    for (from, to) in queries {
+      // Alternately first, so that neither gains from the other's warm caches.
+      let flip = results.count % 2 == 1
+      let a = try await Self.route(flip ? osrm : fleetkit, from, to)
+      let b = try await Self.route(flip ? fleetkit : osrm, from, to)
+      results.append(Comparison(from: from, to: to, ours: flip ? b : a, theirs: flip ? a : b))
+    }
+    let summary = Summary(results)
+    if header { print(Summary.header) }
+    print(summary.row(name: name))
+    for c in results.filter(\.disagrees).sorted(by: { $0.badness > $1.badness }).prefix(worst) {
+      print("  \(name) worst: \(c.describe)")
+    }
+  }
+
+  static func queries(_ path: String) throws -> [(LatLng, LatLng)] {
+    try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { line in
+      guard let start = line.range(of: "/driving/")?.upperBound else { return nil }
+      let points = line[start...].prefix { $0 != "?" && $0 != "\"" }.split(separator: ";").compactMap { pair in
+        let v = pair.split(separator: ",").compactMap { Double($0) }
+        return v.count == 2 ? LatLng(latitude: v[1], longitude: v[0]) : nil
+      }
+      return points.count == 2 ? (points[0], points[1]) : nil
+    }
+  }
+
+  /// One engine's answer over HTTP: OSRM's JSON, whichever engine answers.
+  static func route(_ base: String, _ from: LatLng, _ to: LatLng) async throws -> Answer {
+    let coordinates = String(format: "%.6f,%.6f;%.6f,%.6f", from.longitude, from.latitude, to.longitude, to.latitude)
+    let url = URL(string: "\(base)/route/v1/driving/\(coordinates)?overview=false")!
+    let started = ContinuousClock.now
+    let (data, _) = try await URLSession.shared.data(from: url)
+    let elapsed = ContinuousClock.now - started
+    let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    let code = json["code"] as? String ?? "?"
+    let route = (json["routes"] as? [[String: Any]])?.first
+    let waypoints = (json["waypoints"] as? [[String: Any]] ?? []).compactMap { w -> LatLng? in
+      guard let l = w["location"] as? [Double], l.count == 2 else { return nil }
+      return LatLng(latitude: l[1], longitude: l[0])
+    }
+    return Answer(
+      code: code, distance: route?["distance"] as? Double, duration: route?["duration"] as? Double,
+      snapped: waypoints, latency: elapsed)
+  }
+}
+
+struct Answer {
+  var code: String
+  var distance: Double?
+  var duration: Double?
+  var snapped: [LatLng]
+  var latency: Duration
+  var ok: Bool { code == "Ok" && distance != nil }
+}
+
+struct Comparison {
+  var from: LatLng
+  var to: LatLng
+  var ours: Answer
+  var theirs: Answer
+
+  var distanceAgrees: Bool {
+    guard let a = ours.distance, let b = theirs.distance else { return false }
+    return abs(a - b) <= 0.02 * max(b, 1)
+  }
+  var durationAgrees: Bool {
+    guard let a = ours.duration, let b = theirs.duration else { return false }
+    return abs(a - b) <= 0.10 * max(b, 1)
+  }
+  /// The start or the end snapped to places more than 10 m apart.
+  var snapsDiffer: Bool {
+    guard ours.snapped.count == 2, theirs.snapped.count == 2 else { return false }
+    return zip(ours.snapped, theirs.snapped).contains { $0.distance(to: $1) > 10 }
+  }
+  var disagrees: Bool { theirs.ok && (!distanceAgrees || !durationAgrees) || (ours.ok != theirs.ok) }
+  var badness: Double {
+    guard let a = ours.distance, let b = theirs.distance else { return .infinity }
+    return abs(a - b) / max(b, 1)
+  }
+  var describe: String {
+    let d = { (x: Double?) in x.map { String(format: "%.0f", $0) } ?? "-" }
+    return String(
+      format: "%.6f,%.6f → %.6f,%.6f  FleetKit %@ %@ m %@ s, OSRM %@ %@ m %@ s%@", from.latitude, from.longitude,
+      to.latitude, to.longitude, ours.code, d(ours.distance), d(ours.duration), theirs.code, d(theirs.distance),
+      d(theirs.duration), snapsDiffer ? ", snapped apart" : "")
+  }
+}
+
+struct Summary {
+  var pairs = 0
+  var osrmOk = 0
+  var distance = 0
+  var duration = 0
+  var bothOk = 0
+  var snapsDiffer = 0
+  var onlyOsrm: [String: Int] = [:]
+  var onlyOurs: [String: Int] = [:]
+  var latencyRatio = 0.0
+  var p99Ratio = 0.0
+
+  init(_ results: [Comparison]) {
+    pairs = results.count
+    for c in results {
+      if c.theirs.ok {
+        osrmOk += 1
+        if c.distanceAgrees { distance += 1 }
+        if c.durationAgrees { duration += 1 }
+      }
+      if c.theirs.ok && c.ours.ok {
+        bothOk += 1
+        if c.snapsDiffer { snapsDiffer += 1 }
+      }
+      if c.theirs.ok && !c.ours.ok { onlyOsrm[c.ours.code, default: 0] += 1 }
+      if c.ours.ok && !c.theirs.ok { onlyOurs[c.theirs.code, default: 0] += 1 }
+    }
+    let ours = results.map(\.ours.latency).sorted()
+    let theirs = results.map(\.theirs.latency).sorted()
+    if !ours.isEmpty {
+      latencyRatio = Self.seconds(ours[ours.count / 2]) / Self.seconds(theirs[theirs.count / 2])
+      p99Ratio = Self.seconds(ours[ours.count * 99 / 100]) / Self.seconds(theirs[theirs.count * 99 / 100])
+    }
+  }
+
+  static func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+  }
+
+  static let header = """
+    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) |
+    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+    """
+
+  func row(name: String) -> String {
+    let share = { (n: Int, of: Int) in of == 0 ? "-" : String(format: "%.1f %%", 100 * Double(n) / Double(of)) }
+    let codes = { (counts: [String: Int]) in
+      counts.isEmpty ? "0" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    }
+    return
+      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) |"
+  }
+}
+
+/// Where to draw points: the extract's area, and the nodes of its drivable roads as OSM tags
+/// them (not as either engine reads them).
+struct RoadSample {
+  var segments: [(LatLng, LatLng)] = []
+  var south = 90.0, north = -90.0, west = 180.0, east = -180.0
+
+  static let drivable: Set<String> = [
+    "motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary", "secondary_link",
+    "tertiary", "tertiary_link", "unclassified", "residential", "living_street", "service",
+  ]
+
+  init(osm: String) throws {
+    let reader = PBFReader(path: osm)
+    var wayNodes: [[Int64]] = []
+    var wanted = Set<Int64>()
+    try reader.read(
+      [.ways], node: { _ in },
+      way: { way in
+        guard let highway = way.tags["highway"], Self.drivable.contains(highway), way.tags["area"] != "yes",
+          !["no", "private"].contains(way.tags["access"] ?? ""), way.tags["motor_vehicle"] != "no"
+        else { return }
+        wayNodes.append(way.nodeIDs)
+        wanted.formUnion(way.nodeIDs)
+      }, relation: { _ in })
+    var coordinates: [Int64: LatLng] = [:]
+    try reader.read(
+      [.nodes],
+      node: { node in
+        guard wanted.contains(node.id) else { return }
+        coordinates[node.id] = LatLng(latitude: node.latitude, longitude: node.longitude)
+      }, way: { _ in }, relation: { _ in })
+    for nodes in wayNodes {
+      for (a, b) in zip(nodes, nodes.dropFirst()) {
+        guard let p = coordinates[a], let q = coordinates[b] else { continue }
+        segments.append((p, q))
+      }
+    }
+    for p in coordinates.values {
+      south = min(south, p.latitude)
+      north = max(north, p.latitude)
+      west = min(west, p.longitude)
+      east = max(east, p.longitude)
+    }
+  }
+
+  func uniform(_ random: inout Seeded) -> LatLng {
+    LatLng(latitude: south + random.next() * (north - south), longitude: west + random.next() * (east - west))
+  }
+
+  /// A point on a random road segment (segments weighted alike), moved up to 30 m in a random
+  /// direction.
+  func nearRoad(_ random: inout Seeded) -> LatLng {
+    let (a, b) = segments[Int(random.next() * Double(segments.count)) % segments.count]
+    let t = random.next()
+    let on = LatLng(
+      latitude: a.latitude + (b.latitude - a.latitude) * t, longitude: a.longitude + (b.longitude - a.longitude) * t)
+    let metres = random.next() * 30
+    let angle = random.next() * 2 * .pi
+    let metresPerDegree = LatLng.earthRadius * .pi / 180
+    return LatLng(
+      latitude: on.latitude + metres * cos(angle) / metresPerDegree,
+      longitude: on.longitude + metres * sin(angle) / (metresPerDegree * cos(on.latitude * .pi / 180)))
+  }
+}
+
+/// A small deterministic generator, so that runs repeat.
+struct Seeded {
+  var state: UInt64
+  init(_ seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+  mutating func next() -> Double {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return Double(state >> 11) / Double(1 << 53)
+  }
+}
+
+extension String {
+  /// FNV-1a: stable across processes.
+  var hashValueStable: UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return hash
+  }
+}

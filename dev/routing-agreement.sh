@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# FleetKit's routes against OSRM's on every extract, side by side on loopback (release builds):
+# Monaco (with OSRM's 1,000 real queries), every extract in ../shared/data/cities/, and cuts of
+# them whose bounding boxes slice through their networks (osmium, `-s simple`: ways cut at the
+# border, as in extracts cut out of bigger areas). Per extract: seeded point pairs, half uniform
+# in its area and half on drivable roads moved up to 30 m off them; the share within 2 % in
+# distance and 10 % in duration of OSRM's, how often the start or end snap more than 10 m apart,
+# the answers only one engine gives (by the other's error code), and the median /route latency
+# over HTTP against OSRM's.
+#   dev/routing-agreement.sh [PAIRS=300]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS="${1:-300}"
+DATA=$(readlink -f ../shared/data)
+command -v osmium >/dev/null || { echo "needs osmium: apt-get install osmium-tool" >&2; exit 1; }
+
+swift build -c release --product fleetd
+(cd Benchmarks && swift build -c release --product routing-agreement)
+FLEETD="$(swift build -c release --show-bin-path)/fleetd"
+BENCH="$(cd Benchmarks && swift build -c release --show-bin-path)/routing-agreement"
+PEER=../shared/tools/osrm-peer
+
+WORK=$(mktemp -d /tmp/routing-agreement.XXXXXX)
+PID=
+trap 'kill $PID 2>/dev/null || true; "$PEER" stop 5088 || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+# Cuts: NAME SOURCE LON1,LAT1,LON2,LAT2
+osmium extract -s simple -b 7.405,43.725,7.428,43.745 "$DATA/monaco.osm.pbf" -o "$WORK/monaco-cut.osm.pbf" --overwrite --no-progress
+osmium extract -s simple -b 2.285,48.862,2.315,48.880 "$DATA/cities/paris-champs-elysees.osm.pbf" -o "$WORK/paris-cut.osm.pbf" --overwrite --no-progress
+osmium extract -s simple -b 138.57,-34.95,138.63,-34.90 "$DATA/cities/adelaide.osm.pbf" -o "$WORK/adelaide-cbd.osm.pbf" --overwrite --no-progress
+osmium extract -s simple -b 9.50,47.12,9.56,47.17 "$DATA/cities/liechtenstein.osm.pbf" -o "$WORK/vaduz-cut.osm.pbf" --overwrite --no-progress
+
+EXTRACTS=("monaco=$DATA/monaco.osm.pbf")
+for f in "$DATA"/cities/*.osm.pbf; do EXTRACTS+=("$(basename "$f" .osm.pbf)=$f"); done
+EXTRACTS+=("monaco-cut=$WORK/monaco-cut.osm.pbf" "paris-cut=$WORK/paris-cut.osm.pbf"
+  "adelaide-cbd=$WORK/adelaide-cbd.osm.pbf" "vaduz-cut=$WORK/vaduz-cut.osm.pbf")
+
+echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') against OSRM $(basename "$("$PEER" bin | sed 's|/bin$||')") (car profile, CH), $PAIRS pairs per extract, $(nproc) cores"
+echo
+first=--header
+for entry in "${EXTRACTS[@]}"; do
+  name=${entry%%=*}; pbf=${entry#*=}
+  "$FLEETD" graph build --osm "$pbf" --out "$WORK/$name.graph" >/dev/null
+  rm -rf "$WORK/data"
+  "$FLEETD" serve --data-dir "$WORK/data" --graph "$WORK/$name.graph" --grpc-port 50488 --http-port 18488 \
+    --log-level error &
+  PID=$!
+  osrm=$("$PEER" start "$pbf" 5088)
+  for _ in $(seq 600); do curl -sf http://127.0.0.1:18488/healthz >/dev/null && break; sleep 0.1; done
+  extra=()
+  [ "$name" = monaco ] && extra=(--requests "$DATA/monaco.requests")
+  "$BENCH" --name "$name" --osm "$pbf" --osrm "$osrm" --fleetkit http://127.0.0.1:18488 --pairs "$PAIRS" \
+    ${extra[@]+"${extra[@]}"} $first
+  first=
+  kill $PID; wait $PID 2>/dev/null || true; PID=
+  "$PEER" stop 5088
+done
