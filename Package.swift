@@ -239,7 +239,7 @@ let package = Package(
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore", "FleetTestSupport"],
-      swiftSettings: swiftSettings),
+      exclude: ["Rules"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore"], swiftSettings: swiftSettings),
     .testTarget(

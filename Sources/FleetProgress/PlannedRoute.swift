@@ -43,6 +43,12 @@ struct PlannedRoute: Sendable {
     legs = zip(waypoints, route.legs).map { waypoint, leg in
       var along = [0.0]
       for (a, b) in zip(leg.geometry, leg.geometry.dropFirst()) { along.append(along.last! + a.distance(to: b)) }
+      // In the router's metres (its earth model differs from the great circle's by up to
+      // ~0.5 %), so that distances left agree with the route's and with its spans' starts.
+      if let measured = along.last, measured > 0, leg.distance > 0 {
+        let scale = leg.distance / measured
+        along = along.map { $0 * scale }
+      }
       var starts: [Double] = []
       var metres = 0.0
       for span in leg.spans {

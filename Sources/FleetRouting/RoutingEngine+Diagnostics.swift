@@ -30,7 +30,8 @@ extension RoutingEngine {
       facts.backwardSeconds = edge.backward.flatMap { cost in facts.backwardSeconds.map { $0 + cost.duration } }
       facts.restricted = facts.restricted || edge.forward?.restricted == true || edge.backward?.restricted == true
       for reversed in [false, true] where edge.cost(reversed: reversed) != nil {
-        let size = Int(componentSize[Int(component[Int(TurnGraph.directed(i, reversed: reversed))])])
+        let directed = Int(TurnGraph.directed(i, reversed: reversed))
+        let size = Int(components.size[Int(components.component[directed])])
         facts.smallestComponent = min(facts.smallestComponent, size)
       }
     }

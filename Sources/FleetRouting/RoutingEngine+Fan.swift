@@ -51,7 +51,7 @@ extension RoutingEngine {
   public func anchor(_ point: LatLng) throws(RoutingError) -> RoadAnchor {
     try validate(point, "coordinate")
     let fixed = FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
-    guard let nearest = index.nearest(fixed, in: network).first else {
+    guard let nearest = index.nearest(fixed, in: network, accept: isStartpoint).first else {
       throw RoutingError(.noSegment, "the road network is empty")
     }
     let big = isInBigComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInBigComponent).first

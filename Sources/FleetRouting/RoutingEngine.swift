@@ -93,13 +93,13 @@ public final class RoutingEngine: Sendable {
   let customized: CustomizedCCH
   let labels: SearchLabelPool
   let index: SegmentIndex
-  /// Strongly connected component of each directed edge, and the components' sizes.
-  let component: [Int32]
-  let componentSize: [Int32]
+  /// Strongly connected components, sized as OSRM sizes them.
+  let components: RoadComponents
   /// The area the network covers, with a margin: points outside it get `NoSegment`.
   let bounds: (latitude: ClosedRange<Double>, longitude: ClosedRange<Double>)
 
-  /// Components smaller than this (directed edges) are "tiny", as in OSRM (`--small-component-size`).
+  /// Components smaller than this are "tiny", as in OSRM (`--small-component-size`), counted in
+  /// its units (`RoadComponents`).
   public static let smallComponentSize: Int32 = 1000
   /// How far outside the network's bounding box a point may be and still be snapped (degrees).
   static let boundsMargin = 0.5
@@ -111,7 +111,7 @@ public final class RoutingEngine: Sendable {
     customized = CustomizedCCH(cch: CCH(graph: turns, network: network), graph: turns, network: network)
     labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)
-    (component, componentSize) = turns.stronglyConnectedComponents()
+    components = RoadComponents(network: network, graph: turns, smallComponentSize: Self.smallComponentSize)
     let latitudes = network.points.map(\.latitude)
     let longitudes = network.points.map(\.longitude)
     if let south = latitudes.min(), let north = latitudes.max(), let west = longitudes.min(),
@@ -151,7 +151,7 @@ public final class RoutingEngine: Sendable {
     try validate(point, "coordinate")
     let found = index.nearest(
       FixedCoordinate(latitude: point.latitude, longitude: point.longitude), in: network, count: count,
-      radius: radius ?? .infinity)
+      radius: radius ?? .infinity, accept: isStartpoint)
     guard !found.isEmpty else {
       throw RoutingError(
         .noSegment, radius.map { "no road within \($0) m of the coordinate" } ?? "the road network is empty")
@@ -168,12 +168,19 @@ public final class RoutingEngine: Sendable {
   /// The component a position is in: its forward direction's when that is drivable.
   func componentOf(_ edge: Int) -> Int32 {
     let e = network.edges[edge]
-    return component[Int(TurnGraph.directed(edge, reversed: e.forward == nil))]
+    return components.component[Int(TurnGraph.directed(edge, reversed: e.forward == nil))]
   }
 
+  /// Trips may start or end on the edge (OSRM's `is_startpoint`: not a ferry, not a private
+  /// service road).
+  func isStartpoint(_ edge: Int) -> Bool { network.edges[edge].isStartpoint }
+
   func isInBigComponent(_ edge: Int) -> Bool {
-    componentSize[Int(component[Int(TurnGraph.directed(edge, reversed: false))])] >= Self.smallComponentSize
-      || componentSize[Int(component[Int(TurnGraph.directed(edge, reversed: true))])] >= Self.smallComponentSize
+    let e = network.edges[edge]
+    return e.isStartpoint
+      && [false, true].contains {
+        e.cost(reversed: $0) != nil && !components.isTiny(Int(TurnGraph.directed(edge, reversed: $0)))
+      }
   }
 
   /// Snaps waypoints as OSRM does: to the nearest road, unless that leaves some of them in a tiny
@@ -185,7 +192,7 @@ public final class RoutingEngine: Sendable {
       try validate(point, "coordinate \(i)")
       let radius = radiuses?[i] ?? .infinity
       let fixed = FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
-      guard let first = index.nearest(fixed, in: network, radius: radius).first else {
+      guard let first = index.nearest(fixed, in: network, radius: radius, accept: isStartpoint).first else {
         throw RoutingError(.noSegment, "coordinate \(i) has no road within \(radius) m")
       }
       nearest.append(first)

@@ -86,7 +86,9 @@ struct RideCommand: AsyncParsableCommand {
           let rides = Fleetkit_V1_Rides.Client(wrapping: client)
           var request = Fleetkit_V1_GetRideRequest()
           request.name = booked.name
-          var last: (Fleetkit_V1_Ride.State, String)?
+          // The booked state first: the dispatcher may assign the ride before the first read.
+          say(describe(booked))
+          var last: (Fleetkit_V1_Ride.State, String)? = (booked.state, booked.vehicleID)
           while true {
             let ride = try await rides.getRide(
               request, metadata: ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"])

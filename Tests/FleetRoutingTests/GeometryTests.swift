@@ -31,16 +31,19 @@ struct GeometryTests {
   }
 
   @Test func matricesAgreeWithRoutesAndMarkUnreachablePairs() throws {
+    // Two networks of the same size: neither is tiny, so points stay on their own (OSRM's rule)
+    // and nothing connects them.
     var map = MapFixture(
       """
-      a   b   c
+      a   b   c       e   f   g
 
 
-          d       e   f
+          d               h
       """)
     map.way("abc")
     map.way("bd")
-    map.way("ef")
+    map.way("efg")
+    map.way("fh")
     let engine = try map.engine()
     let points = ["a", "c", "d", "f"].map { map.point(Character($0)) }
     let matrix = try engine.matrix(sources: points, destinations: points)

@@ -21,9 +21,15 @@ struct MonacoRoutingTests {
     #expect(summary.restrictions > 10)
     // Most of it is one strongly connected component, as a city's streets are.
     let engine = try await Self.engine()
-    let largest = engine.componentSize.max() ?? 0
-    let drivable = network.edges.reduce(0) { $0 + ($1.forward == nil ? 0 : 1) + ($1.backward == nil ? 0 : 1) }
-    #expect(Double(largest) > 0.8 * Double(drivable))
+    let components = engine.components
+    let largest = components.size.indices.max { components.size[$0] < components.size[$1] }!
+    let drivable = network.edges.indices.flatMap { edge in
+      [false, true].filter { network.edges[edge].cost(reversed: $0) != nil }.map {
+        Int(TurnGraph.directed(edge, reversed: $0))
+      }
+    }
+    let inLargest = drivable.filter { components.component[$0] == Int32(largest) }
+    #expect(Double(inLargest.count) > 0.8 * Double(drivable.count))
   }
 
   /// Queries of ../shared/data/monaco.requests with OSRM's answers on the same extract

@@ -48,9 +48,13 @@ struct RoutingAgreement: AsyncParsableCommand {
     let summary = Summary(results)
     if header { print(Summary.header) }
     print(summary.row(name: name))
-    for c in results.filter(\.disagrees).sorted(by: { $0.badness > $1.badness }).prefix(worst) {
-      print("  \(name) worst: \(c.describe)")
+    // The pairs both answer but differently, worst first; then those only one answers.
+    for c in results.filter({ $0.disagrees && $0.ours.ok && $0.theirs.ok }).sorted(by: { $0.badness > $1.badness })
+      .prefix(worst)
+    {
+      print("  \(name) differs: \(c.describe)")
     }
+    for c in results.filter({ $0.ours.ok != $0.theirs.ok }).prefix(worst) { print("  \(name) one only: \(c.describe)") }
   }
 
   static func queries(_ path: String) throws -> [(LatLng, LatLng)] {

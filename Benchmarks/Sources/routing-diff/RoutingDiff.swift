@@ -136,9 +136,10 @@ struct RoutingDiff: AsyncParsableCommand {
       for node in map.nodes[way] ?? [] {
         guard let nodeTags = map.nodeTags[node] else { continue }
         let attributes = profile.node(nodeTags)
-        if attributes.blocks || attributes.delay > 0 {
+        let delay = attributes.obstacles.reduce(0) { $0 + $1.seconds }
+        if attributes.blocks || delay > 0 {
           print(
-            "    node \(node) \(nodeTags.pairs.map { "\($0.key)=\($0.value)" }.joined(separator: " ")): \(attributes.blocks ? "blocks" : String(format: "+%.0f s", attributes.delay))"
+            "    node \(node) \(nodeTags.pairs.map { "\($0.key)=\($0.value)" }.joined(separator: " ")): \(attributes.blocks ? "blocks" : String(format: "+%.0f s", delay))"
           )
         }
       }

@@ -85,23 +85,41 @@ public struct OSMExtractor: Sendable {
       let location = point(id)  // Not inside the append: both touch `network`.
       network.junctions.append(location)
       let attributes = nodeAttributes[id] ?? NodeAttributes()
-      network.junctionDelays.append(Float(attributes.delay))
       network.blockedJunctions.append(attributes.blocks)
+      for obstacle in attributes.obstacles where obstacle.direction == .any {
+        network.obstacles.append(Obstacle(junction: index, kind: obstacle.kind, seconds: Float(obstacle.seconds)))
+      }
       junctionIndex[id] = index
       return index
     }
     var nameIndex: [String: Int32] = ["": 0]
+    let name = { (label: String) -> Int32 in
+      if let known = nameIndex[label] { return known }
+      let index = Int32(network.names.count)
+      network.names.append(label)
+      nameIndex[label] = index
+      return index
+    }
+    let sides = DrivingSideMap.world
 
     for way in ways {
-      let label = way.attributes.name.isEmpty ? way.attributes.ref : way.attributes.name
-      let name: Int32
-      if let known = nameIndex[label] {
-        name = known
-      } else {
-        name = Int32(network.names.count)
-        network.names.append(label)
-        nameIndex[label] = name
-      }
+      let attributes = way.attributes
+      let middle = way.nodes[way.nodes.count / 2]
+      let side =
+        attributes.drivingSide
+        ?? coordinates[middle].map { sides.side(latitude: $0.latitude, longitude: $0.longitude) } ?? .right
+      var flags: RoadFlags = []
+      if attributes.isRoundabout { flags.insert(.roundabout) }
+      if attributes.isCircular { flags.insert(.circular) }
+      if side == .left { flags.insert(.leftHandDriving) }
+      if attributes.isStartpoint { flags.insert(.startpoint) }
+      if attributes.isFerry { flags.insert(.ferry) }
+      let names = (
+        name: name(attributes.name), ref: name(attributes.ref), destinations: name(attributes.destinations),
+        exits: name(attributes.exits)
+      )
+      // A timed way (a ferry's `duration`) shares its time out equally over its segments.
+      let secondsPerSegment = attributes.duration.map { $0 / Double(way.nodes.count - 1) }
       // A way clipped at the extract's border refers to nodes the file lacks: split it there.
       var piece: [Int64] = []
       let flush = {
@@ -127,17 +145,40 @@ public struct OSMExtractor: Sendable {
           }
           let cost = { (direction: WayDirection?) -> EdgeCost? in
             direction.map {
-              EdgeCost(
-                duration: Self.seconds(segments, kmh: $0.speed), weight: Self.seconds(segments, kmh: $0.rate),
-                restricted: $0.restricted)
+              let duration: Double
+              let weight: Double
+              if let secondsPerSegment {
+                duration = Self.timed(segments.count, secondsPerSegment)
+                weight = Self.timed(segments.count, secondsPerSegment * $0.speed / $0.rate)
+              } else {
+                duration = Self.seconds(segments, kmh: $0.speed)
+                weight = Self.seconds(segments, kmh: $0.rate)
+              }
+              return EdgeCost(duration: duration, weight: weight, restricted: $0.restricted, classes: $0.classes)
             }
           }
+          let edge = Int32(network.edges.count)
           network.edges.append(
             RoadEdge(
               from: from, to: to, geometryStart: geometryStart, geometryEnd: Int32(network.geometry.count),
-              length: length, forward: cost(way.attributes.forward), backward: cost(way.attributes.backward),
-              nameIndex: name, wayID: way.id, isRoundabout: way.attributes.isRoundabout,
-              roadClass: RoadClass(highway: way.attributes.highway), lanes: UInt8(clamping: way.attributes.lanes)))
+              length: length, forward: cost(attributes.forward), backward: cost(attributes.backward),
+              nameIndex: names.name, refIndex: names.ref, destinationsIndex: names.destinations,
+              exitsIndex: names.exits, wayID: way.id, flags: flags, roadClass: attributes.roadClass,
+              lanes: UInt8(clamping: attributes.lanes)))
+          // Signs facing one way of this way: forward ones met arriving at `to`, backward ones
+          // arriving at `from` against the way's direction.
+          for obstacle in nodeAttributes[id]?.obstacles ?? [] where obstacle.direction == .forward {
+            network.obstacles.append(
+              Obstacle(
+                junction: to, kind: obstacle.kind, seconds: Float(obstacle.seconds),
+                arrivingBy: TurnGraph.directed(Int(edge), reversed: false)))
+          }
+          for obstacle in nodeAttributes[piece[start]]?.obstacles ?? [] where obstacle.direction == .backward {
+            network.obstacles.append(
+              Obstacle(
+                junction: from, kind: obstacle.kind, seconds: Float(obstacle.seconds),
+                arrivingBy: TurnGraph.directed(Int(edge), reversed: true)))
+          }
           start = i
         }
       }
@@ -160,6 +201,11 @@ public struct OSMExtractor: Sendable {
     return (network, summary)
   }
 
+  /// Time over `count` segments of a timed way, each rounded as OSRM rounds it.
+  static func timed(_ count: Int, _ secondsPerSegment: Double) -> Double {
+    Double(count) * max(1, (secondsPerSegment * 10).rounded()) / 10
+  }
+
   /// Time over a shape's segments as OSRM counts it: each segment rounded to a tenth of a second,
   /// at least a tenth, so that durations (and the choices between near-equal routes) agree.
   static func seconds(_ segments: [Double], kmh: Double) -> Double {
@@ -174,7 +220,10 @@ public struct OSMExtractor: Sendable {
     let value =
       ["motorcar", "motor_vehicle", "vehicle"].lazy.compactMap { tags["restriction:\($0)"] }.first
       ?? tags["restriction"]
-    guard let value, value.hasPrefix("no_") || value.hasPrefix("only_") else { return nil }
+    // `no_right_turn_on_red` and the like only forbid turning while the light is red.
+    guard let value, value.hasPrefix("no_") || value.hasPrefix("only_"), !value.hasSuffix("_on_red") else {
+      return nil
+    }
     if let except = tags["except"] {
       let exempt = except.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
       if exempt.contains(where: { ["motorcar", "motor_vehicle", "vehicle"].contains($0) }) { return nil }

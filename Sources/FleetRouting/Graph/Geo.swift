@@ -24,13 +24,42 @@ enum Geo {
   static let earthRadius = LatLng.earthRadius
   static let degreeToRadian = Double.pi / 180
 
-  /// Great-circle distance in metres (haversine, OSRM's Earth radius).
+  /// Metres between two points on the WGS84 ellipsoid, flat over the short distances roads are
+  /// measured in (Mapbox's "cheap ruler"), with the ruler of the 0.05° band of latitude the pair's
+  /// middle falls in (bands closed at their poleward end), as OSRM measures its segments: both
+  /// engines then count the same metres.
   static func distance(_ a: FixedCoordinate, _ b: FixedCoordinate) -> Double {
-    distance(a.latitude, a.longitude, b.latitude, b.longitude)
+    // OSRM averages fixed-point latitudes in integers (truncating).
+    let middle = (Int64(a.latitudeE6) + Int64(b.latitudeE6)) / 2
+    return distance(middleE6: middle, a.latitude, a.longitude, b.latitude, b.longitude)
   }
 
   static func distance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-    LatLng(latitude: lat1, longitude: lon1).distance(to: LatLng(latitude: lat2, longitude: lon2))
+    distance(middleE6: Int64(((lat1 + lat2) / 2 * 1e6).rounded()), lat1, lon1, lat2, lon2)
+  }
+
+  private static func distance(
+    middleE6: Int64, _ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double
+  ) -> Double {
+    let band = min(Int(max(abs(middleE6) - 1, 0) / rulerBandE6), rulers.count - 1)
+    let ruler = rulers[band]
+    let dx = remainder(lon1 - lon2, 360) * ruler.kx
+    let dy = (lat1 - lat2) * ruler.ky
+    return (dx * dx + dy * dy).squareRoot()
+  }
+
+  static let rulerBandE6: Int64 = 50_000
+  static let rulerBand = 0.05
+  /// Metres per degree of longitude (kx) and latitude (ky) at the middle of each band.
+  static let rulers: [(kx: Double, ky: Double)] = (0..<1800).map { n in
+    let equatorial = 6_378_137.0
+    let flattening = 1 / 298.257223563
+    let e2 = flattening * (2 - flattening)
+    let metresPerDegree = degreeToRadian * equatorial
+    let cosLatitude = cos((Double(n) + 0.5) * rulerBand * degreeToRadian)
+    let w2 = 1 / (1 - e2 * (1 - cosLatitude * cosLatitude))
+    let w = w2.squareRoot()
+    return (metresPerDegree * w * cosLatitude, metresPerDegree * w * w2 * (1 - e2))
   }
 
   /// Initial bearing from a to b, degrees clockwise from north in [0, 360).

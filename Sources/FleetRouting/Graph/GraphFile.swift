@@ -9,7 +9,7 @@ import Foundation
 /// handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 2
+  public static let version: UInt32 = 3
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
@@ -32,8 +32,14 @@ public enum GraphFile {
       out.put(p.longitudeE6)
     }
     out.putArray(network.junctions)
-    out.putArray(network.junctionDelays)
     out.putArray(network.blockedJunctions.map { $0 ? UInt8(1) : 0 })
+    out.put(UInt64(network.obstacles.count))
+    for o in network.obstacles {
+      out.put(o.junction)
+      out.put(o.kind.rawValue)
+      out.put(o.seconds)
+      out.put(o.arrivingBy)
+    }
     out.put(UInt64(network.edges.count))
     for e in network.edges {
       out.put(e.from)
@@ -45,10 +51,11 @@ public enum GraphFile {
         out.put(UInt8(cost == nil ? 0 : cost!.restricted ? 2 : 1))
         out.put(cost?.duration ?? 0)
         out.put(cost?.weight ?? 0)
+        out.put(cost?.classes.rawValue ?? 0)
       }
-      out.put(e.nameIndex)
+      for name in [e.nameIndex, e.refIndex, e.destinationsIndex, e.exitsIndex] { out.put(name) }
       out.put(e.wayID)
-      out.put(UInt8(e.isRoundabout ? 1 : 0))
+      out.put(e.flags.rawValue)
       out.put(e.roadClass.rawValue)
       out.put(e.lanes)
     }
@@ -103,9 +110,16 @@ public enum GraphFile {
       network.points.append(FixedCoordinate(latitudeE6: try input.get(), longitudeE6: try input.get()))
     }
     network.junctions = try input.getArray()
-    network.junctionDelays = try input.getArray()
     network.blockedJunctions = (try input.getArray() as [UInt8]).map { $0 != 0 }
-    let edgeCount = try input.count(elementSize: 4 * 4 + 8 + 2 * 17 + 4 + 8 + 3)
+    let obstacleCount = try input.count(elementSize: 4 + 1 + 4 + 4)
+    for _ in 0..<obstacleCount {
+      let junction: Int32 = try input.get()
+      let kindValue: UInt8 = try input.get()
+      guard let kind = Obstacle.Kind(rawValue: kindValue) else { throw input.failure("unknown obstacle \(kindValue)") }
+      network.obstacles.append(
+        Obstacle(junction: junction, kind: kind, seconds: try input.get(), arrivingBy: try input.get()))
+    }
+    let edgeCount = try input.count(elementSize: 4 * 4 + 8 + 2 * 18 + 4 * 4 + 8 + 3)
     network.edges.reserveCapacity(edgeCount)
     for _ in 0..<edgeCount {
       let from: Int32 = try input.get()
@@ -118,11 +132,13 @@ public enum GraphFile {
         let kind: UInt8 = try input.get()
         let duration: Double = try input.get()
         let weight: Double = try input.get()
-        costs.append(kind == 0 ? nil : EdgeCost(duration: duration, weight: weight, restricted: kind == 2))
+        let classes = RoadClasses(rawValue: try input.get())
+        costs.append(
+          kind == 0 ? nil : EdgeCost(duration: duration, weight: weight, restricted: kind == 2, classes: classes))
       }
-      let nameIndex: Int32 = try input.get()
+      let names: [Int32] = try (0..<4).map { _ in try input.get() }
       let wayID: Int64 = try input.get()
-      let roundabout: UInt8 = try input.get()
+      let flags = RoadFlags(rawValue: try input.get())
       let classValue: UInt8 = try input.get()
       guard let roadClass = RoadClass(rawValue: classValue) else {
         throw input.failure("unknown road class \(classValue)")
@@ -131,8 +147,8 @@ public enum GraphFile {
       network.edges.append(
         RoadEdge(
           from: from, to: to, geometryStart: geometryStart, geometryEnd: geometryEnd, length: length, forward: costs[0],
-          backward: costs[1], nameIndex: nameIndex, wayID: wayID, isRoundabout: roundabout != 0, roadClass: roadClass,
-          lanes: lanes))
+          backward: costs[1], nameIndex: names[0], refIndex: names[1], destinationsIndex: names[2],
+          exitsIndex: names[3], wayID: wayID, flags: flags, roadClass: roadClass, lanes: lanes))
     }
     network.geometry = try input.getArray()
     let nameCount = try input.count(elementSize: 4)
@@ -157,8 +173,9 @@ public enum GraphFile {
   static func validate(_ network: RoadNetwork, _ input: GraphReader) throws {
     let points = Int32(network.points.count)
     let junctions = Int32(network.junctions.count)
-    guard network.junctionDelays.count == network.junctions.count,
-      network.blockedJunctions.count == network.junctions.count,
+    let directedEdges = Int32(network.edges.count * 2)
+    guard network.blockedJunctions.count == network.junctions.count,
+      network.obstacles.allSatisfy({ $0.junction >= 0 && $0.junction < junctions && $0.arrivingBy < directedEdges }),
       network.junctions.allSatisfy({ $0 >= 0 && $0 < points }),
       network.geometry.allSatisfy({ $0 >= 0 && $0 < points }),
       network.restrictions.allSatisfy({ $0.via >= 0 && $0.via < junctions }),
@@ -167,7 +184,9 @@ public enum GraphFile {
     for edge in network.edges {
       guard edge.from >= 0, edge.from < junctions, edge.to >= 0, edge.to < junctions, edge.geometryStart >= 0,
         edge.geometryEnd - edge.geometryStart >= 2, Int(edge.geometryEnd) <= network.geometry.count,
-        edge.nameIndex >= 0, Int(edge.nameIndex) < network.names.count, edge.length.isFinite
+        [edge.nameIndex, edge.refIndex, edge.destinationsIndex, edge.exitsIndex].allSatisfy({
+          $0 >= 0 && Int($0) < network.names.count
+        }), edge.length.isFinite
       else { throw input.failure("an edge refers outside the graph") }
     }
   }

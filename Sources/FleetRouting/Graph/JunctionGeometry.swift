@@ -139,6 +139,32 @@ struct JunctionGeometry {
     return angle
   }
 
+  /// Edges grouped into the roads OSRM's graph compression makes of them: a group id per edge,
+  /// edges joined through junctions that only join two pieces of the same road.
+  static func compressedRoads(_ network: RoadNetwork) -> [Int32] {
+    var ends = Array(repeating: [(edge: Int, atFrom: Bool)](), count: network.junctions.count)
+    for (i, edge) in network.edges.enumerated() {
+      ends[Int(edge.from)].append((i, true))
+      ends[Int(edge.to)].append((i, false))
+    }
+    var isVia = Array(repeating: false, count: network.junctions.count)
+    for r in network.restrictions { isVia[Int(r.via)] = true }
+    var parent = Array(0..<network.edges.count)
+    func root(_ i: Int) -> Int {
+      var i = i
+      while parent[i] != i {
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+      }
+      return i
+    }
+    for j in network.junctions.indices
+    where joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j]) {
+      parent[root(ends[j][0].edge)] = root(ends[j][1].edge)
+    }
+    return network.edges.indices.map { Int32(root($0)) }
+  }
+
   /// A junction that only joins two pieces of the same road, drivable alike: OSRM does not see
   /// an intersection there.
   static func joinsCompatiblePieces(_ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool) -> Bool
@@ -148,16 +174,14 @@ struct JunctionGeometry {
     let b = network.edges[ends[1].edge]
     let farA = ends[0].atFrom ? a.to : a.from
     let farB = ends[1].atFrom ? b.to : b.from
-    guard farA != farB, a.nameIndex == b.nameIndex, a.roadClass == b.roadClass, a.isRoundabout == b.isRoundabout else {
-      return false
-    }
+    guard farA != farB, a.describesSameRoad(as: b) else { return false }
     // Driving through: into the junction along a, out along b, and the other way round.
     let aIn = a.cost(reversed: ends[0].atFrom)
     let aOut = a.cost(reversed: !ends[0].atFrom)
     let bIn = b.cost(reversed: ends[1].atFrom)
     let bOut = b.cost(reversed: !ends[1].atFrom)
     return (aIn == nil) == (bOut == nil) && (aOut == nil) == (bIn == nil) && aIn?.restricted == bOut?.restricted
-      && aOut?.restricted == bIn?.restricted
+      && aOut?.restricted == bIn?.restricted && aIn?.classes == bOut?.classes && aOut?.classes == bIn?.classes
   }
 
   /// The road's shape leaving `junction` by `end`, through pass-through junctions, up to

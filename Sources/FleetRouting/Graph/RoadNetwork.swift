@@ -6,6 +6,51 @@ public struct EdgeCost: Sendable, Hashable, Codable {
   public var weight: Double
   /// Only for starting or ending a trip (private or destination-only access).
   public var restricted: Bool
+  /// OSRM's way classes in this direction (what `exclude` and intersections' `classes` name).
+  public var classes: RoadClasses = []
+}
+
+/// The classes a road direction belongs to, as OSRM's car profile names them.
+public struct RoadClasses: OptionSet, Sendable, Hashable, Codable {
+  public let rawValue: UInt8
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  public static let toll = RoadClasses(rawValue: 1)
+  public static let motorway = RoadClasses(rawValue: 2)
+  public static let ferry = RoadClasses(rawValue: 4)
+  public static let restricted = RoadClasses(rawValue: 8)
+  public static let tunnel = RoadClasses(rawValue: 16)
+
+  /// In OSRM's order, which is also the order responses list them in.
+  public static let named: [(name: String, value: RoadClasses)] = [
+    ("toll", .toll), ("motorway", .motorway), ("ferry", .ferry), ("restricted", .restricted), ("tunnel", .tunnel),
+  ]
+  /// The classes a route may be asked to avoid (OSRM car's `excludable`).
+  public static let excludable: RoadClasses = [.toll, .motorway, .ferry]
+
+  public var names: [String] { Self.named.filter { contains($0.value) }.map(\.name) }
+}
+
+/// The side of the road traffic keeps to.
+public enum DrivingSide: String, Sendable, Hashable, Codable {
+  case right, left
+}
+
+/// What a road edge is, beyond its costs: what guidance, snapping and turn costs read.
+public struct RoadFlags: OptionSet, Sendable, Hashable, Codable {
+  public let rawValue: UInt8
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  /// `junction=roundabout`.
+  public static let roundabout = RoadFlags(rawValue: 1)
+  /// `junction=circular`: one-way round, but not a roundabout's rules (OSRM calls it a rotary).
+  public static let circular = RoadFlags(rawValue: 2)
+  /// Traffic keeps left here.
+  public static let leftHandDriving = RoadFlags(rawValue: 4)
+  /// A trip may start or end here (not on a ferry, not on a private service road).
+  public static let startpoint = RoadFlags(rawValue: 8)
+  /// A ferry or a shuttle train carries the car (OSRM's `ferry` mode).
+  public static let ferry = RoadFlags(rawValue: 16)
 }
 
 /// A road between two junctions along one OSM way, with its shape.
@@ -21,14 +66,31 @@ public struct RoadEdge: Sendable, Hashable, Codable {
   public var forward: EdgeCost?
   /// Driving from `to` to `from`; nil when not allowed.
   public var backward: EdgeCost?
+  /// Indices into `RoadNetwork.names`: `name`, `ref`, the signposted destinations (one-ways
+  /// only) and `junction:ref`; 0 is the empty string.
   public var nameIndex: Int32
+  public var refIndex: Int32 = 0
+  public var destinationsIndex: Int32 = 0
+  public var exitsIndex: Int32 = 0
   public var wayID: Int64
-  public var isRoundabout: Bool
+  public var flags: RoadFlags = [.startpoint]
   public var roadClass: RoadClass
   /// Lanes tagged on the way, 0 when unknown.
   public var lanes: UInt8
 
   public func cost(reversed: Bool) -> EdgeCost? { reversed ? backward : forward }
+
+  /// Goes round a junction one way (`junction=roundabout` or `circular`).
+  public var isRoundabout: Bool { !flags.isDisjoint(with: [.roundabout, .circular]) }
+  public var drivingSide: DrivingSide { flags.contains(.leftHandDriving) ? .left : .right }
+  public var isStartpoint: Bool { flags.contains(.startpoint) }
+  public var isFerry: Bool { flags.contains(.ferry) }
+
+  /// Same road for guidance and junction geometry: names, class, flags and access alike.
+  func describesSameRoad(as other: RoadEdge) -> Bool {
+    nameIndex == other.nameIndex && refIndex == other.refIndex && destinationsIndex == other.destinationsIndex
+      && exitsIndex == other.exitsIndex && roadClass == other.roadClass && flags == other.flags
+  }
 }
 
 /// A turn restriction of the source data, by way at a junction.
@@ -40,6 +102,22 @@ public struct TurnRestriction: Sendable, Hashable, Codable {
   public var isOnly: Bool
 }
 
+/// Something at a junction that costs time to pass: traffic signals, a stop or give-way sign,
+/// a gate. OSRM's obstacles.
+public struct Obstacle: Sendable, Hashable, Codable {
+  public enum Kind: UInt8, Sendable, Hashable, Codable {
+    case trafficSignals, stop, minorStop, giveWay, gate
+  }
+
+  public var junction: Int32
+  public var kind: Kind
+  /// Seconds added to a turn through the junction.
+  public var seconds: Float
+  /// The directed edge an arrival must come by for the obstacle to apply (a sign facing one way
+  /// of its road, `direction=forward`); -1 when it applies to every arrival.
+  public var arrivingBy: Int32 = -1
+}
+
 /// The drivable road network: junctions, the edges between them with their shapes, and what
 /// the profile said about nodes and turns. Built from OSM by `OSMExtractor`.
 public struct RoadNetwork: Sendable, Codable {
@@ -47,10 +125,9 @@ public struct RoadNetwork: Sendable, Codable {
   public var points: [FixedCoordinate] = []
   /// Junction index → point index.
   public var junctions: [Int32] = []
-  /// Seconds added to every turn through a junction (signals, gates, stop signs).
-  public var junctionDelays: [Float] = []
   /// Junctions cars cannot pass (barriers); only turning back is allowed there.
   public var blockedJunctions: [Bool] = []
+  public var obstacles: [Obstacle] = []
   public var edges: [RoadEdge] = []
   public var geometry: [Int32] = []
   public var names: [String] = [""]

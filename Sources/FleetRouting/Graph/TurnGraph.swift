@@ -29,6 +29,8 @@ public struct TurnGraph: Sendable, Codable {
     let geometry = JunctionGeometry(network: network)
     var restrictionsAt: [Int32: [TurnRestriction]] = [:]
     for r in network.restrictions { restrictionsAt[r.via, default: []].append(r) }
+    var obstaclesAt: [Int32: [Obstacle]] = [:]
+    for o in network.obstacles { obstaclesAt[o.junction, default: []].append(o) }
 
     var turnsFrom = Array(repeating: [(target: Int32, cost: Float, penalty: Float)](), count: edgeCount * 2)
     for junction in network.junctions.indices {
@@ -36,7 +38,7 @@ public struct TurnGraph: Sendable, Codable {
       // Arriving: driven towards this junction. Leaving: driven away from it.
       let arriving = roads.indices.filter { roads[$0].arriving != nil }
       let blocked = network.blockedJunctions[junction]
-      let delay = network.junctionDelays[junction]
+      let obstacles = obstaclesAt[Int32(junction)] ?? []
       let restrictions = restrictionsAt[Int32(junction)] ?? []
       for a in arriving {
         let inRoad = roads[a]
@@ -62,11 +64,17 @@ public struct TurnGraph: Sendable, Codable {
         for turn in view where allowed[turn.road] {
           let road = roads[turn.road]
           let toEdge = network.edges[road.edge]
-          let cost =
-            Float(
-              profile.turnCost(
-                angle: 180 - turn.angle, roads: turn.roads, isUTurn: turn.isUTurn,
-                involvesRoundabout: fromEdge.isRoundabout || toEdge.isRoundabout)) + delay
+          let delay = Self.obstacleDelay(
+            obstacles, arrivingBy: inRoad.arriving!, leavingBy: road.leaving!, roads: roads, turnRoads: turn.roads,
+            network: network)
+          let seconds =
+            profile.turnCost(
+              angle: 180 - turn.angle, roads: turn.roads, isUTurn: turn.isUTurn,
+              involvesRoundabout: fromEdge.isRoundabout || toEdge.isRoundabout,
+              leftHandTraffic: fromEdge.drivingSide == .left, changesMode: fromEdge.isFerry != toEdge.isFerry)
+            + Double(delay)
+          // OSRM keeps turn costs in whole tenths of a second, cut down.
+          let cost = Float((seconds * 10).rounded(.towardZero) / 10)
           let bRestricted = toEdge.cost(reversed: TurnGraph.isReversed(road.leaving!))?.restricted ?? false
           let penalty: Float = !aRestricted && bRestricted ? Self.restrictedEntryPenalty : 0
           turnsFrom[Int(inRoad.arriving!)].append((road.leaving!, cost, penalty))
@@ -87,10 +95,46 @@ public struct TurnGraph: Sendable, Codable {
 }
 
 extension TurnGraph {
-  /// Strongly connected components (iterative Tarjan): a component id per directed edge, and each
-  /// component's size. A point snapped into a tiny component (a fenced car park, a private
-  /// cul-de-sac) cannot reach most of the network, so snapping prefers big components.
-  public func stronglyConnectedComponents() -> (component: [Int32], size: [Int32]) {
+  /// Seconds the obstacles at a junction add to one turn through it, as OSRM's car profile
+  /// charges them: signs facing another way do not count; a `stop=minor` sign only stops
+  /// traffic from the minor road; an untagged stop sign on a road with no junction there stops
+  /// only traffic heading for the junction it stands near (within 20 m).
+  static func obstacleDelay(
+    _ obstacles: [Obstacle], arrivingBy: Int32, leavingBy: Int32, roads: [JunctionGeometry.Road], turnRoads: Int,
+    network: RoadNetwork
+  ) -> Float {
+    guard !obstacles.isEmpty else { return 0 }
+    let source = network.edges[edge(of: arrivingBy)]
+    let target = network.edges[edge(of: leavingBy)]
+    var delay: Float = 0
+    for obstacle in obstacles where obstacle.arrivingBy < 0 || obstacle.arrivingBy == arrivingBy {
+      switch obstacle.kind {
+      case .minorStop:
+        let sourceSpeed = speed(source, reversed: isReversed(arrivingBy))
+        let others = roads.filter { $0.edge != edge(of: arrivingBy) }.map { network.edges[$0.edge] }
+        let fastest = others.map { max(speed($0, reversed: false), speed($0, reversed: true)) }.max() ?? 0
+        if max(fastest, speed(target, reversed: isReversed(leavingBy))) <= sourceSpeed { continue }
+      case .stop where obstacle.arrivingBy < 0 && turnRoads == 2:
+        if source.length < 20 && target.length > 20 { continue }
+      default: break
+      }
+      delay += obstacle.seconds
+    }
+    return delay
+  }
+
+  /// km/h of a road direction, 0 where it cannot be driven.
+  static func speed(_ edge: RoadEdge, reversed: Bool) -> Double {
+    guard let cost = edge.cost(reversed: reversed), cost.duration > 0 else { return 0 }
+    return edge.length / cost.duration * 3.6
+  }
+
+  /// Strongly connected components (iterative Tarjan): a component id per directed edge, and
+  /// each component's number of directed edges. With `joiningDirections`, the two directions of
+  /// a two-way road count as connected to each other (OSRM's component search does so).
+  public func stronglyConnectedComponents(joiningDirections twoWay: [Bool]? = nil) -> (
+    component: [Int32], size: [Int32]
+  ) {
     let count = directedEdgeCount
     var index = [Int32](repeating: -1, count: count)
     var low = [Int32](repeating: 0, count: count)
@@ -110,9 +154,11 @@ extension TurnGraph {
       onStack[root] = true
       while let (node, arc) = work.last {
         let end = Int(firstArc[Int(node) + 1])
-        if arc < end {
+        // One arc past the turns: to the road's other direction, when it joins them.
+        let joins = twoWay?[Int(node) >> 1] ?? false
+        if arc < end || (arc == end && joins) {
           work[work.count - 1].arc = arc + 1
-          let target = Int(arcTarget[arc])
+          let target = arc < end ? Int(arcTarget[arc]) : Int(node ^ 1)
           if index[target] < 0 {
             index[target] = next
             low[target] = next

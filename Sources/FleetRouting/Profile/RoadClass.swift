@@ -3,6 +3,8 @@
 public enum RoadClass: UInt8, Sendable, Hashable, Codable, CaseIterable {
   case motorway, motorwayLink, trunk, trunkLink, primary, primaryLink, secondary, secondaryLink
   case tertiary, tertiaryLink, unclassified, residential, livingStreet, service, other
+  /// Tracks and paths (OSRM's bike-path class), and foot ways (its foot-path class).
+  case track, footPath
 
   public init(highway: String) {
     switch highway {
@@ -20,12 +22,14 @@ public enum RoadClass: UInt8, Sendable, Hashable, Codable, CaseIterable {
     case "residential": self = .residential
     case "living_street": self = .livingStreet
     case "service": self = .service
+    case "track", "path": self = .track
+    case "footway", "pedestrian", "steps": self = .footPath
     default: self = .other
     }
   }
 
   /// Service roads, tracks and the like: drawn so loosely that only their first metres count.
-  var isLowPriority: Bool { self == .service || self == .other }
+  var isLowPriority: Bool { self == .service || self == .other || self == .track || self == .footPath }
 
   /// How many lane widths a junction of this road may spread over (motorway-like roads, where
   /// exits leave at a slant, most).

@@ -1,0 +1,62 @@
+import FleetCore
+import FleetTestSupport
+import Foundation
+import Testing
+
+@testable import FleetRouting
+
+/// The routing rules, one fixture file each (`Rules/*.fixture`, format in `RoutingScenario`):
+/// every route a fixture states must come out as stated.
+@Suite("Routing rules")
+struct RuleFixtureTests {
+  static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Rules")
+
+  static func names() throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".fixture") }.sorted()
+      .map { String($0.dropLast(".fixture".count)) }
+  }
+
+  @Test(arguments: try names())
+  func rule(_ name: String) throws {
+    let scenario = try RoutingScenario.load(Self.folder.appendingPathComponent(name + ".fixture"))
+    let engine = try scenario.map.engine()
+    #expect(!scenario.routes.isEmpty, "\(name) states no route")
+    for expected in scenario.routes {
+      let points = expected.waypoints.map { scenario.map.point($0) }
+      let route: Route
+      do {
+        route = try engine.route(points)
+      } catch {
+        #expect(expected.none && error.code == .noRoute, "\(name) \(expected): \(error)")
+        continue
+      }
+      #expect(!expected.none, "\(name) \(expected): found a route of \(route.distance) m")
+      let ways = Self.waysDriven(route, engine: engine, map: scenario.map)
+      if let want = expected.ways { #expect(ways == want, "\(name) \(expected): drove \(ways)") }
+      if let want = expected.start { #expect(ways.first == want, "\(name) \(expected): started on \(ways)") }
+      if let want = expected.end { #expect(ways.last == want, "\(name) \(expected): ended on \(ways)") }
+      if let want = expected.distance {
+        #expect(want.accepts(route.distance), "\(name) \(expected): \(route.distance) m")
+      }
+      if let want = expected.duration {
+        #expect(want.accepts(route.duration), "\(name) \(expected): \(route.duration) s")
+      }
+    }
+  }
+
+  /// The ways a route drives, by their drawn nodes, consecutive repeats collapsed; a waypoint
+  /// on a node leaves a piece of no length at a leg's end, which does not count.
+  static func waysDriven(_ route: Route, engine: RoutingEngine, map: MapFixture) -> [String] {
+    var ways: [String] = []
+    for leg in route.legs {
+      var spans = leg.spans[...]
+      while spans.count > 1, spans.first!.distance < 0.01 { spans = spans.dropFirst() }
+      while spans.count > 1, spans.last!.distance < 0.01 { spans = spans.dropLast() }
+      for span in spans {
+        let way = map.wayNodes(engine.wayID(ofEdge: span.edge)) ?? "?"
+        if ways.last != way { ways.append(way) }
+      }
+    }
+    return ways
+  }
+}
