@@ -5,8 +5,8 @@ import FleetCore
 /// thousands are handed around per query, and a reference moves cheaper than the positions.
 public final class RoadAnchor: Sendable {
   let nearest: RoadPosition
-  /// The nearest road in a big component when `nearest` is in a tiny one (a car park, a private
-  /// cul-de-sac): drives to or from the rest of the network start there, as OSRM's do.
+  /// The nearest road in the network's main part when `nearest` is not in it (a car park, a
+  /// private cul-de-sac): drives to or from the rest of the network start there, as OSRM's do.
   let nearestBig: RoadPosition?
   let component: Int32
   /// Where drives from each of the two positions start: computed once, used by every query.
@@ -54,7 +54,8 @@ extension RoutingEngine {
     guard let nearest = index.nearest(fixed, in: network, accept: isStartpoint).first else {
       throw RoutingError(.noSegment, "the road network is empty")
     }
-    let big = isInBigComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInBigComponent).first
+    let big =
+      isInMainComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInMainComponent).first
     return RoadAnchor(
       nearest: nearest, nearestBig: big, component: componentOf(nearest.edge),
       nearestStarts: RoadAnchor.Starts(endpoints(of: nearest, in: network, asSource: true)),

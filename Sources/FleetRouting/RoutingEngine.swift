@@ -175,35 +175,62 @@ public final class RoutingEngine: Sendable {
   /// service road).
   func isStartpoint(_ edge: Int) -> Bool { network.edges[edge].isStartpoint }
 
-  func isInBigComponent(_ edge: Int) -> Bool {
+  func isInBigComponent(_ edge: Int) -> Bool { isStartpoint(edge, where: components.isTiny, holds: false) }
+
+  /// In the network's main part (`RoadComponents.mainFrom`): where drives that OSRM's snapping
+  /// cannot connect go instead.
+  func isInMainComponent(_ edge: Int) -> Bool { isStartpoint(edge, where: components.isMain, holds: true) }
+
+  /// A startpoint with a drivable direction whose component `test` answers `holds` for.
+  private func isStartpoint(_ edge: Int, where test: (Int) -> Bool, holds: Bool) -> Bool {
     let e = network.edges[edge]
     return e.isStartpoint
       && [false, true].contains {
-        e.cost(reversed: $0) != nil && !components.isTiny(Int(TurnGraph.directed(edge, reversed: $0)))
+        e.cost(reversed: $0) != nil && test(Int(TurnGraph.directed(edge, reversed: $0))) == holds
       }
   }
 
   /// Snaps waypoints as OSRM does: to the nearest road, unless that leaves some of them in a tiny
-  /// component the others are not in; then each goes to its nearest road in a big component.
+  /// component the others are not in; then each goes to its nearest road in a big component,
+  /// when there is one.
   func positions(_ points: [LatLng], radiuses: [Double?]? = nil) throws(RoutingError) -> [RoadPosition] {
     var nearest: [RoadPosition] = []
-    var nearestBig: [RoadPosition?] = []
     for (i, point) in points.enumerated() {
       try validate(point, "coordinate \(i)")
       let radius = radiuses?[i] ?? .infinity
-      let fixed = FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
-      guard let first = index.nearest(fixed, in: network, radius: radius, accept: isStartpoint).first else {
+      guard let first = index.nearest(fixed(point), in: network, radius: radius, accept: isStartpoint).first else {
         throw RoutingError(.noSegment, "coordinate \(i) has no road within \(radius) m")
       }
       nearest.append(first)
-      nearestBig.append(
-        isInBigComponent(first.edge)
-          ? first : index.nearest(fixed, in: network, radius: radius, accept: isInBigComponent).first)
     }
     let components = Set(nearest.map { componentOf($0.edge) })
     if components.count == 1 { return nearest }
-    return zip(nearest, nearestBig).map { $1 ?? $0 }
+    return moved(nearest, points, radiuses: radiuses, into: isInBigComponent)
   }
+
+  /// The positions not on a road that `accept`s moved to the nearest one that does, within their
+  /// radius; those with none stay.
+  func moved(
+    _ positions: [RoadPosition], _ points: [LatLng], radiuses: [Double?]?, into accept: (Int) -> Bool
+  ) -> [RoadPosition] {
+    positions.enumerated().map { i, position in
+      if accept(position.edge) { return position }
+      let radius = radiuses?[i] ?? .infinity
+      return index.nearest(fixed(points[i]), in: network, radius: radius, accept: accept).first ?? position
+    }
+  }
+
+  /// OSRM's snapping finds no route where a small extract has no big component (OSRM then calls
+  /// every component tiny and keeps each waypoint on its nearest road, however cut off): the
+  /// waypoints then go to the main part, the answer a user wants (docs/routing.md).
+  func positionsInMainPart(
+    _ positions: [RoadPosition], _ points: [LatLng], radiuses: [Double?]?
+  ) -> [RoadPosition]? {
+    let moved = moved(positions, points, radiuses: radiuses, into: isInMainComponent)
+    return zip(moved, positions).contains { $0.edge != $1.edge } ? moved : nil
+  }
+
+  func fixed(_ point: LatLng) -> FixedCoordinate { FixedCoordinate(latitude: point.latitude, longitude: point.longitude) }
 
   func validate(_ point: LatLng, _ label: String) throws(RoutingError) {
     guard point.latitude.isFinite, point.longitude.isFinite, (-90...90).contains(point.latitude),
@@ -223,13 +250,18 @@ public final class RoutingEngine: Sendable {
     if let radiuses, radiuses.count != waypoints.count {
       throw RoutingError(.invalidQuery, "give one radius per coordinate (\(waypoints.count)), not \(radiuses.count)")
     }
-    let positions = try positions(waypoints, radiuses: radiuses)
+    var positions = try positions(waypoints, radiuses: radiuses)
+    var paths: [FoundPath] = []
+    do {
+      paths = try self.paths(through: positions)
+    } catch {
+      guard let main = positionsInMainPart(positions, waypoints, radiuses: radiuses) else { throw error }
+      positions = main
+      paths = try self.paths(through: positions)
+    }
     var legs: [RouteLeg] = []
     var weight = 0.0
-    for i in 0..<(positions.count - 1) {
-      guard let path = search(from: positions[i], to: positions[i + 1]) else {
-        throw RoutingError(.noRoute, "no route from coordinate \(i) to coordinate \(i + 1)")
-      }
+    for (i, path) in paths.enumerated() {
       weight += path.weight
       legs.append(leg(of: path, from: positions[i], to: positions[i + 1]))
     }
@@ -239,6 +271,18 @@ public final class RoutingEngine: Sendable {
   }
 
   public func route(from: LatLng, to: LatLng) throws(RoutingError) -> Route { try route([from, to]) }
+
+  /// The fastest path of each leg, in order.
+  func paths(through positions: [RoadPosition]) throws(RoutingError) -> [FoundPath] {
+    var paths: [FoundPath] = []
+    for i in 0..<(positions.count - 1) {
+      guard let path = search(from: positions[i], to: positions[i + 1]) else {
+        throw RoutingError(.noRoute, "no route from coordinate \(i) to coordinate \(i + 1)")
+      }
+      paths.append(path)
+    }
+    return paths
+  }
 
   func search(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
     let sources = endpoints(of: source, in: network, asSource: true)
@@ -288,16 +332,31 @@ public final class RoutingEngine: Sendable {
     guard !sources.isEmpty, !destinations.isEmpty else {
       throw RoutingError(.invalidQuery, "a matrix needs at least one source and one destination")
     }
-    let positions = try positions(sources + destinations)
+    let points = sources + destinations
+    var positions = try positions(points)
+    var found = matrix(positions, sources: sources.count)
+    // Pairs OSRM's snapping leaves unconnected: again with every point in the main part.
+    if found.contains(where: { $0.contains { $0 == nil } }),
+      let main = positionsInMainPart(positions, points, radiuses: nil)
+    {
+      positions = main
+      found = matrix(positions, sources: sources.count)
+    }
     let from = Array(positions.prefix(sources.count))
     let to = Array(positions.suffix(destinations.count))
-    let found = CCHSearch(customized: customized, network: network, graph: turns).matrix(
-      sources: from.map { endpoints(of: $0, in: network, asSource: true) },
-      targets: to.map { endpoints(of: $0, in: network, asSource: false) },
-      direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
     let durations = found.map { $0.map { $0?.duration } }
     let distances = found.map { $0.map { $0?.distance } }
     return Matrix(durations: durations, distances: distances, sources: from.map(snapped), destinations: to.map(snapped))
+  }
+
+  /// The paths from the first `sources` positions to the others.
+  func matrix(_ positions: [RoadPosition], sources: Int) -> [[FoundPath?]] {
+    let from = Array(positions.prefix(sources))
+    let to = Array(positions.dropFirst(sources))
+    return CCHSearch(customized: customized, network: network, graph: turns).matrix(
+      sources: from.map { endpoints(of: $0, in: network, asSource: true) },
+      targets: to.map { endpoints(of: $0, in: network, asSource: false) },
+      direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
   }
 
   /// The leg a found path drives: its shape (the rest of the first edge, whole edges, the start

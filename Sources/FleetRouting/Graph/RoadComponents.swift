@@ -11,9 +11,13 @@ struct RoadComponents: Sendable {
   let component: [Int32]
   /// Each component's size in OSRM's units.
   let size: [Int32]
-  /// Components smaller than this are tiny: OSRM's `--small-component-size`, but never the
-  /// network's largest component, which a small extract may leave below it.
-  let tinyBelow: Int32
+  /// Components smaller than this are tiny: OSRM's `--small-component-size`. A small extract may
+  /// have no component this big; OSRM then calls every one tiny.
+  let smallComponentSize: Int32
+  /// Components from this size on are the network's main part: the small-component size, or the
+  /// largest component's size when none reaches it. Where OSRM's snapping finds no route,
+  /// FleetKit moves the waypoints into the main part instead of answering NoRoute.
+  let mainFrom: Int32
 
   init(network: RoadNetwork, graph: TurnGraph, smallComponentSize: Int32) {
     let twoWay = network.edges.map { $0.forward != nil && $0.backward != nil }
@@ -28,8 +32,10 @@ struct RoadComponents: Sendable {
     }
     self.component = component
     self.size = size
-    tinyBelow = min(smallComponentSize, size.max() ?? 0)
+    self.smallComponentSize = smallComponentSize
+    mainFrom = min(smallComponentSize, size.max() ?? 0)
   }
 
-  func isTiny(_ directed: Int) -> Bool { size[Int(component[directed])] < tinyBelow }
+  func isTiny(_ directed: Int) -> Bool { size[Int(component[directed])] < smallComponentSize }
+  func isMain(_ directed: Int) -> Bool { size[Int(component[directed])] >= mainFrom }
 }
