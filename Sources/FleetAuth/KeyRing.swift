@@ -11,7 +11,10 @@ public struct KeyRing: Sendable {
   /// Creates a key pair, registers its public half and returns the private key file.
   public func add(provider: String, role: Role) async throws -> ServiceAccountKey {
     try ResourceID.validateProvider(provider, field: "provider")
-    let (file, key) = try ServiceAccountKey.generate(provider: provider, role: role)
+    // Generating an RSA key takes up to seconds of CPU: not on a thread every request shares.
+    let (file, key) = try await onDedicatedThread(named: "key-generation") {
+      try ServiceAccountKey.generate(provider: provider, role: role)
+    }
     try await storage.saveSigningKey(key)
     return file
   }

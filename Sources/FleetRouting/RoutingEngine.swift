@@ -104,11 +104,15 @@ public final class RoutingEngine: Sendable {
   /// How far outside the network's bounding box a point may be and still be snapped (degrees).
   static let boundsMargin = 0.5
 
-  public init(network: RoadNetwork, profile: CarProfile = CarProfile()) {
+  /// The engine for `network`; `cchOrder` is the hierarchy's node order when already known
+  /// (stored in graph files by `GraphFile.write`), else it is computed.
+  public init(network: RoadNetwork, profile: CarProfile = CarProfile(), cchOrder: [Int32]? = nil) {
     self.network = network
     self.profile = profile
-    turns = TurnGraph(network: network, profile: profile)
-    customized = CustomizedCCH(cch: CCH(graph: turns, network: network), graph: turns, network: network)
+    let turns = TurnGraph(network: network, profile: profile)
+    self.turns = turns
+    let order = cchOrder.flatMap { CCH.isOrder($0, of: turns) ? $0 : nil } ?? CCH.order(graph: turns, network: network)
+    customized = CustomizedCCH(cch: CCH(graph: turns, order: order), graph: turns, network: network)
     labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)
     components = RoadComponents(network: network, graph: turns, smallComponentSize: Self.smallComponentSize)
@@ -128,8 +132,8 @@ public final class RoutingEngine: Sendable {
 
   /// Loads a graph file written by `GraphFile.write` (`fleetd graph build`).
   public convenience init(graph path: String) throws {
-    let (network, profile) = try GraphFile.read(path)
-    self.init(network: network, profile: profile)
+    let (network, profile, order) = try GraphFile.read(path)
+    self.init(network: network, profile: profile, cchOrder: order)
   }
 
   /// Loads a graph file on a thread of its own: building the hierarchy takes seconds on a large
@@ -230,7 +234,9 @@ public final class RoutingEngine: Sendable {
     return zip(moved, positions).contains { $0.edge != $1.edge } ? moved : nil
   }
 
-  func fixed(_ point: LatLng) -> FixedCoordinate { FixedCoordinate(latitude: point.latitude, longitude: point.longitude) }
+  func fixed(_ point: LatLng) -> FixedCoordinate {
+    FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
+  }
 
   func validate(_ point: LatLng, _ label: String) throws(RoutingError) {
     guard point.latitude.isFinite, point.longitude.isFinite, (-90...90).contains(point.latitude),

@@ -7,12 +7,17 @@ import NIOPosix
 import Synchronization
 import Testing
 
-/// The shared Monaco road network (built once from the real extract).
-let monacoRouting: RoutingEngine = {
-  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-  return try! RoutingEngine(osm: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
-}()
+/// The shared Monaco road network, built once from the real extract on a thread of its own:
+/// built on the threads all tests share, it would stall the tests that run meanwhile.
+let monacoRoutingBuild = Task {
+  try await onDedicatedThread(named: "monaco-routing") {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+    return try RoutingEngine(osm: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
+  }
+}
+
+func monacoRouting() async throws -> RoutingEngine { try await monacoRoutingBuild.value }
 
 let palace = LatLng(latitude: 43.7300, longitude: 7.4200)
 let casino = LatLng(latitude: 43.7395, longitude: 7.4280)
@@ -22,7 +27,7 @@ struct ProviderTests {
   @Test func simulatedCarDrivesARouteAtRoadSpeedsStartingAndStoppingSmoothly() async throws {
     let time = TestTime()
     let clock = PositioningClock(now: { time.now }, sleep: { _ in time.advance(1) })
-    let route = try monacoRouting.route([palace, casino])
+    let route = try await monacoRouting().route([palace, casino])
     let drive = SimulatedDrive(route: route, acceleration: 1.5)
     #expect(drive.duration > route.duration, "starting and stopping takes longer than road speed throughout")
     #expect(drive.duration < route.duration * 1.5)
@@ -69,10 +74,10 @@ struct ProviderTests {
   @Test func roadSnappedProviderPutsNoisyFixesOnTheRoadDriven() async throws {
     let time = TestTime()
     let clock = PositioningClock(now: { time.now }, sleep: { _ in time.advance(2) })
-    let route = try monacoRouting.route([palace, casino])
+    let route = try await monacoRouting().route([palace, casino])
     let noisy = SimulatedLocationProvider(start: palace, configuration: .init(noise: 8, seed: 3), clock: clock)
     noisy.drive(SimulatedDrive(route: route))
-    let snapped = RoadSnappedLocationProvider(base: noisy, routing: monacoRouting)
+    let snapped = RoadSnappedLocationProvider(base: noisy, routing: try await monacoRouting())
     var rawOff: [Double] = []
     var snappedOff: [Double] = []
     let geometry = route.legs.flatMap(\.geometry)

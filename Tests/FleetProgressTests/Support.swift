@@ -5,12 +5,17 @@ import FleetStore
 import Foundation
 import Synchronization
 
-/// The shared Monaco road network (built once from the real extract).
-let monacoRouting: RoutingEngine = {
-  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-  return try! RoutingEngine(osm: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
-}()
+/// The shared Monaco road network, built once from the real extract on a thread of its own:
+/// built on the threads all tests share, it would stall the tests that run meanwhile.
+let monacoRoutingBuild = Task {
+  try await onDedicatedThread(named: "monaco-routing") {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+    return try RoutingEngine(osm: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
+  }
+}
+
+func monacoRouting() async throws -> RoutingEngine { try await monacoRoutingBuild.value }
 
 /// Real places in Monaco.
 enum Place {
@@ -34,7 +39,8 @@ func makeFleet(clock: SimulatedClock, configuration: ProgressEngine.Configuratio
     "fleetkit-progress-\(UUID().uuidString)")
   let storage = try SQLiteFleetStore(directory: directory.path)
   return try await Fleet(
-    storage: storage, progress: ProgressEngine(routing: monacoRouting, configuration: configuration), clock: clock.read)
+    storage: storage, progress: ProgressEngine(routing: try await monacoRouting(), configuration: configuration),
+    clock: clock.read)
 }
 
 let provider = "acme"

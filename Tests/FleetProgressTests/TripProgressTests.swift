@@ -64,7 +64,7 @@ struct TripProgressTests {
     }
 
     try await setStatus(fleet, "ride", .enrouteToPickup)
-    let toPickup = SimulatedDrive(route: try monacoRouting.route([Place.palace, Place.port]))
+    let toPickup = SimulatedDrive(route: try await monacoRouting().route([Place.palace, Place.port]))
     let approach = try await follow(toPickup, fleet: fleet, clock: clock, vehicle: "car", trip: "ride")
     #expect(approach.count >= 5)
     let atPickup = try fleet.getVehicle(caller: admin, name: vehicleName("car"))
@@ -81,7 +81,7 @@ struct TripProgressTests {
     #expect(abs(try #require(pickedUp.trip.pickupTime).timeIntervalSince(clock.current)) < 0.001)
     #expect(try #require(pickedUp.trip.dropoffTime) > clock.current)
 
-    let toDropoff = SimulatedDrive(route: try monacoRouting.route([toPickup.points.last!, Place.larvotto]))
+    let toDropoff = SimulatedDrive(route: try await monacoRouting().route([toPickup.points.last!, Place.larvotto]))
     _ = try await follow(toDropoff, fleet: fleet, clock: clock, vehicle: "car", trip: "ride")
     try await setStatus(fleet, "ride", .complete)
     let done = try fleet.getTrip(caller: admin, name: tripName("ride"))
@@ -143,7 +143,7 @@ struct TripProgressTests {
     try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.port)
     let before = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress)
     // Off to the port instead, well away from the planned route.
-    let detour = SimulatedDrive(route: try monacoRouting.route([Place.palace, Place.port]))
+    let detour = SimulatedDrive(route: try await monacoRouting().route([Place.palace, Place.port]))
     let planned = before.legs[0].path
     let away = try #require(
       (0..<Int(detour.duration)).lazy.map { detour.position(after: Double($0)) }
@@ -181,7 +181,7 @@ struct TripProgressTests {
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.port)
-    let drive = SimulatedDrive(route: try monacoRouting.route([Place.palace, Place.larvotto]))
+    let drive = SimulatedDrive(route: try await monacoRouting().route([Place.palace, Place.larvotto]))
     let start = clock.current
     clock.advance(120)
     let now = drive.position(after: 120)

@@ -5,11 +5,12 @@ import Foundation
 ///
 /// Layout (little-endian): the magic `FLEETKIT-GRAPH\0\0`, a format version (UInt32), the
 /// profile as JSON (length-prefixed, so a graph always routes with the profile it was built
-/// with), then each array of the network as a count and fixed-width records. Loading is a
-/// handful of bulk copies; nothing is parsed per element except names.
+/// with), then each array of the network as a count and fixed-width records, then the routing
+/// hierarchy's node order (`CCH.order`: the slow, metric-independent part of preparing it).
+/// Loading is a handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 3
+  public static let version: UInt32 = 4
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
@@ -73,6 +74,7 @@ public enum GraphFile {
       out.put(r.toWay)
       out.put(UInt8(r.isOnly ? 1 : 0))
     }
+    out.putArray(CCH.order(graph: TurnGraph(network: network, profile: profile), network: network))
     // Write to a temporary file and rename, so a reader never sees half a graph.
     let temporary = path + ".partial"
     try Data(out.bytes).write(to: URL(fileURLWithPath: temporary))
@@ -80,7 +82,8 @@ public enum GraphFile {
     try FileManager.default.moveItem(atPath: temporary, toPath: path)
   }
 
-  public static func read(_ path: String) throws -> (RoadNetwork, CarProfile) {
+  /// The network, the profile it was built with, and the routing hierarchy's node order.
+  public static func read(_ path: String) throws -> (RoadNetwork, CarProfile, [Int32]) {
     guard let data = FileManager.default.contents(atPath: path) else {
       throw FormatError(path: path, offset: 0, reason: "cannot read the file")
     }
@@ -164,9 +167,11 @@ public enum GraphFile {
           via: try input.get(), fromWay: try input.get(), toWay: try input.get(),
           isOnly: (try input.get() as UInt8) != 0))
     }
+    let order: [Int32] = try input.getArray()
     guard input.offset == input.bytes.count else { throw input.failure("unexpected bytes after the graph") }
     try validate(network, input)
-    return (network, profile)
+    guard order.count == network.edges.count * 2 else { throw input.failure("the node order does not fit the graph") }
+    return (network, profile, order)
   }
 
   /// Every index in range, so a damaged file fails here instead of crashing a query later.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A customizable contraction hierarchy (Dibbelt, Strasser, Wagner) over the turn graph.
 ///
 /// Why CCH rather than plain contraction hierarchies: the expensive part here (the node order
@@ -5,7 +7,8 @@
 /// speeds, such as live traffic learned from the fleet, only need a *customization*: one
 /// bottom-up pass over the shortcuts' lower triangles, seconds rather than a rebuild from OSM.
 ///
-/// Queries are bidirectional searches that only go upward in the order, as in CH.
+/// Queries are bidirectional searches that only go upward in the order, as in CH; point-to-point
+/// ones walk the elimination tree instead of keeping a queue (`CCHSearch.shortestPath`).
 public struct CCH: Sendable {
   /// Rank of each turn-graph node (directed edge) in the order; higher ranks are contracted later.
   let rank: [Int32]
@@ -14,13 +17,51 @@ public struct CCH: Sendable {
   /// Upward edges of node v (to higher ranks): `firstUp[v]..<firstUp[v + 1]`, targets sorted.
   let firstUp: [Int32]
   let upTarget: [Int32]
+  /// Each node's parent in the elimination tree (its lowest upper neighbour), -1 at a root. A
+  /// node's upper neighbours are all its ancestors, so an upward search from v reaches exactly
+  /// the path from v to its root.
+  let treeParent: [Int32]
 
-  /// Builds the order and the shortcut topology (metric-independent).
-  init(graph: TurnGraph, network: RoadNetwork) {
+  /// The node order: nested dissection of the turn graph by inertial flow. Metric-independent and
+  /// the slow part of preparing a CCH (seconds on a city), so `fleetd graph build` stores it.
+  static func order(graph: TurnGraph, network: RoadNetwork) -> [Int32] {
     let n = graph.directedEdgeCount
-    // Undirected neighbourhoods of the turn graph.
-    var neighbours = Array(repeating: Set<Int32>(), count: n)
+    let neighbours = undirectedNeighbours(graph)
+    // Where each directed edge is: its road edge's middle, in metres north and east.
+    let middles = (0..<n).map { d -> (Double, Double) in
+      let edge = network.edges[d >> 1]
+      let a = network.coordinate(ofJunction: edge.from)
+      let b = network.coordinate(ofJunction: edge.to)
+      return ((a.latitude + b.latitude) / 2, (a.longitude + b.longitude) / 2)
+    }
+    let meanLatitude = middles.isEmpty ? 0 : middles.reduce(0) { $0 + $1.0 } / Double(n)
+    let eastScale = cos(meanLatitude * .pi / 180)
+    var firstNeighbour: [Int32] = [0]
+    var neighbourList: [Int32] = []
     for v in 0..<n {
+      neighbourList.append(contentsOf: neighbours[v].sorted())
+      firstNeighbour.append(Int32(neighbourList.count))
+    }
+    return InertialFlow(
+      firstNeighbour: firstNeighbour, neighbour: neighbourList,
+      position: middles.map { ($0.0 * 111_320, $0.1 * 111_320 * eastScale) }
+    ).order()
+  }
+
+  /// Whether `order` is a permutation of the graph's nodes.
+  static func isOrder(_ order: [Int32], of graph: TurnGraph) -> Bool {
+    guard order.count == graph.directedEdgeCount else { return false }
+    var seen = [Bool](repeating: false, count: order.count)
+    for v in order {
+      guard v >= 0, Int(v) < order.count, !seen[Int(v)] else { return false }
+      seen[Int(v)] = true
+    }
+    return true
+  }
+
+  static func undirectedNeighbours(_ graph: TurnGraph) -> [Set<Int32>] {
+    var neighbours = Array(repeating: Set<Int32>(), count: graph.directedEdgeCount)
+    for v in 0..<graph.directedEdgeCount {
       for arc in graph.arcs(from: Int32(v)) {
         let w = graph.arcTarget[arc]
         if Int(w) != v {
@@ -29,14 +70,13 @@ public struct CCH: Sendable {
         }
       }
     }
-    // Where each directed edge is: its road edge's middle, for geometric nested dissection.
-    let position = (0..<n).map { d -> (Double, Double) in
-      let edge = network.edges[d >> 1]
-      let a = network.coordinate(ofJunction: edge.from)
-      let b = network.coordinate(ofJunction: edge.to)
-      return ((a.latitude + b.latitude) / 2, (a.longitude + b.longitude) / 2)
-    }
-    let order = Self.nestedDissection(Array(0..<Int32(n)), neighbours: neighbours, position: position)
+    return neighbours
+  }
+
+  /// The shortcut topology for an order (`CCH.order`, or one read from a graph file).
+  init(graph: TurnGraph, order: [Int32]) {
+    let n = graph.directedEdgeCount
+    let neighbours = Self.undirectedNeighbours(graph)
     var rank = [Int32](repeating: 0, count: n)
     for (r, v) in order.enumerated() { rank[Int(v)] = Int32(r) }
 
@@ -56,6 +96,7 @@ public struct CCH: Sendable {
       upTarget.append(contentsOf: upper[v].sorted())
     }
     firstUp.append(Int32(upTarget.count))
+    treeParent = (0..<n).map { v in upper[v].min(by: { rank[Int($0)] < rank[Int($1)] }) ?? -1 }
     self.rank = rank
     self.byRank = order
     self.firstUp = firstUp
@@ -77,50 +118,6 @@ public struct CCH: Sendable {
     return low < Int(firstUp[Int(v) + 1]) && upTarget[low] == w ? low : nil
   }
 
-  /// Order: both halves first, their separator last, recursively; separators are found by
-  /// cutting the region across its longer side at the median.
-  static func nestedDissection(
-    _ nodes: [Int32], neighbours: [Set<Int32>], position: [(Double, Double)]
-  ) -> [Int32] {
-    var result: [Int32] = []
-    result.reserveCapacity(nodes.count)
-    var side = [UInt8](repeating: 0, count: position.count)
-    func dissect(_ nodes: [Int32]) {
-      guard nodes.count > 24 else {
-        result.append(contentsOf: nodes)
-        return
-      }
-      let latitudes = nodes.map { position[Int($0)].0 }
-      let longitudes = nodes.map { position[Int($0)].1 }
-      let latitudeSpan = (latitudes.max()! - latitudes.min()!)
-      let longitudeSpan = (longitudes.max()! - longitudes.min()!) * 0.72  // cos(≈44°): metres-ish
-      let byLatitude = latitudeSpan >= longitudeSpan
-      let sorted = nodes.sorted { a, b in
-        let pa = position[Int(a)]
-        let pb = position[Int(b)]
-        return byLatitude ? (pa.0, pa.1, a) < (pb.0, pb.1, b) : (pa.1, pa.0, a) < (pb.1, pb.0, b)
-      }
-      let half = sorted.count / 2
-      let left = sorted[..<half]
-      let right = sorted[half...]
-      for v in left { side[Int(v)] = 1 }
-      for v in right { side[Int(v)] = 2 }
-      let separator = left.filter { v in neighbours[Int(v)].contains { side[Int($0)] == 2 } }
-      let separatorSet = Set(separator)
-      let leftRest = left.filter { !separatorSet.contains($0) }
-      for v in sorted { side[Int(v)] = 0 }
-      // A cut that separates nothing would recurse forever: order such a region as it is.
-      guard !leftRest.isEmpty, separator.count < sorted.count / 2 else {
-        result.append(contentsOf: sorted)
-        return
-      }
-      dissect(Array(leftRest))
-      dissect(Array(right))
-      result.append(contentsOf: separator)
-    }
-    dissect(nodes)
-    return result
-  }
 }
 
 /// The CCH with weights: what customization produces and queries read. Rebuilt from new turn

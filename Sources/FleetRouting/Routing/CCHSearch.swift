@@ -96,14 +96,125 @@ struct CCHSearch {
     }
   }
 
+  /// Point to point by elimination-tree search (Bauer, Columbus, Rutter, Wagner 2016): each side's
+  /// search space is the path from its starts to the root, scanned bottom-up without a queue, both
+  /// sides in one pass by rank; a side stops relaxing from nodes no better than the best meeting.
+  /// Only costs and parents are kept: the path's seconds and metres are measured once unpacked.
   func shortestPath(
     from sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?, pool: SearchLabelPool
   ) -> FoundPath? {
     pool.with { forward, backward in
-      upward(from: sources, forward: true, into: &forward)
-      upward(from: backwardStarts(targets), forward: false, into: &backward)
-      return shortestPath(forward: forward, backward: backward, sources: sources, to: targets, sameEdge: sameEdge)
+      let up = chain(from: sources, into: &forward)
+      let down = chain(from: backwardStarts(targets), into: &backward)
+      let (best, meeting) = scan(up, down, &forward, &backward, best: sameEdge?.weight ?? .infinity)
+      guard meeting >= 0, best < sameEdge?.weight ?? .infinity else { return sameEdge }
+      return path(through: meeting, forward: forward, backward: backward, sources: sources, targets: targets)
     }
+  }
+
+  /// Both chains bottom-up in one pass by rank: the best meeting node and its cost. The hot loop
+  /// of every query, on raw buffers: each upward edge's target is an ancestor, on the chain.
+  func scan(
+    _ up: [Int32], _ down: [Int32], _ forward: inout SearchLabels, _ backward: inout SearchLabels, best: Double
+  ) -> (Double, Int32) {
+    let cch = customized.cch
+    var best = best
+    var meeting: Int32 = -1
+    cch.rank.withUnsafeBufferPointer { rank in
+      cch.firstUp.withUnsafeBufferPointer { firstUp in
+        cch.upTarget.withUnsafeBufferPointer { targets in
+          customized.up.withUnsafeBufferPointer { upWeights in
+            customized.down.withUnsafeBufferPointer { downWeights in
+              forward.cost.withUnsafeMutableBufferPointer { fCost in
+                forward.parent.withUnsafeMutableBufferPointer { fParent in
+                  backward.cost.withUnsafeMutableBufferPointer { bCost in
+                    backward.parent.withUnsafeMutableBufferPointer { bParent in
+                      @inline(__always)
+                      func relax(
+                        _ v: Int, _ cost: Double, _ weights: UnsafeBufferPointer<Double>,
+                        _ costs: UnsafeMutableBufferPointer<Double>, _ parents: UnsafeMutableBufferPointer<Int32>
+                      ) {
+                        for e in Int(firstUp[v])..<Int(firstUp[v + 1]) {
+                          let w = Int(targets[e])
+                          let candidate = cost + weights[e]
+                          if candidate < costs[w] {
+                            costs[w] = candidate
+                            parents[w] = Int32(truncatingIfNeeded: e)
+                          }
+                        }
+                      }
+                      var i = 0
+                      var j = 0
+                      while i < up.count || j < down.count {
+                        let f = i < up.count ? Int(up[i]) : -1
+                        let b = j < down.count ? Int(down[j]) : -1
+                        let v = b < 0 || (f >= 0 && rank[f] <= rank[b]) ? f : b
+                        let inForward = v == f
+                        let inBackward = v == b
+                        if inForward { i += 1 }
+                        if inBackward { j += 1 }
+                        let forwardCost = inForward ? fCost[v] : .infinity
+                        let backwardCost = inBackward ? bCost[v] : .infinity
+                        // A start and an end on the same directed edge cannot meet there: that
+                        // is the caller's same-edge path.
+                        if forwardCost + backwardCost < best && !(fParent[v] == -1 && bParent[v] == -1) {
+                          best = forwardCost + backwardCost
+                          meeting = Int32(v)
+                        }
+                        if forwardCost < best { relax(v, forwardCost, upWeights, fCost, fParent) }
+                        if backwardCost < best { relax(v, backwardCost, downWeights, bCost, bParent) }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return (best, meeting)
+  }
+
+  /// Marks the starts' elimination-tree ancestors (parent -3: on the path, not reached yet) and
+  /// labels the starts; returns the ancestors in rank order.
+  func chain(from starts: [Endpoint], into labels: inout SearchLabels) -> [Int32] {
+    let cch = customized.cch
+    var nodes: [Int32] = []
+    for s in starts {
+      var v = s.directed
+      var branch: [Int32] = []
+      while v >= 0, labels.parent[Int(v)] == -2 {
+        labels.parent[Int(v)] = -3
+        labels.touched.append(v)
+        branch.append(v)
+        v = cch.treeParent[Int(v)]
+      }
+      // Each branch is in rank order; the second joins the first's path where it stops.
+      nodes = nodes.isEmpty ? branch : Self.merged(nodes, branch, by: cch.rank)
+    }
+    for s in starts where s.weight < labels.cost[Int(s.directed)] {
+      labels.cost[Int(s.directed)] = s.weight
+      labels.parent[Int(s.directed)] = -1
+    }
+    return nodes
+  }
+
+  static func merged(_ a: [Int32], _ b: [Int32], by rank: [Int32]) -> [Int32] {
+    var result: [Int32] = []
+    result.reserveCapacity(a.count + b.count)
+    var i = 0
+    var j = 0
+    while i < a.count || j < b.count {
+      if j == b.count || (i < a.count && rank[Int(a[i])] < rank[Int(b[j])]) {
+        result.append(a[i])
+        i += 1
+      } else {
+        result.append(b[j])
+        j += 1
+      }
+    }
+    return result
   }
 
   /// The backward search's starts: arriving on an end's directed edge pays only the part of it
