@@ -241,11 +241,12 @@ let package = Package(
       name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore", "FleetTestSupport"],
       exclude: ["Rules"], swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetProgressTests", dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore"], swiftSettings: swiftSettings),
+      name: "FleetProgressTests",
+      dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore", "FleetTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetPositioningTests",
       dependencies: [
-        "FleetPositioning", "FleetRouting", "FleetCore",
+        "FleetPositioning", "FleetRouting", "FleetCore", "FleetTestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
@@ -271,7 +272,7 @@ let package = Package(
       ],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore"],
+      name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore", "FleetTestSupport"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetLocationTests",

@@ -16,6 +16,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
   ],
   targets: [
+    // What several benchmarks share.
+    .target(name: "BenchSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
     .executableTarget(
       name: "fleet-load",
       dependencies: [
@@ -43,6 +45,7 @@ let package = Package(
     .executableTarget(
       name: "routing-agreement",
       dependencies: [
+        "BenchSupport",
         .product(name: "FleetRouting", package: "FleetKit"),
         .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -81,6 +84,7 @@ let package = Package(
     .executableTarget(
       name: "dispatch-bench",
       dependencies: [
+        "BenchSupport",
         .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "FleetRouting", package: "FleetKit"),
         .product(name: "FleetProgress", package: "FleetKit"),

@@ -11,14 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VEHICLES="${1:-5000}"; REPORTING="${2:-2000}"; RATE="${3:-200}"; SECONDS_MEASURED="${4:-20}"
-PBF=$(readlink -f ../shared/data/monaco.osm.pbf)
+PBF=$(readlink -f data/monaco.osm.pbf)
 
 swift build -c release --product fleetd
 (cd Benchmarks && swift build -c release --product dispatch-bench)
 FLEETD="$(swift build -c release --show-bin-path)/fleetd"
 BIN="$(cd Benchmarks && swift build -c release --show-bin-path)"
 
-WORK=$(mktemp -d /tmp/dispatch-bench.XXXXXX)
+WORK=$(mktemp -d)
 PID=
 trap 'kill $PID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 "$FLEETD" graph build --osm "$PBF" --out "$WORK/monaco.graph" >/dev/null

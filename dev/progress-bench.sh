@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VEHICLES="${1:-2000}"; SECONDS_MEASURED="${2:-20}"
-PBF=$(readlink -f ../shared/data/monaco.osm.pbf)
-REQUESTS=$(readlink -f ../shared/data/monaco.requests)
+PBF=$(readlink -f data/monaco.osm.pbf)
+REQUESTS=$(readlink -f data/monaco.requests)
 
 swift build -c release --product fleetd
 (cd Benchmarks && swift build -c release --product fleet-load && swift build -c release --product progress-bench)

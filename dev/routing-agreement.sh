@@ -20,17 +20,17 @@ FLEETD="$(swift build -c release --show-bin-path)/fleetd"
 BENCH="$(cd Benchmarks && swift build -c release --show-bin-path)/routing-agreement"
 PEER=../shared/tools/osrm-peer
 
-WORK=$(mktemp -d /tmp/routing-agreement.XXXXXX)
+WORK=$(mktemp -d)
 PID=
 trap 'kill $PID 2>/dev/null || true; "$PEER" stop 5088 || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 # Cuts: NAME SOURCE LON1,LAT1,LON2,LAT2
-osmium extract -s simple -b 7.405,43.725,7.428,43.745 "$DATA/monaco.osm.pbf" -o "$WORK/monaco-cut.osm.pbf" --overwrite --no-progress
+osmium extract -s simple -b 7.405,43.725,7.428,43.745 "$PWD/data/monaco.osm.pbf" -o "$WORK/monaco-cut.osm.pbf" --overwrite --no-progress
 osmium extract -s simple -b 2.285,48.862,2.315,48.880 "$DATA/cities/paris-champs-elysees.osm.pbf" -o "$WORK/paris-cut.osm.pbf" --overwrite --no-progress
 osmium extract -s simple -b 138.57,-34.95,138.63,-34.90 "$DATA/cities/adelaide.osm.pbf" -o "$WORK/adelaide-cbd.osm.pbf" --overwrite --no-progress
 osmium extract -s simple -b 9.50,47.12,9.56,47.17 "$DATA/cities/liechtenstein.osm.pbf" -o "$WORK/vaduz-cut.osm.pbf" --overwrite --no-progress
 
-EXTRACTS=("monaco=$DATA/monaco.osm.pbf")
+EXTRACTS=("monaco=$PWD/data/monaco.osm.pbf")
 for f in "$DATA"/cities/*.osm.pbf; do EXTRACTS+=("$(basename "$f" .osm.pbf)=$f"); done
 EXTRACTS+=("monaco-cut=$WORK/monaco-cut.osm.pbf" "paris-cut=$WORK/paris-cut.osm.pbf"
   "adelaide-cbd=$WORK/adelaide-cbd.osm.pbf" "vaduz-cut=$WORK/vaduz-cut.osm.pbf")
@@ -48,7 +48,7 @@ for entry in "${EXTRACTS[@]}"; do
   osrm=$("$PEER" start "$pbf" 5088)
   for _ in $(seq 600); do curl -sf http://127.0.0.1:18488/healthz >/dev/null && break; sleep 0.1; done
   extra=()
-  [ "$name" = monaco ] && extra=(--requests "$DATA/monaco.requests")
+  [ "$name" = monaco ] && extra=(--requests "$PWD/data/monaco.requests")
   "$BENCH" --name "$name" --osm "$pbf" --osrm "$osrm" --fleetkit http://127.0.0.1:18488 --pairs "$PAIRS" \
     ${extra[@]+"${extra[@]}"} $first
   first=

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Routing benchmark against OSRM, on the same extract, in one run:
-#   dev/routing-bench.sh [PBF=../shared/data/monaco.osm.pbf] [REQUESTS=../shared/data/monaco.requests]
+#   dev/routing-bench.sh [PBF=data/monaco.osm.pbf] [REQUESTS=data/monaco.requests]
 # Builds release binaries; builds the graph with FleetKit and with osrm-extract + osrm-contract
 # (wall time and peak memory of each); serves both on loopback; then routing-bench replays the
 # route queries against both (agreement, in-process and HTTP latency, 100x100 matrices).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PBF=$(readlink -f "${1:-../shared/data/monaco.osm.pbf}")
-REQUESTS=$(readlink -f "${2:-../shared/data/monaco.requests}")
+PBF=$(readlink -f "${1:-data/monaco.osm.pbf}")
+REQUESTS=$(readlink -f "${2:-data/monaco.requests}")
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 
 swift build -c release --product fleetd

@@ -109,10 +109,9 @@ public final class RoutingEngine: Sendable {
   public init(network: RoadNetwork, profile: CarProfile = CarProfile(), cchOrder: [Int32]? = nil) {
     self.network = network
     self.profile = profile
-    let turns = TurnGraph(network: network, profile: profile)
-    self.turns = turns
-    let order = cchOrder.flatMap { CCH.isOrder($0, of: turns) ? $0 : nil } ?? CCH.order(graph: turns, network: network)
-    customized = CustomizedCCH(cch: CCH(graph: turns, order: order), graph: turns, network: network)
+    turns = TurnGraph(network: network, profile: profile)
+    customized = CustomizedCCH(
+      cch: CCH(graph: turns, network: network, order: cchOrder), graph: turns, network: network)
     labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)
     components = RoadComponents(network: network, graph: turns, smallComponentSize: Self.smallComponentSize)

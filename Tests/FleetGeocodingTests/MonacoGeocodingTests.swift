@@ -1,20 +1,12 @@
 import FleetCore
 import FleetGeocoding
+import FleetTestSupport
 import Foundation
 import Testing
 
-/// The engine built once from the real Monaco extract and GeoNames' cities.
+/// The engine built once from the real Monaco extract and GeoNames' cities (`monacoGeocoding`).
 enum Monaco {
-  static let dataDirectory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("shared/data")
-  /// Built once, on a thread of its own (`load`), so that waiting tests hold no thread.
-  static func engine() async throws -> GeocodingEngine { try await build.value }
-  static let build = Task {
-    try await GeocodingEngine.load(
-      osmPath: dataDirectory.appendingPathComponent("monaco.osm.pbf").path,
-      geoNamesPath: dataDirectory.appendingPathComponent("cities1000.csv").path)
-  }
+  static func engine() async throws -> GeocodingEngine { try await monacoGeocoding() }
 }
 
 @Suite struct MonacoReverseGeocodingTests {

@@ -11,8 +11,8 @@ import Testing
     try await FleetProcess.run(arguments)
   }
 
-  let osm = sharedData.appendingPathComponent("monaco.osm.pbf").path
-  let geoNames = sharedData.appendingPathComponent("cities1000.csv").path
+  let osm = monacoOSM
+  let geoNames = projectData.appendingPathComponent("cities1000.csv").path
 
   @Test func reverseOfflineAsJSON() async throws {
     let (status, output) = try await fleet([

@@ -2,20 +2,13 @@ import FleetCore
 import FleetProgress
 import FleetRouting
 import FleetStore
+import FleetTestSupport
 import Foundation
 import Synchronization
 
-/// The shared Monaco road network, built once from the real extract on a thread of its own:
-/// built on the threads all tests share, it would stall the tests that run meanwhile.
-let monacoRoutingBuild = Task {
-  try await onDedicatedThread(named: "monaco-routing") {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
-    return try RoutingEngine(osm: root.appendingPathComponent("shared/data/monaco.osm.pbf").path)
-  }
-}
-
-func monacoRouting() async throws -> RoutingEngine { try await monacoRoutingBuild.value }
+/// The shared Monaco road network (`data/monaco.osm.pbf`), built once per test process on a
+/// thread of its own.
+func monacoRouting() async throws -> RoutingEngine { try await sharedRoutingEngine(graph: try await monacoGraph()) }
 
 /// Real places in Monaco.
 enum Place {

@@ -10,7 +10,7 @@ struct CCHTests {
   /// Dijkstra's over the same turn graph, and its duration and distance are that path's.
   @Test func agreesWithDijkstraOnAllMonacoQueries() async throws {
     let engine = try await MonacoRoutingTests.engine()
-    let lines = try String(contentsOfFile: SharedData.monacoRequests, encoding: .utf8).split(separator: "\n")
+    let lines = try String(contentsOfFile: MonacoData.monacoRequests, encoding: .utf8).split(separator: "\n")
       .map(String.init)
     // Two thousand searches, Dijkstra's among them: seconds of CPU, on a thread of their own
     // rather than one that every other test shares.

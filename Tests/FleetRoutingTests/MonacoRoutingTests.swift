@@ -11,11 +11,11 @@ struct MonacoRoutingTests {
   /// would otherwise hold one of the few threads every test shares.
   static func engine() async throws -> RoutingEngine { try await engineBuild.value }
   static let engineBuild = Task {
-    try await onDedicatedThread(named: "monaco-engine") { try RoutingEngine(osm: SharedData.monaco) }
+    try await onDedicatedThread(named: "monaco-engine") { try RoutingEngine(osm: MonacoData.monaco) }
   }
 
   @Test func theExtractBecomesADrivableNetwork() async throws {
-    let (network, summary) = try OSMExtractor().extract(path: SharedData.monaco)
+    let (network, summary) = try OSMExtractor().extract(path: MonacoData.monaco)
     #expect(summary.drivableWays > 1500)
     #expect(network.edges.count > 2000)
     #expect(summary.restrictions > 10)
@@ -32,7 +32,7 @@ struct MonacoRoutingTests {
     #expect(Double(inLargest.count) > 0.8 * Double(drivable.count))
   }
 
-  /// Queries of ../shared/data/monaco.requests with OSRM's answers on the same extract
+  /// Queries of data/monaco.requests with OSRM's answers on the same extract
   /// (osrm-routed, car profile, 2026-11-22): FleetKit must agree within the bounds.
   @Test(arguments: [
     (

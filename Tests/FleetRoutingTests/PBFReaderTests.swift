@@ -1,17 +1,13 @@
+import FleetTestSupport
 import Foundation
 import Testing
 
 @testable import FleetRouting
 
-/// The shared Monaco extract (../shared/data beside the project root).
-enum SharedData {
-  static let directory: String = {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent()
-    return root.deletingLastPathComponent().appendingPathComponent("shared/data").path
-  }()
-  static var monaco: String { directory + "/monaco.osm.pbf" }
-  static var monacoRequests: String { directory + "/monaco.requests" }
+/// The Monaco extract and its route queries, in the repository's `data/`.
+enum MonacoData {
+  static var monaco: String { monacoOSM }
+  static var monacoRequests: String { projectData.appendingPathComponent("monaco.requests").path }
 }
 
 func temporaryFile(_ name: String) -> String {
@@ -27,7 +23,7 @@ struct PBFReaderTests {
     var taggedNodes = 0
     var inMonaco = true
     var maxRef: Int64 = 0
-    try PBFReader(path: SharedData.monaco).read(
+    try PBFReader(path: MonacoData.monaco).read(
       [.nodes, .ways, .relations],
       node: { node in
         nodes += 1
@@ -51,7 +47,7 @@ struct PBFReaderTests {
   @Test func tagsAndRelationMembersAreDecoded() throws {
     var restrictions = 0
     var namedRoads = Set<String>()
-    try PBFReader(path: SharedData.monaco).read(
+    try PBFReader(path: MonacoData.monaco).read(
       [.ways, .relations],
       way: { way in
         if way.tags["highway"] != nil, let name = way.tags["name"] { namedRoads.insert(name) }
@@ -68,7 +64,7 @@ struct PBFReaderTests {
   }
 
   @Test func aTruncatedFileNamesTheOffset() throws {
-    let bytes = try Data(contentsOf: URL(fileURLWithPath: SharedData.monaco))
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: MonacoData.monaco))
     let path = temporaryFile("truncated.osm.pbf")
     defer { try? FileManager.default.removeItem(atPath: path) }
     try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
@@ -83,7 +79,7 @@ struct PBFReaderTests {
   }
 
   @Test func corruptBytesGiveAnErrorNotACrash() throws {
-    let bytes = try Data(contentsOf: URL(fileURLWithPath: SharedData.monaco))
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: MonacoData.monaco))
     let path = temporaryFile("corrupt.osm.pbf")
     defer { try? FileManager.default.removeItem(atPath: path) }
     // Damage in the compressed data of a block, in a length prefix, and at the very start.

@@ -213,23 +213,25 @@ public func monacoGeocoding() async throws -> GeocodingEngine { try await monaco
 
 let monacoGeocodingBuild = Task {
   try await GeocodingEngine.load(
-    osmPath: sharedData.appendingPathComponent("monaco.osm.pbf").path,
-    geoNamesPath: sharedData.appendingPathComponent("cities1000.csv").path)
+    osmPath: monacoOSM, geoNamesPath: projectData.appendingPathComponent("cities1000.csv").path)
 }
 
-/// `../shared/data`, beside the project.
-public let sharedData: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-  .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
+/// The repository's `data/` folder: the Monaco extract, its route queries, GeoNames' places.
+public let projectData: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent().appendingPathComponent("data")
+
+/// The Monaco extract's path.
+public var monacoOSM: String { projectData.appendingPathComponent("monaco.osm.pbf").path }
 
 /// The Monaco road graph's file, built once per test process from
-/// `../shared/data/monaco.osm.pbf` on a thread of its own (as `monacoGeocoding()`), so that
+/// `data/monaco.osm.pbf` on a thread of its own (as `monacoGeocoding()`), so that
 /// tests waiting for it hold none of the few threads every task in the process shares.
 public func monacoGraph() async throws -> String { try await monacoGraphBuild.value }
 
 let monacoGraphBuild = Task {
   try await onDedicatedThread(named: "monaco-graph-build") {
     let path = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString).graph"
-    let (network, _) = try OSMExtractor().extract(path: sharedData.appendingPathComponent("monaco.osm.pbf").path)
+    let (network, _) = try OSMExtractor().extract(path: monacoOSM)
     try GraphFile.write(network, profile: CarProfile(), to: path)
     return path
   }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchSupport
 import FleetCore
 import FleetRouting
 import Foundation
@@ -9,16 +10,6 @@ struct DispatchBench: AsyncParsableCommand {
     commandName: "dispatch-bench",
     abstract: "SearchVehicles under load against a running fleetd, and dispatch quality in a simulated hour.",
     subcommands: [SearchLoad.self, SearchInProcess.self, DispatchQuality.self])
-}
-
-/// A small deterministic generator, so that runs repeat.
-struct Seeded {
-  var state: UInt64
-  init(_ seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-  mutating func next() -> Double {
-    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-    return Double(state >> 11) / Double(1 << 53)
-  }
 }
 
 /// Monaco itself, within the extract (which reaches up the hills into France): where the

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchSupport
 import FleetCore
 import FleetDispatch
 import FleetProgress

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchSupport
 import FleetAuth
 import FleetCore
 import FleetProto

@@ -12,7 +12,7 @@ import Foundation
 struct LocationBench {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
-  static let data = root.deletingLastPathComponent().appendingPathComponent("shared/data")
+  static let data = root.appendingPathComponent("data")
 
   static func main() throws {
     try filters()

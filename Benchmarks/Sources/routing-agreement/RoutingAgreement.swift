@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchSupport
 import FleetCore
 import FleetRouting
 import Foundation
@@ -246,16 +247,6 @@ struct RoadSample {
     return LatLng(
       latitude: on.latitude + metres * cos(angle) / metresPerDegree,
       longitude: on.longitude + metres * sin(angle) / (metresPerDegree * cos(on.latitude * .pi / 180)))
-  }
-}
-
-/// A small deterministic generator, so that runs repeat.
-struct Seeded {
-  var state: UInt64
-  init(_ seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-  mutating func next() -> Double {
-    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-    return Double(state >> 11) / Double(1 << 53)
   }
 }
 

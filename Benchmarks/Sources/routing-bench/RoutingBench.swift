@@ -17,7 +17,7 @@ struct RoutingBench: AsyncParsableCommand {
   @Option(help: "OSM PBF extract.")
   var osm: String
   @Option(help: "File of OSRM route URLs, one per line (only the coordinates are used).")
-  var requests = "../shared/data/monaco.requests"
+  var requests = "data/monaco.requests"
   @Option(help: "Base URL of an osrm-routed serving the same extract.")
   var osrm = "http://127.0.0.1:5000"
   @Option(help: "Base URL of a fleetd started with --graph on the same extract (HTTP latency and /table).")

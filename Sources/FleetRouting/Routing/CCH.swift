@@ -25,8 +25,11 @@ public struct CCH: Sendable {
   /// The node order: nested dissection of the turn graph by inertial flow. Metric-independent and
   /// the slow part of preparing a CCH (seconds on a city), so `fleetd graph build` stores it.
   static func order(graph: TurnGraph, network: RoadNetwork) -> [Int32] {
-    let n = graph.directedEdgeCount
-    let neighbours = undirectedNeighbours(graph)
+    order(neighbours: undirectedNeighbours(graph), network: network)
+  }
+
+  static func order(neighbours: [Set<Int32>], network: RoadNetwork) -> [Int32] {
+    let n = neighbours.count
     // Where each directed edge is: its road edge's middle, in metres north and east.
     let middles = (0..<n).map { d -> (Double, Double) in
       let edge = network.edges[d >> 1]
@@ -73,10 +76,13 @@ public struct CCH: Sendable {
     return neighbours
   }
 
-  /// The shortcut topology for an order (`CCH.order`, or one read from a graph file).
-  init(graph: TurnGraph, order: [Int32]) {
+  /// The shortcut topology for an order read from a graph file, or for one computed here when
+  /// there is none or it does not fit the graph.
+  init(graph: TurnGraph, network: RoadNetwork, order stored: [Int32]?) {
     let n = graph.directedEdgeCount
     let neighbours = Self.undirectedNeighbours(graph)
+    let order =
+      stored.flatMap { Self.isOrder($0, of: graph) ? $0 : nil } ?? Self.order(neighbours: neighbours, network: network)
     var rank = [Int32](repeating: 0, count: n)
     for (r, v) in order.enumerated() { rank[Int(v)] = Int32(r) }
 
