@@ -178,7 +178,7 @@ def test_search_vehicles(fleetd):
         fleetd.vehicles.search_vehicles(request=search_request(), metadata=fleetd.md(role="driver", vehicle="near"))
 
 
-MONACO = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "monaco.osm.pbf")
+MONACO = os.path.join(os.path.dirname(__file__), "..", "data", "monaco.osm.pbf")
 
 
 @pytest.fixture(scope="module")

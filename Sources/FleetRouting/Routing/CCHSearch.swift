@@ -229,24 +229,6 @@ struct CCHSearch {
     }
   }
 
-  func shortestPath(
-    forward: SearchLabels, backward: SearchLabels, sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?
-  ) -> FoundPath? {
-    var best = sameEdge?.weight ?? .infinity
-    var meeting: Int32 = -1
-    for node in forward.touched {
-      let total = forward.cost[Int(node)] + backward.cost[Int(node)]
-      // A start and an end on the same directed edge cannot meet there: that is `sameEdge`.
-      if forward.parent[Int(node)] == -1 && backward.parent[Int(node)] == -1 { continue }
-      if total < best {
-        best = total
-        meeting = node
-      }
-    }
-    guard meeting >= 0 else { return sameEdge }
-    return path(through: meeting, forward: forward, backward: backward, sources: sources, targets: targets)
-  }
-
   /// Unpacks start → meeting (forward edges, walked back) and meeting → end into turn-graph nodes.
   func path(
     through meeting: Int32, forward: SearchLabels, backward: SearchLabels, sources: [Endpoint], targets: [Endpoint]
