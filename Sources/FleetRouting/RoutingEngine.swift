@@ -1,4 +1,5 @@
 import FleetCore
+import Synchronization
 
 /// Why a routing query has no answer. Codes are OSRM's, so the HTTP API can pass them through.
 public struct RoutingError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -39,6 +40,9 @@ public struct RouteLeg: Sendable, Hashable {
   public var geometry: [LatLng]
   /// The roads driven, one span per road edge, in order; they cover `geometry` end to end.
   public var spans: [RouteSpan] = []
+  /// The OpenStreetMap node of each point of `geometry` (at a snapped end, the node of its
+  /// road segment behind the start or ahead of the end), as OSRM's `nodes` annotation.
+  public var nodes: [Int64] = []
 }
 
 /// The part of a leg driven on one road edge: what learned traffic is kept per.
@@ -52,14 +56,20 @@ public struct RouteSpan: Sendable, Hashable {
   /// The leg's geometry between these point indices (inclusive) is this span.
   public var firstPoint: Int
   public var lastPoint: Int
+  /// What the route minimised here, spread as `duration` is.
+  public var weight: Double
 
-  public init(edge: Int32, reversed: Bool, distance: Double, duration: Double, firstPoint: Int, lastPoint: Int) {
+  public init(
+    edge: Int32, reversed: Bool, distance: Double, duration: Double, firstPoint: Int, lastPoint: Int,
+    weight: Double? = nil
+  ) {
     self.edge = edge
     self.reversed = reversed
     self.distance = distance
     self.duration = duration
     self.firstPoint = firstPoint
     self.lastPoint = lastPoint
+    self.weight = weight ?? duration
   }
 }
 
@@ -90,7 +100,13 @@ public final class RoutingEngine: Sendable {
   public let network: RoadNetwork
   public let profile: CarProfile
   let turns: TurnGraph
+  /// The roads at each junction as a driver sees them: turn costs and guidance read them.
+  let junctionGeometry: JunctionGeometry
   let customized: CustomizedCCH
+  /// Metrics that leave out road classes (`exclude`), customized when first asked for.
+  let excludingMetrics = Mutex<[RoadClasses: CustomizedCCH]>([:])
+  /// The turn graph's arcs by target, for backward searches (alternative routes).
+  let incomingArcs: IncomingArcs
   let labels: SearchLabelPool
   let index: SegmentIndex
   /// Strongly connected components, sized as OSRM sizes them.
@@ -109,9 +125,11 @@ public final class RoutingEngine: Sendable {
   public init(network: RoadNetwork, profile: CarProfile = CarProfile(), cchOrder: [Int32]? = nil) {
     self.network = network
     self.profile = profile
-    turns = TurnGraph(network: network, profile: profile)
+    junctionGeometry = JunctionGeometry(network: network)
+    turns = TurnGraph(network: network, profile: profile, geometry: junctionGeometry)
     customized = CustomizedCCH(
       cch: CCH(graph: turns, network: network, order: cchOrder), graph: turns, network: network)
+    incomingArcs = IncomingArcs(turns)
     labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)
     components = RoadComponents(network: network, graph: turns, smallComponentSize: Self.smallComponentSize)
@@ -227,9 +245,12 @@ public final class RoutingEngine: Sendable {
   /// every component tiny and keeps each waypoint on its nearest road, however cut off): the
   /// waypoints then go to the main part, the answer a user wants (docs/routing.md).
   func positionsInMainPart(
-    _ positions: [RoadPosition], _ points: [LatLng], radiuses: [Double?]?
+    _ positions: [RoadPosition], _ points: [LatLng], options: RouteOptions
   ) -> [RoadPosition]? {
-    let moved = moved(positions, points, radiuses: radiuses, into: isInMainComponent)
+    let moved =
+      options.constrainsSnapping
+      ? constrainedPositions(positions, points, options: options, into: isInMainComponent)
+      : moved(positions, points, radiuses: options.radiuses, into: isInMainComponent)
     return zip(moved, positions).contains { $0.edge != $1.edge } ? moved : nil
   }
 
@@ -251,19 +272,33 @@ public final class RoutingEngine: Sendable {
   /// The fastest route through `waypoints` (at least two), in order. `radiuses` (metres, one per
   /// waypoint, nil for unlimited) bounds how far each may be from its road.
   public func route(_ waypoints: [LatLng], radiuses: [Double?]? = nil) throws(RoutingError) -> Route {
+    let (positions, paths, _) = try solve(waypoints, options: RouteOptions(radiuses: radiuses))
+    return route(of: paths, through: positions)
+  }
+
+  /// The snapped waypoints, the fastest path of each leg between them, and the metric searched.
+  func solve(_ waypoints: [LatLng], options: RouteOptions) throws(RoutingError) -> (
+    [RoadPosition], [FoundPath], CustomizedCCH
+  ) {
     guard waypoints.count >= 2 else { throw RoutingError(.invalidQuery, "a route needs at least two coordinates") }
-    if let radiuses, radiuses.count != waypoints.count {
-      throw RoutingError(.invalidQuery, "give one radius per coordinate (\(waypoints.count)), not \(radiuses.count)")
-    }
-    var positions = try positions(waypoints, radiuses: radiuses)
-    var paths: [FoundPath] = []
+    try options.validate(waypoints: waypoints.count)
+    let metric = metric(excluding: options.excluding)
+    var positions = try positions(waypoints, options: options)
     do {
-      paths = try self.paths(through: positions)
+      return (
+        positions, try paths(through: positions, metric: metric, continueStraight: options.continueStraight), metric
+      )
     } catch {
-      guard let main = positionsInMainPart(positions, waypoints, radiuses: radiuses) else { throw error }
+      guard let main = positionsInMainPart(positions, waypoints, options: options) else { throw error }
       positions = main
-      paths = try self.paths(through: positions)
+      return (
+        positions, try paths(through: positions, metric: metric, continueStraight: options.continueStraight), metric
+      )
     }
+  }
+
+  /// The route that drives `paths`, one per leg between consecutive `positions`.
+  func route(of paths: [FoundPath], through positions: [RoadPosition]) -> Route {
     var legs: [RouteLeg] = []
     var weight = 0.0
     for (i, path) in paths.enumerated() {
@@ -278,10 +313,10 @@ public final class RoutingEngine: Sendable {
   public func route(from: LatLng, to: LatLng) throws(RoutingError) -> Route { try route([from, to]) }
 
   /// The fastest path of each leg, in order.
-  func paths(through positions: [RoadPosition]) throws(RoutingError) -> [FoundPath] {
+  func paths(through positions: [RoadPosition], metric: CustomizedCCH? = nil) throws(RoutingError) -> [FoundPath] {
     var paths: [FoundPath] = []
     for i in 0..<(positions.count - 1) {
-      guard let path = search(from: positions[i], to: positions[i + 1]) else {
+      guard let path = search(from: positions[i], to: positions[i + 1], metric: metric) else {
         throw RoutingError(.noRoute, "no route from coordinate \(i) to coordinate \(i + 1)")
       }
       paths.append(path)
@@ -289,11 +324,48 @@ public final class RoutingEngine: Sendable {
     return paths
   }
 
-  func search(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
+  func search(from source: RoadPosition, to target: RoadPosition, metric: CustomizedCCH? = nil) -> FoundPath? {
     let sources = endpoints(of: source, in: network, asSource: true)
     let targets = endpoints(of: target, in: network, asSource: false)
-    return CCHSearch(customized: customized, network: network, graph: turns)
-      .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target), pool: labels)
+    guard !sources.isEmpty, !targets.isEmpty else { return nil }
+    let search = CCHSearch(customized: metric ?? customized, network: network, graph: turns)
+    let direct = directPath(from: source, to: target)
+    let shared = Set(sources.map(\.directed)).intersection(targets.map(\.directed))
+    guard !shared.isEmpty else {
+      return search.shortestPath(from: sources, to: targets, sameEdge: direct, pool: labels)
+    }
+    // An end on a start's own directed edge but behind it is reached only by leaving the edge and
+    // driving back into it: the search aims at the roads that turn into it instead, and the
+    // edge is added after.
+    var aims = targets.filter { !shared.contains($0.directed) }
+    var entering: [Int32: Int32] = [:]
+    let excluded = (metric ?? customized).excluded
+    for end in targets where shared.contains(end.directed) {
+      for i in incomingArcs.arcs(into: end.directed) {
+        let before = incomingArcs.source[i]
+        let arc = Int(incomingArcs.arc[i])
+        let edge = network.edges[TurnGraph.edge(of: before)]
+        guard let cost = edge.cost(reversed: TurnGraph.isReversed(before)), cost.classes.isDisjoint(with: excluded)
+        else { continue }
+        let aim = Endpoint(
+          directed: before, weight: cost.weight + Double(turns.arcTurnCost[arc] + turns.arcPenalty[arc]) + end.weight,
+          duration: cost.duration + Double(turns.arcTurnCost[arc]) + end.duration, distance: edge.length + end.distance)
+        if let known = aims.firstIndex(where: { $0.directed == before }) {
+          guard aim.weight < aims[known].weight else { continue }
+          aims[known] = aim
+        } else {
+          aims.append(aim)
+        }
+        entering[before] = end.directed
+      }
+    }
+    guard !aims.isEmpty else { return direct }
+    guard var path = search.shortestPath(from: sources, to: aims, sameEdge: direct, pool: labels) else { return nil }
+    // (A path of one edge is the direct one: the search never starts and ends on the same edge.)
+    if path.directedEdges.count > 1, let last = path.directedEdges.last, let end = entering[last] {
+      path.directedEdges.append(end)
+    }
+    return path
   }
 
   /// The same answer by plain Dijkstra over the turn graph: the reference the CCH is tested against.
@@ -309,7 +381,10 @@ public final class RoutingEngine: Sendable {
     guard source.edge == target.edge else { return nil }
     let edge = network.edges[source.edge]
     var direct: FoundPath?
-    for reversed in [false, true] {
+    for reversed in [false, true]
+    where source.directions.contains(.along(reversed: reversed))
+      && target.directions.contains(.along(reversed: reversed))
+    {
       guard let cost = edge.cost(reversed: reversed) else { continue }
       let metres = reversed ? source.offset - target.offset : target.offset - source.offset
       guard metres >= 0 else { continue }
@@ -342,7 +417,7 @@ public final class RoutingEngine: Sendable {
     var found = matrix(positions, sources: sources.count)
     // Pairs OSRM's snapping leaves unconnected: again with every point in the main part.
     if found.contains(where: { $0.contains { $0 == nil } }),
-      let main = positionsInMainPart(positions, points, radiuses: nil)
+      let main = positionsInMainPart(positions, points, options: RouteOptions())
     {
       positions = main
       found = matrix(positions, sources: sources.count)
@@ -368,46 +443,67 @@ public final class RoutingEngine: Sendable {
   /// of the last edge) and one span per edge.
   func leg(of path: FoundPath, from source: RoadPosition, to target: RoadPosition) -> RouteLeg {
     var points: [FixedCoordinate] = []
+    var nodes: [Int64] = []
     var spans: [RouteSpan] = []
     for (i, directed) in path.directedEdges.enumerated() {
       let edgeIndex = TurnGraph.edge(of: directed)
       let edge = network.edges[edgeIndex]
       let reversed = TurnGraph.isReversed(directed)
-      let shape = network.shape(of: edge).map { network.points[Int($0)] }
+      let shapeIndices = network.shape(of: edge)
+      let shape = shapeIndices.map { network.points[Int($0)] }
       // Positions along this edge in metres from `from`: where the driven part starts and ends.
       let startOffset = i == 0 ? source.offset : (reversed ? edge.length : 0)
       let endOffset = i == path.directedEdges.count - 1 ? target.offset : (reversed ? 0 : edge.length)
       var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
       if reversed { part.reverse() }
       let first = max(points.count - 1, 0)
-      for p in part where points.last != p { points.append(p) }
+      for (p, shapePoint) in part where points.last != p {
+        points.append(p)
+        nodes.append(
+          network.pointNodes.isEmpty ? 0 : network.pointNodes[Int(shapeIndices[shapeIndices.startIndex + shapePoint])])
+      }
       let metres = abs(endOffset - startOffset)
       let share = edge.length > 0 ? metres / edge.length : 0
+      let cost = edge.cost(reversed: reversed)
       spans.append(
         RouteSpan(
-          edge: Int32(edgeIndex), reversed: reversed, distance: metres,
-          duration: (edge.cost(reversed: reversed)?.duration ?? 0) * share, firstPoint: first,
-          lastPoint: max(points.count - 1, first)))
+          edge: Int32(edgeIndex), reversed: reversed, distance: metres, duration: (cost?.duration ?? 0) * share,
+          firstPoint: first, lastPoint: max(points.count - 1, first), weight: (cost?.weight ?? 0) * share))
     }
     // The ends are exactly the snapped points (the cut above interpolates by distance instead).
-    if points.isEmpty { points = [source.point, target.point] }
+    if points.isEmpty {
+      points = [source.point, target.point]
+      nodes = [0, 0]
+    }
     points[0] = source.point
-    if points.count == 1 { points.append(target.point) } else { points[points.count - 1] = target.point }
+    if points.count == 1 {
+      points.append(target.point)
+      nodes.append(nodes[0])
+    } else {
+      points[points.count - 1] = target.point
+    }
     if let last = spans.indices.last { spans[last].lastPoint = points.count - 1 }
-    // Turn costs are in the path's duration but on no edge: spread them by each span's share.
+    // Turn costs are in the path's duration and weight but on no edge: spread them by each
+    // span's share.
     let edgeSeconds = spans.reduce(0) { $0 + $1.duration }
     if edgeSeconds > 0 {
       let scale = path.duration / edgeSeconds
       for i in spans.indices { spans[i].duration *= scale }
     }
+    let edgeWeight = spans.reduce(0) { $0 + $1.weight }
+    if edgeWeight > 0 {
+      let scale = path.weight / edgeWeight
+      for i in spans.indices { spans[i].weight *= scale }
+    }
     return RouteLeg(
       distance: path.distance, duration: path.duration,
-      geometry: points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }, spans: spans)
+      geometry: points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }, spans: spans, nodes: nodes)
   }
 
-  /// The part of a shape between two distances along it.
-  static func cut(_ shape: [FixedCoordinate], from: Double, to: Double) -> [FixedCoordinate] {
-    var result: [FixedCoordinate] = []
+  /// The part of a shape between two distances along it, each point with the shape point it is
+  /// or, where it is cut inside a segment, the segment's end on the far side of the cut.
+  static func cut(_ shape: [FixedCoordinate], from: Double, to: Double) -> [(FixedCoordinate, Int)] {
+    var result: [(FixedCoordinate, Int)] = []
     var travelled = 0.0
     for k in 0..<(shape.count - 1) {
       let a = shape[k]
@@ -421,9 +517,9 @@ public final class RoutingEngine: Sendable {
       let t1 = step > 0 ? min(1, (to - segmentStart) / step) : 1
       let p0 = t0 <= 0 ? a : Geo.interpolate(a, b, t0)
       let p1 = t1 >= 1 ? b : Geo.interpolate(a, b, t1)
-      if result.last != p0 { result.append(p0) }
-      if result.last != p1 { result.append(p1) }
+      if result.last?.0 != p0 { result.append((p0, k)) }
+      if result.last?.0 != p1 { result.append((p1, k + 1)) }
     }
-    return result.isEmpty ? [shape.first!] : result
+    return result.isEmpty ? [(shape.first!, 0)] : result
   }
 }

@@ -28,6 +28,7 @@ struct OSRMAPITests {
       #expect(route["weight_name"] as? String == "routability")
       let legs = try #require(route["legs"] as? [[String: Any]])
       #expect(legs.count == 1)
+      // Steps only when asked for, as in OSRM.
       #expect((legs[0]["steps"] as? [Any])?.isEmpty == true)
       let waypoints = try #require(json["waypoints"] as? [[String: Any]])
       #expect(waypoints.count == 2)
@@ -48,6 +49,91 @@ struct OSRMAPITests {
       let (_, bare, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=false", token: nil)
       #expect((bare["routes"] as? [[String: Any]])?.first?["geometry"] == nil)
+    }
+  }
+
+  @Test func stepsAndAnnotationsInOSRMsShape() async throws {
+    try await TestServer.run(graph: try await monacoGraph()) { server in
+      let (status, json, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?steps=true&annotations=true&overview=full", token: nil
+      )
+      #expect(status == 200)
+      let route = try #require((json["routes"] as? [[String: Any]])?.first)
+      let leg = try #require((route["legs"] as? [[String: Any]])?.first)
+      let steps = try #require(leg["steps"] as? [[String: Any]])
+      #expect(steps.count >= 3)
+      let types = steps.compactMap { ($0["maneuver"] as? [String: Any])?["type"] as? String }
+      #expect(types.first == "depart" && types.last == "arrive")
+      #expect(types.dropFirst().dropLast().allSatisfy { $0 != "depart" && $0 != "arrive" })
+      // The steps cover the leg, each from its maneuver with the intersections it passes.
+      let stepMetres = steps.compactMap { $0["distance"] as? Double }.reduce(0, +)
+      #expect(abs(stepMetres - (leg["distance"] as? Double ?? 0)) < 1)
+      for step in steps {
+        #expect(step["mode"] as? String == "driving")
+        #expect(step["driving_side"] as? String == "right")
+        #expect(step["name"] is String)
+        let maneuver = try #require(step["maneuver"] as? [String: Any])
+        let location = try #require(maneuver["location"] as? [Double])
+        let encoded = try #require(step["geometry"] as? String)
+        let shape = try #require(Polyline.decode(encoded, precision: 5))
+        #expect(abs(shape[0].longitude - location[0]) < 1e-5 && abs(shape[0].latitude - location[1]) < 1e-5)
+        let intersections = try #require(step["intersections"] as? [[String: Any]])
+        #expect(!intersections.isEmpty)
+        for intersection in intersections {
+          let bearings = try #require(intersection["bearings"] as? [Int])
+          #expect(bearings == bearings.sorted())
+          #expect((intersection["entry"] as? [Bool])?.count == bearings.count)
+        }
+      }
+      #expect((leg["summary"] as? String)?.isEmpty == false)
+      let annotation = try #require(leg["annotation"] as? [String: Any])
+      let distances = try #require(annotation["distance"] as? [Double])
+      #expect((annotation["nodes"] as? [Int])?.count == distances.count + 1)
+      #expect((annotation["duration"] as? [Double])?.count == distances.count)
+      #expect((annotation["speed"] as? [Double])?.count == distances.count)
+      #expect(abs(distances.reduce(0, +) - (leg["distance"] as? Double ?? 0)) < 2)
+
+      let (_, some, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?annotations=nodes,duration", token: nil)
+      let only = try #require(
+        ((some["routes"] as? [[String: Any]])?.first?["legs"] as? [[String: Any]])?.first?["annotation"]
+          as? [String: Any])
+      #expect(Set(only.keys) == ["nodes", "duration"])
+    }
+  }
+
+  @Test func alternativesAndRouteOptions() async throws {
+    try await TestServer.run(graph: try await monacoGraph()) { server in
+      let (_, json, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?alternatives=3&overview=false", token: nil)
+      let routes = try #require(json["routes"] as? [[String: Any]])
+      #expect((1...4).contains(routes.count))
+      let durations = routes.compactMap { $0["duration"] as? Double }
+      #expect(durations == durations.sorted())
+      #expect(durations.allSatisfy { $0 <= durations[0] * 1.15 + 1 })
+
+      for option in ["bearings=90,90;", "approaches=curb;curb", "exclude=ferry", "continue_straight=false"] {
+        let (status, answer, _) = try await server.http(
+          "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?\(option)", token: nil)
+        #expect(status == 200, "\(option)")
+        #expect(answer["code"] as? String == "Ok", "\(option)")
+      }
+      let refused: [(String, String)] = [
+        ("annotations=colour", "InvalidOptions"),
+        ("bearings=90,10", "InvalidOptions"),
+        ("bearings=400,10;", "InvalidValue"),
+        ("approaches=kerb;curb", "InvalidValue"),
+        ("exclude=motorway,toll", "InvalidValue"),
+        ("exclude=bridge", "InvalidValue"),
+        ("alternatives=-1", "InvalidQuery"),
+        ("continue_straight=maybe", "InvalidQuery"),
+      ]
+      for (option, code) in refused {
+        let (status, answer, _) = try await server.http(
+          "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?\(option)", token: nil)
+        #expect(status == 400, "\(option)")
+        #expect(answer["code"] as? String == code, "\(option)")
+      }
     }
   }
 

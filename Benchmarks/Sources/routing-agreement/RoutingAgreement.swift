@@ -11,7 +11,9 @@ import Foundation
 /// FleetKit against OSRM on one extract, both over HTTP on loopback, on seeded point pairs:
 /// half uniform in the extract's area, half taken on drivable roads and moved up to 30 m off
 /// them (where people stand), plus any real queries given. Prints one Markdown row of the
-/// agreement table, and the worst pairs to explain with `routing-diff`.
+/// agreement table, and the worst pairs to explain with `routing-diff`. Where both engines
+/// drive the same route (distance within 2 %), their turn-by-turn steps (`steps=true`) are
+/// compared by maneuver type and road name.
 @main
 struct RoutingAgreement: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -25,6 +27,7 @@ struct RoutingAgreement: AsyncParsableCommand {
   @Option var seed: UInt64 = 1
   @Option(help: "Also these queries (OSRM route URLs, one per line).") var requests: String?
   @Option(help: "Print this many of the pairs that disagree most.") var worst = 5
+  @Option(help: "Print this many routes whose steps differ.") var stepsShown = 0
   @Flag(help: "Print the table's header first.") var header = false
 
   func run() async throws {
@@ -46,6 +49,11 @@ struct RoutingAgreement: AsyncParsableCommand {
       let b = try await Self.route(flip ? fleetkit : osrm, from, to)
       results.append(Comparison(from: from, to: to, ours: flip ? b : a, theirs: flip ? a : b))
     }
+    // Steps, where both drive the same route: a step sequence differs only by its guidance.
+    for i in results.indices where results[i].ours.ok && results[i].theirs.ok && results[i].distanceAgrees {
+      let (from, to) = (results[i].from, results[i].to)
+      results[i].steps = (try await Self.steps(fleetkit, from, to), try await Self.steps(osrm, from, to))
+    }
     let summary = Summary(results)
     if header { print(Summary.header) }
     print(summary.row(name: name))
@@ -56,6 +64,31 @@ struct RoutingAgreement: AsyncParsableCommand {
       print("  \(name) differs: \(c.describe)")
     }
     for c in results.filter({ $0.ours.ok != $0.theirs.ok }).prefix(worst) { print("  \(name) one only: \(c.describe)") }
+    for c in results.filter({ $0.steps.map { $0.ours != $0.theirs } ?? false }).prefix(stepsShown) {
+      print(
+        String(
+          format: "  %@ steps differ: %.6f,%.6f → %.6f,%.6f", name, c.from.latitude, c.from.longitude, c.to.latitude,
+          c.to.longitude))
+      print("    FleetKit: \(c.steps!.ours.map(\.description).joined(separator: " | "))")
+      print("    OSRM:     \(c.steps!.theirs.map(\.description).joined(separator: " | "))")
+    }
+  }
+
+  /// One engine's steps for a route, each as `type[ modifier]: name`.
+  static func steps(_ base: String, _ from: LatLng, _ to: LatLng) async throws -> [Step] {
+    let coordinates = String(format: "%.6f,%.6f;%.6f,%.6f", from.longitude, from.latitude, to.longitude, to.latitude)
+    let url = URL(string: "\(base)/route/v1/driving/\(coordinates)?overview=false&steps=true")!
+    let (data, _) = try await URLSession.shared.data(from: url)
+    let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    let legs = (json["routes"] as? [[String: Any]])?.first?["legs"] as? [[String: Any]] ?? []
+    return legs.flatMap { leg in
+      (leg["steps"] as? [[String: Any]] ?? []).map { step in
+        let maneuver = step["maneuver"] as? [String: Any] ?? [:]
+        return Step(
+          type: maneuver["type"] as? String ?? "?", modifier: maneuver["modifier"] as? String ?? "",
+          name: step["name"] as? String ?? "")
+      }
+    }
   }
 
   static func queries(_ path: String) throws -> [(LatLng, LatLng)] {
@@ -98,11 +131,38 @@ struct Answer {
   var ok: Bool { code == "Ok" && distance != nil }
 }
 
+/// A route step as compared: its maneuver and the road it names.
+struct Step: Equatable, CustomStringConvertible {
+  var type: String
+  var modifier: String
+  var name: String
+  /// What the comparison counts: the maneuver's type and the road's name.
+  var key: String { "\(type): \(name)" }
+  var description: String { "\(type)\(modifier.isEmpty ? "" : " " + modifier): \(name)" }
+
+  /// How many steps of `theirs` appear in `ours` in the same order (longest common subsequence
+  /// by type and name).
+  static func matched(_ ours: [Step], _ theirs: [Step]) -> Int {
+    var row = [Int](repeating: 0, count: theirs.count + 1)
+    for a in ours {
+      var diagonal = 0
+      for (j, b) in theirs.enumerated() {
+        let above = row[j + 1]
+        row[j + 1] = a.key == b.key ? diagonal + 1 : max(row[j + 1], row[j])
+        diagonal = above
+      }
+    }
+    return row[theirs.count]
+  }
+}
+
 struct Comparison {
   var from: LatLng
   var to: LatLng
   var ours: Answer
   var theirs: Answer
+  /// Both engines' steps, where both drive the same route.
+  var steps: (ours: [Step], theirs: [Step])?
 
   var distanceAgrees: Bool {
     guard let a = ours.distance, let b = theirs.distance else { return false }
@@ -142,6 +202,12 @@ struct Summary {
   var onlyOurs: [String: Int] = [:]
   var latencyRatio = 0.0
   var p99Ratio = 0.0
+  /// Routes with steps compared; of those, the ones whose steps all match by type and name;
+  /// OSRM's steps over all of them, and how many of those FleetKit gives in the same order.
+  var stepRoutes = 0
+  var stepRoutesMatching = 0
+  var osrmSteps = 0
+  var stepsMatched = 0
 
   init(_ results: [Comparison]) {
     pairs = results.count
@@ -157,6 +223,12 @@ struct Summary {
       }
       if c.theirs.ok && !c.ours.ok { onlyOsrm[c.ours.code, default: 0] += 1 }
       if c.ours.ok && !c.theirs.ok { onlyOurs[c.theirs.code, default: 0] += 1 }
+      if let steps = c.steps {
+        stepRoutes += 1
+        if steps.ours.map(\.key) == steps.theirs.map(\.key) { stepRoutesMatching += 1 }
+        osrmSteps += steps.theirs.count
+        stepsMatched += Step.matched(steps.ours, steps.theirs)
+      }
     }
     let ours = results.map(\.ours.latency).sorted()
     let theirs = results.map(\.theirs.latency).sorted()
@@ -171,8 +243,8 @@ struct Summary {
   }
 
   static let header = """
-    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) |
-    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same steps | OSRM's steps matched |
+    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
     """
 
   func row(name: String) -> String {
@@ -181,7 +253,7 @@ struct Summary {
       counts.isEmpty ? "0" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
     return
-      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) |"
+      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) |"
   }
 }
 

@@ -76,6 +76,7 @@ public struct OSMExtractor: Sendable {
       if let index = pointIndex[id] { return index }
       let index = Int32(network.points.count)
       network.points.append(coordinates[id]!)
+      network.pointNodes.append(id)
       pointIndex[id] = index
       return index
     }

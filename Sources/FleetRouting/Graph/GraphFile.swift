@@ -10,7 +10,7 @@ import Foundation
 /// Loading is a handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 4
+  public static let version: UInt32 = 5
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
@@ -32,6 +32,7 @@ public enum GraphFile {
       out.put(p.latitudeE6)
       out.put(p.longitudeE6)
     }
+    out.putArray(network.pointNodes)
     out.putArray(network.junctions)
     out.putArray(network.blockedJunctions.map { $0 ? UInt8(1) : 0 })
     out.put(UInt64(network.obstacles.count))
@@ -112,6 +113,7 @@ public enum GraphFile {
     for _ in 0..<pointCount {
       network.points.append(FixedCoordinate(latitudeE6: try input.get(), longitudeE6: try input.get()))
     }
+    network.pointNodes = try input.getArray()
     network.junctions = try input.getArray()
     network.blockedJunctions = (try input.getArray() as [UInt8]).map { $0 != 0 }
     let obstacleCount = try input.count(elementSize: 4 + 1 + 4 + 4)
@@ -180,6 +182,7 @@ public enum GraphFile {
     let junctions = Int32(network.junctions.count)
     let directedEdges = Int32(network.edges.count * 2)
     guard network.blockedJunctions.count == network.junctions.count,
+      network.pointNodes.isEmpty || network.pointNodes.count == network.points.count,
       network.obstacles.allSatisfy({ $0.junction >= 0 && $0.junction < junctions && $0.arrivingBy < directedEdges }),
       network.junctions.allSatisfy({ $0 >= 0 && $0 < points }),
       network.geometry.allSatisfy({ $0 >= 0 && $0 < points }),

@@ -25,8 +25,10 @@ public struct RoadClasses: OptionSet, Sendable, Hashable, Codable {
   public static let named: [(name: String, value: RoadClasses)] = [
     ("toll", .toll), ("motorway", .motorway), ("ferry", .ferry), ("restricted", .restricted), ("tunnel", .tunnel),
   ]
-  /// The classes a route may be asked to avoid (OSRM car's `excludable`).
+  /// The classes a route may be asked to avoid (OSRM car's `excludable`), one at a time: the
+  /// combinations the profile offers.
   public static let excludable: RoadClasses = [.toll, .motorway, .ferry]
+  public static let excludableSets: [RoadClasses] = [.toll, .motorway, .ferry]
 
   public var names: [String] { Self.named.filter { contains($0.value) }.map(\.name) }
 }
@@ -123,6 +125,8 @@ public struct Obstacle: Sendable, Hashable, Codable {
 public struct RoadNetwork: Sendable, Codable {
   /// Every shape point of every edge.
   public var points: [FixedCoordinate] = []
+  /// The OpenStreetMap node id of each point (empty for networks not built from OSM).
+  public var pointNodes: [Int64] = []
   /// Junction index → point index.
   public var junctions: [Int32] = []
   /// Junctions cars cannot pass (barriers); only turning back is allowed there.

@@ -10,64 +10,128 @@ public struct RoadPosition: Sendable, Hashable {
   public var point: FixedCoordinate
   /// Metres from the queried point to `point`.
   public var distance: Double
+  /// The directions a route may drive from or to here (all the edge allows, unless a query's
+  /// bearing, approach or exclusions narrowed them).
+  public var directions: RoadDirections = .both
 }
 
-/// A uniform grid over shape segments for nearest-road queries.
+/// Directions along a road edge: from its `from` end to its `to` end, and back.
+public struct RoadDirections: OptionSet, Sendable, Hashable {
+  public let rawValue: UInt8
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  public static let forward = RoadDirections(rawValue: 1)
+  public static let backward = RoadDirections(rawValue: 2)
+  public static let both: RoadDirections = [.forward, .backward]
+
+  public static func along(reversed: Bool) -> RoadDirections { reversed ? .backward : .forward }
+}
+
+/// A uniform grid over shape segments for nearest-road queries, stored flat (one array of
+/// segments ordered by cell, one start index per cell) so that a query reads cells without hashing.
 public struct SegmentIndex: Sendable {
   /// About 110 m of latitude: a few dozen segments per cell in a city.
-  static let cellSizeE6: Int32 = 1000
+  static let finestCellSizeE6: Int32 = 1000
 
   struct Cell: Hashable {
     var x: Int32
     var y: Int32
   }
 
-  let cells: [Cell: [(edge: Int32, segment: Int32)]]
-  /// The occupied cells' extent: a search stops once its ring has passed all of them.
+  /// Cells are this many microdegrees wide and high: the finest size whose grid over the
+  /// network's extent has at most a few cells per segment (coarser for a country than a city).
+  let cellSizeE6: Int32
+  /// The grid's extent in cells (inclusive).
   let lowCell: Cell
   let highCell: Cell
+  /// The segments of cell (x, y) are `entries[cellStart[k]..<cellStart[k + 1]]` with
+  /// k = (y - lowCell.y) * width + (x - lowCell.x).
+  let cellStart: [Int32]
+  let entries: [(edge: Int32, segment: Int32)]
+  var width: Int { Int(highCell.x - lowCell.x) + 1 }
 
   public init(network: RoadNetwork, include: (RoadEdge) -> Bool = { _ in true }) {
-    var cells: [Cell: [(edge: Int32, segment: Int32)]] = [:]
+    // Every included segment's box, in microdegrees.
+    var boxes: [(edge: Int32, segment: Int32, low: FixedCoordinate, high: FixedCoordinate)] = []
     for (i, edge) in network.edges.enumerated() where include(edge) {
       let shape = network.shape(of: edge)
       for k in 0..<(shape.count - 1) {
         let a = network.points[Int(shape[shape.startIndex + k])]
         let b = network.points[Int(shape[shape.startIndex + k + 1])]
-        let low = Self.cell(
-          FixedCoordinate(
-            latitudeE6: min(a.latitudeE6, b.latitudeE6), longitudeE6: min(a.longitudeE6, b.longitudeE6)))
-        let high = Self.cell(
-          FixedCoordinate(
-            latitudeE6: max(a.latitudeE6, b.latitudeE6), longitudeE6: max(a.longitudeE6, b.longitudeE6)))
-        for x in low.x...high.x {
-          for y in low.y...high.y { cells[Cell(x: x, y: y), default: []].append((Int32(i), Int32(k))) }
-        }
+        boxes.append(
+          (
+            Int32(i), Int32(k),
+            FixedCoordinate(
+              latitudeE6: min(a.latitudeE6, b.latitudeE6), longitudeE6: min(a.longitudeE6, b.longitudeE6)),
+            FixedCoordinate(
+              latitudeE6: max(a.latitudeE6, b.latitudeE6), longitudeE6: max(a.longitudeE6, b.longitudeE6))
+          ))
       }
     }
-    self.cells = cells
-    lowCell = Cell(x: cells.keys.map(\.x).min() ?? 0, y: cells.keys.map(\.y).min() ?? 0)
-    highCell = Cell(x: cells.keys.map(\.x).max() ?? 0, y: cells.keys.map(\.y).max() ?? 0)
+    let south = boxes.map(\.low.latitudeE6).min() ?? 0
+    let west = boxes.map(\.low.longitudeE6).min() ?? 0
+    let north = boxes.map(\.high.latitudeE6).max() ?? 0
+    let east = boxes.map(\.high.longitudeE6).max() ?? 0
+    let cellBudget = max(1 << 20, 2 * boxes.count)
+    var size = Self.finestCellSizeE6
+    while (Int(east - west) / Int(size) + 2) * (Int(north - south) / Int(size) + 2) > cellBudget { size *= 2 }
+    cellSizeE6 = size
+    let lowCell = Self.cell(FixedCoordinate(latitudeE6: south, longitudeE6: west), size: size)
+    let highCell = Self.cell(FixedCoordinate(latitudeE6: north, longitudeE6: east), size: size)
+    self.lowCell = lowCell
+    self.highCell = highCell
+    let width = Int(highCell.x - lowCell.x) + 1
+    let cellCount = width * (Int(highCell.y - lowCell.y) + 1)
+    // Counting pass, then filling pass into each cell's slot range.
+    var start = [Int32](repeating: 0, count: cellCount + 1)
+    func forEachCell(
+      _ box: (edge: Int32, segment: Int32, low: FixedCoordinate, high: FixedCoordinate), _ body: (Int) -> Void
+    ) {
+      let low = Self.cell(box.low, size: size)
+      let high = Self.cell(box.high, size: size)
+      for y in low.y...high.y {
+        for x in low.x...high.x { body(Int(y - lowCell.y) * width + Int(x - lowCell.x)) }
+      }
+    }
+    for box in boxes { forEachCell(box) { start[$0 + 1] += 1 } }
+    for k in 0..<cellCount { start[k + 1] += start[k] }
+    var next = start
+    var entries = [(edge: Int32, segment: Int32)](repeating: (0, 0), count: Int(start[cellCount]))
+    for box in boxes {
+      forEachCell(box) { k in
+        entries[Int(next[k])] = (box.edge, box.segment)
+        next[k] += 1
+      }
+    }
+    cellStart = start
+    self.entries = entries
   }
 
-  static func cell(_ c: FixedCoordinate) -> Cell {
+  static func cell(_ c: FixedCoordinate, size: Int32) -> Cell {
     Cell(
-      x: c.longitudeE6 >= 0 ? c.longitudeE6 / cellSizeE6 : (c.longitudeE6 + 1) / cellSizeE6 - 1,
-      y: c.latitudeE6 >= 0 ? c.latitudeE6 / cellSizeE6 : (c.latitudeE6 + 1) / cellSizeE6 - 1)
+      x: c.longitudeE6 >= 0 ? c.longitudeE6 / size : (c.longitudeE6 + 1) / size - 1,
+      y: c.latitudeE6 >= 0 ? c.latitudeE6 / size : (c.latitudeE6 + 1) / size - 1)
+  }
+
+  /// The segments in a cell; none outside the grid.
+  func segments(in cell: Cell) -> ArraySlice<(edge: Int32, segment: Int32)> {
+    guard cell.x >= lowCell.x, cell.x <= highCell.x, cell.y >= lowCell.y, cell.y <= highCell.y else { return [] }
+    let k = Int(cell.y - lowCell.y) * width + Int(cell.x - lowCell.x)
+    return entries[Int(cellStart[k])..<Int(cellStart[k + 1])]
   }
 
   /// The nearest positions on distinct edges, closest first, within `radius` metres.
   public func nearest(
     _ point: FixedCoordinate, in network: RoadNetwork, count: Int = 1, radius: Double = .infinity,
-    accept: (Int) -> Bool = { _ in true }
+    accept: (Int) -> Bool = { _ in true }, acceptSegment: ((Int, Int) -> Bool)? = nil
   ) -> [RoadPosition] {
-    let center = Self.cell(point)
+    let center = Self.cell(point, size: cellSizeE6)
     // Candidates are ranked by a flat-earth distance (exact to a fraction of a per cent over the
     // few hundred metres a search covers); only the winners get exact positions.
     let cosLatitude = cos(point.latitude * Geo.degreeToRadian)
     let metresPerMicrodegree = Geo.earthRadius * Geo.degreeToRadian / 1e6
     // One ring of cells is at least this many metres wide.
-    let ringMeters = Double(Self.cellSizeE6) * metresPerMicrodegree * max(0.1, cosLatitude)
+    let ringMeters = Double(cellSizeE6) * metresPerMicrodegree * max(0.1, cosLatitude)
     var best: [Int32: (segment: Int32, distance: Double)] = [:]
     // Beyond this ring every occupied cell has been visited.
     let coveringRing = max(
@@ -77,9 +141,9 @@ public struct SegmentIndex: Sendable {
     let py = Double(point.latitudeE6)
     var ring: Int32 = 0
     while ring <= maximumRing {
-      for cell in Self.ring(ring, around: center) {
-        guard let entries = cells[cell] else { continue }
-        for entry in entries where accept(Int(entry.edge)) {
+      forEachCell(onRing: ring, around: center) { cell in
+        for entry in segments(in: cell)
+        where accept(Int(entry.edge)) && acceptSegment?(Int(entry.edge), Int(entry.segment)) ?? true {
           let shape = network.shape(of: network.edges[Int(entry.edge)])
           let a = network.points[Int(shape[shape.startIndex + Int(entry.segment)])]
           let b = network.points[Int(shape[shape.startIndex + Int(entry.segment) + 1])]
@@ -112,20 +176,23 @@ public struct SegmentIndex: Sendable {
       .sorted { ($0.distance, $0.edge) < ($1.distance, $1.edge) }
   }
 
-  /// The cells at Chebyshev distance `r` from `center` (its perimeter only).
-  static func ring(_ r: Int32, around center: Cell) -> [Cell] {
-    guard r > 0 else { return [center] }
-    var result: [Cell] = []
-    result.reserveCapacity(Int(8 * r))
-    for x in (center.x - r)...(center.x + r) {
-      result.append(Cell(x: x, y: center.y - r))
-      result.append(Cell(x: x, y: center.y + r))
+  /// The grid's cells at Chebyshev distance `r` from `center` (its perimeter only).
+  func forEachCell(onRing r: Int32, around center: Cell, _ body: (Cell) -> Void) {
+    guard r > 0 else { return body(center) }
+    let x0 = max(center.x - r, lowCell.x)
+    let x1 = min(center.x + r, highCell.x)
+    if x0 <= x1 {
+      for y in [center.y - r, center.y + r] where (lowCell.y...highCell.y).contains(y) {
+        for x in x0...x1 { body(Cell(x: x, y: y)) }
+      }
     }
-    for y in (center.y - r + 1)...(center.y + r - 1) {
-      result.append(Cell(x: center.x - r, y: y))
-      result.append(Cell(x: center.x + r, y: y))
+    let y0 = max(center.y - r + 1, lowCell.y)
+    let y1 = min(center.y + r - 1, highCell.y)
+    if y0 <= y1 {
+      for x in [center.x - r, center.x + r] where (lowCell.x...highCell.x).contains(x) {
+        for y in y0...y1 { body(Cell(x: x, y: y)) }
+      }
     }
-    return result
   }
 
   static func position(_ p: FixedCoordinate, edge: Int, segment: Int, _ network: RoadNetwork) -> RoadPosition {

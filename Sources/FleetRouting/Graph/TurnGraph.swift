@@ -25,8 +25,11 @@ public struct TurnGraph: Sendable, Codable {
   public init() {}
 
   public init(network: RoadNetwork, profile: CarProfile) {
+    self.init(network: network, profile: profile, geometry: JunctionGeometry(network: network))
+  }
+
+  init(network: RoadNetwork, profile: CarProfile, geometry: JunctionGeometry) {
     let edgeCount = network.edges.count
-    let geometry = JunctionGeometry(network: network)
     var restrictionsAt: [Int32: [TurnRestriction]] = [:]
     for r in network.restrictions { restrictionsAt[r.via, default: []].append(r) }
     var obstaclesAt: [Int32: [Obstacle]] = [:]

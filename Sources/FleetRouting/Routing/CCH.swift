@@ -17,6 +17,8 @@ public struct CCH: Sendable {
   /// Upward edges of node v (to higher ranks): `firstUp[v]..<firstUp[v + 1]`, targets sorted.
   let firstUp: [Int32]
   let upTarget: [Int32]
+  /// The lower node of each upward edge (what `firstUp` says, without a search).
+  let upSource: [Int32]
   /// Each node's parent in the elimination tree (its lowest upper neighbour), -1 at a root. A
   /// node's upper neighbours are all its ancestors, so an upward search from v reaches exactly
   /// the path from v to its root.
@@ -96,10 +98,12 @@ public struct CCH: Sendable {
     }
     var firstUp: [Int32] = []
     var upTarget: [Int32] = []
+    var upSource: [Int32] = []
     firstUp.reserveCapacity(n + 1)
     for v in 0..<n {
       firstUp.append(Int32(upTarget.count))
       upTarget.append(contentsOf: upper[v].sorted())
+      upSource.append(contentsOf: repeatElement(Int32(v), count: upper[v].count))
     }
     firstUp.append(Int32(upTarget.count))
     treeParent = (0..<n).map { v in upper[v].min(by: { rank[Int($0)] < rank[Int($1)] }) ?? -1 }
@@ -107,6 +111,7 @@ public struct CCH: Sendable {
     self.byRank = order
     self.firstUp = firstUp
     self.upTarget = upTarget
+    self.upSource = upSource
   }
 
   var edgeCount: Int { upTarget.count }
@@ -133,10 +138,12 @@ struct CustomizedCCH: Sendable {
   /// Per upward edge v → w: the cost of driving v → w (`up`) and w → v (`down`).
   var up: [Double]
   var down: [Double]
-  /// The lower node a shortcut passes through, or -1 for an original turn; and for original
-  /// turns, the turn-graph arc (to read its turn cost when unpacking).
-  var upMiddle: [Int32]
-  var downMiddle: [Int32]
+  /// The two upward edges a shortcut is made of (first driven, then second; -1 for an original
+  /// turn), so unpacking needs no searches; and for original turns, the turn-graph arc.
+  var upFirst: [Int32]
+  var upSecond: [Int32]
+  var downFirst: [Int32]
+  var downSecond: [Int32]
   var upArc: [Int32]
   var downArc: [Int32]
   /// Seconds and metres of the path each weight stands for, so matrices need no unpacking.
@@ -145,14 +152,21 @@ struct CustomizedCCH: Sendable {
   var upDistance: [Double]
   var downDistance: [Double]
 
-  /// Customization: the original turns' weights, then every lower triangle bottom-up.
-  init(cch: CCH, graph: TurnGraph, network: RoadNetwork) {
+  /// The road classes this metric does not drive on (a query's `exclude`).
+  let excluded: RoadClasses
+
+  /// Customization: the original turns' weights, then every lower triangle bottom-up. Roads of
+  /// an `excluding` class get no turns into them.
+  init(cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = []) {
+    excluded = excluding
     self.cch = cch
     let m = cch.edgeCount
     up = [Double](repeating: .infinity, count: m)
     down = [Double](repeating: .infinity, count: m)
-    upMiddle = [Int32](repeating: -1, count: m)
-    downMiddle = [Int32](repeating: -1, count: m)
+    upFirst = [Int32](repeating: -1, count: m)
+    upSecond = [Int32](repeating: -1, count: m)
+    downFirst = [Int32](repeating: -1, count: m)
+    downSecond = [Int32](repeating: -1, count: m)
     upArc = [Int32](repeating: -1, count: m)
     downArc = [Int32](repeating: -1, count: m)
     upDuration = [Double](repeating: 0, count: m)
@@ -163,7 +177,9 @@ struct CustomizedCCH: Sendable {
       for arc in graph.arcs(from: Int32(v)) {
         let w = graph.arcTarget[arc]
         let edge = network.edges[TurnGraph.edge(of: w)]
-        guard Int(w) != v, let cost = edge.cost(reversed: TurnGraph.isReversed(w)) else { continue }
+        guard Int(w) != v, let cost = edge.cost(reversed: TurnGraph.isReversed(w)),
+          cost.classes.isDisjoint(with: excluding)
+        else { continue }
         let weight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc]) + cost.weight
         let duration = Double(graph.arcTurnCost[arc]) + cost.duration
         if cch.rank[v] < cch.rank[Int(w)] {
@@ -197,14 +213,16 @@ struct CustomizedCCH: Sendable {
           let via = down[i] + up[j]
           if via < up[uw] {
             up[uw] = via
-            upMiddle[uw] = v
+            upFirst[uw] = Int32(i)
+            upSecond[uw] = Int32(j)
             upDuration[uw] = downDuration[i] + upDuration[j]
             upDistance[uw] = downDistance[i] + upDistance[j]
           }
           let back = down[j] + up[i]
           if back < down[uw] {
             down[uw] = back
-            downMiddle[uw] = v
+            downFirst[uw] = Int32(j)
+            downSecond[uw] = Int32(i)
             downDuration[uw] = downDuration[j] + upDuration[i]
             downDistance[uw] = downDistance[j] + upDistance[i]
           }
@@ -216,32 +234,19 @@ struct CustomizedCCH: Sendable {
   /// The turn-graph path (directed edges after the first) that an upward edge stands for, in
   /// driving order: `forward` for v → w, else w → v.
   func unpack(_ e: Int, forward: Bool, into path: inout [Int32]) {
-    let v = cch.edgeSource(e)
-    let w = cch.upTarget[e]
-    let middle = forward ? upMiddle[e] : downMiddle[e]
-    guard middle >= 0 else {
-      path.append(forward ? w : v)
+    let first = forward ? upFirst[e] : downFirst[e]
+    guard first >= 0 else {
+      path.append(forward ? cch.upTarget[e] : cch.upSource[e])
       return
     }
-    // v → middle is the downward edge middle → v, and so on.
-    let toMiddle = cch.edge(middle, forward ? v : w)!
-    let fromMiddle = cch.edge(middle, forward ? w : v)!
-    unpack(toMiddle, forward: false, into: &path)
-    unpack(fromMiddle, forward: true, into: &path)
+    // u → v → w is the downward half v → u, then the upward half v → w (and w → v → u the
+    // other way round): each half is an upward edge from the middle node v.
+    unpack(Int(first), forward: false, into: &path)
+    unpack(Int(forward ? upSecond[e] : downSecond[e]), forward: true, into: &path)
   }
 }
 
 extension CCH {
   /// The lower node of an upward edge.
-  func edgeSource(_ e: Int) -> Int32 {
-    var low = 0
-    var high = firstUp.count - 1
-    while low + 1 < high {
-      let mid = (low + high) / 2
-      if Int(firstUp[mid]) <= e { low = mid } else { high = mid }
-    }
-    // Skip nodes without upward edges that share the same start index.
-    while Int(firstUp[low + 1]) <= e { low += 1 }
-    return Int32(low)
-  }
+  func edgeSource(_ e: Int) -> Int32 { upSource[e] }
 }

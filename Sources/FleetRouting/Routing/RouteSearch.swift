@@ -20,7 +20,7 @@ func endpoints(of position: RoadPosition, in network: RoadNetwork, asSource: Boo
   let edge = network.edges[position.edge]
   let along = edge.length > 0 ? position.offset / edge.length : 0
   var result: [Endpoint] = []
-  for reversed in [false, true] {
+  for reversed in [false, true] where position.directions.contains(.along(reversed: reversed)) {
     guard let cost = edge.cost(reversed: reversed) else { continue }
     // Share of the edge between the point and the end a start leaves by (or the start an end comes from).
     let share = asSource != reversed ? 1 - along : along

@@ -59,29 +59,33 @@ struct OSRMFront: Sendable {
   func route(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMRouteResponse {
     try query.allow([
       "overview", "geometries", "steps", "alternatives", "annotations", "continue_straight", "radiuses",
-      "generate_hints", "hints", "skip_waypoints", "snapping",
+      "generate_hints", "hints", "skip_waypoints", "snapping", "bearings", "approaches", "exclude",
     ])
     guard query.coordinates.count >= 2 else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
     }
     let overview = try query.choice("overview", ["simplified", "full", "false"], default: "simplified")
     let geometries = try query.choice("geometries", ["polyline", "polyline6", "geojson"], default: "polyline")
-    guard try query.flag("steps") == false else {
-      throw OSRMError("InvalidOptions", "steps=true is not supported by fleetd; use steps=false")
-    }
-    _ = try query.flag("alternatives")  // Only the best route is returned, which OSRM also allows.
-    guard (query.values["annotations"] ?? "false") == "false" else {
-      throw OSRMError("InvalidOptions", "annotations are not supported by fleetd on /route")
-    }
-    let route = try engine.route(query.coordinates, radiuses: try query.radiuses())
+    let steps = try query.flag("steps")
+    let annotations = try query.annotations()
+    let options = RouteOptions(
+      radiuses: try query.radiuses(), bearings: try query.bearings(), approaches: try query.approaches(),
+      excluding: try query.excluded(), continueStraight: try query.continueStraight(),
+      alternatives: try query.alternatives())
+    let routes = try engine.routes(query.coordinates, options: options)
     return OSRMRouteResponse(
-      routes: [
-        OSRMRoute(
-          geometry: OSRMGeometry(route.geometry, overview: overview, format: geometries),
-          legs: route.legs.map(OSRMLeg.init), weight: Self.round(route.weight), duration: Self.round(route.duration),
-          distance: Self.round(route.distance))
-      ],
-      waypoints: query.values["skip_waypoints"] == "true" ? nil : route.waypoints.map(OSRMWaypoint.init))
+      routes: routes.map { route in
+        let legs = route.legs.enumerated().map { i, leg in
+          OSRMLeg(
+            leg,
+            steps: steps ? engine.steps(of: leg, from: query.coordinates[i], to: query.coordinates[i + 1]) : nil,
+            format: geometries, annotations: annotations)
+        }
+        return OSRMRoute(
+          geometry: OSRMGeometry(route.geometry, overview: overview, format: geometries), legs: legs,
+          weight: Self.round(route.weight), duration: Self.round(route.duration), distance: Self.round(route.distance))
+      },
+      waypoints: query.values["skip_waypoints"] == "true" ? nil : routes[0].waypoints.map(OSRMWaypoint.init))
   }
 
   func table(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMTableResponse {
@@ -251,6 +255,100 @@ struct OSRMQuery {
     }
   }
 
+  /// `bearings=degrees,range;;…`: per coordinate, empty for any direction.
+  func bearings() throws -> [WaypointBearing?]? {
+    guard let value = values["bearings"] else { return nil }
+    let items = value.split(separator: ";", omittingEmptySubsequences: false)
+    guard items.count == coordinates.count else {
+      throw OSRMError("InvalidOptions", "Number of bearings does not match number of coordinates")
+    }
+    return try items.map { item in
+      if item.isEmpty { return nil }
+      let numbers = item.split(separator: ",").map { Double($0) }
+      guard numbers.count == 2, let degrees = numbers[0], let range = numbers[1], (0...360).contains(degrees),
+        (0...180).contains(range)
+      else {
+        throw OSRMError("InvalidValue", "bearing '\(item)' must be degrees (0-360),range (0-180)")
+      }
+      return WaypointBearing(degrees: degrees, range: range)
+    }
+  }
+
+  /// `approaches=curb;unrestricted;…`: per coordinate, empty for unrestricted.
+  func approaches() throws -> [Approach]? {
+    guard let value = values["approaches"] else { return nil }
+    let items = value.split(separator: ";", omittingEmptySubsequences: false)
+    guard items.count == coordinates.count else {
+      throw OSRMError("InvalidOptions", "Number of approaches does not match number of coordinates")
+    }
+    return try items.map { item in
+      if item.isEmpty { return .unrestricted }
+      guard let approach = Approach(rawValue: String(item)) else {
+        throw OSRMError("InvalidValue", "approach '\(item)' must be curb or unrestricted")
+      }
+      return approach
+    }
+  }
+
+  /// `exclude=motorway,toll`: classes the car profile can leave out.
+  func excluded() throws -> RoadClasses {
+    guard let value = values["exclude"], !value.isEmpty else { return [] }
+    var classes: RoadClasses = []
+    for name in value.split(separator: ",", omittingEmptySubsequences: false) {
+      guard let known = RoadClasses.named.first(where: { $0.name == name && RoadClasses.excludable.contains($0.value) })
+      else {
+        throw OSRMError(
+          "InvalidValue",
+          "Exclude flag combination is not supported: '\(name)' is not one of \(RoadClasses.excludable.names.joined(separator: ", "))"
+        )
+      }
+      classes.insert(known.value)
+    }
+    guard RoadClasses.excludableSets.contains(classes) else {
+      throw OSRMError("InvalidValue", "Exclude flag combination is not supported: exclude one class at a time")
+    }
+    return classes
+  }
+
+  /// `continue_straight=true|false|default`: the car profile's default is not to turn back at
+  /// via waypoints.
+  func continueStraight() throws -> Bool {
+    switch values["continue_straight"] ?? "default" {
+    case "default", "true": return true
+    case "false": return false
+    default: throw OSRMError("InvalidQuery", "continue_straight must be true, false or default")
+    }
+  }
+
+  /// `alternatives=true|false|N`: how many alternative routes to look for (true is one).
+  func alternatives() throws -> Int {
+    switch values["alternatives"] ?? "false" {
+    case "false": return 0
+    case "true": return 1
+    case let text:
+      guard let count = Int(text), count >= 0 else {
+        throw OSRMError("InvalidQuery", "alternatives must be true, false or a number of routes")
+      }
+      return min(count, 10)
+    }
+  }
+
+  /// `annotations=true|false` or a list of OSRM's annotation kinds: the kinds asked for.
+  func annotations() throws -> Set<String> {
+    switch values["annotations"] ?? "false" {
+    case "false": return []
+    case "true": return OSRMAnnotation.kinds
+    case let list:
+      let kinds = Set(list.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+      guard kinds.isSubset(of: OSRMAnnotation.kinds) else {
+        throw OSRMError(
+          "InvalidOptions",
+          "annotations must be true, false or a list of \(OSRMAnnotation.kinds.sorted().joined(separator: ", "))")
+      }
+      return kinds
+    }
+  }
+
   /// `radiuses=10;unlimited;…`: one per coordinate, metres.
   func radiuses() throws -> [Double?]? {
     guard let value = values["radiuses"] else { return nil }
@@ -316,18 +414,27 @@ enum OSRMGeometry: Encodable {
 }
 
 struct OSRMLeg: Encodable {
-  var steps: [String] = []
+  var annotation: OSRMAnnotation?
+  var steps: [OSRMStep] = []
   var summary = ""
   var distance: Double
   var duration: Double
-  /// Legs carry no separate weight in FleetKit; their duration stands in, as OSRM's does for
-  /// legs without restricted roads.
   var weight: Double
 
   init(_ leg: RouteLeg) {
     distance = OSRMFront.round(leg.distance)
     duration = OSRMFront.round(leg.duration)
-    weight = duration
+    weight = leg.spans.isEmpty ? duration : OSRMFront.round(leg.spans.reduce(0) { $0 + $1.weight })
+  }
+
+  /// With its steps (when asked for) in `format`, and the annotations asked for.
+  init(_ leg: RouteLeg, steps: [RouteStep]?, format: String, annotations: Set<String>) {
+    self.init(leg)
+    if let steps {
+      self.steps = steps.map { OSRMStep($0, format: format) }
+      summary = Self.summary(steps)
+    }
+    if !annotations.isEmpty { annotation = OSRMAnnotation(leg, kinds: annotations) }
   }
 }
 

@@ -1,0 +1,500 @@
+import FleetCore
+
+/// Turn-by-turn steps for a driven leg, by the rules of OSRM's guidance in outline: a turn is
+/// announced unless it is the obvious way on and the road keeps its name; forks, ends of roads,
+/// ramps and roundabouts get their own maneuvers.
+///
+/// The junction views are the ones turn costs are computed from (`JunctionGeometry`), so a turn
+/// has the same angle in the steps as in the route's duration.
+struct Guidance {
+  let network: RoadNetwork
+  let junctions: JunctionGeometry
+  let turns: TurnGraph
+
+  /// OSRM's angle bands (`guidance/constants.hpp`): turns this close to straight on are narrow,
+  /// within a group of each other, or indistinguishable.
+  static let narrowTurnAngle = 40.0
+  static let groupAngle = 60.0
+  static let fuzzyAngleDifference = 25.0
+  /// How much more another road must bend than the route's for the route to be the obvious one.
+  static let distinctionRatio = 2.0
+  /// Depart and arrive say which side the asked point is on only when it is this far from the road.
+  static let sideDistance = 5.0...300.0
+
+  /// What the route does at one junction it passes between two spans.
+  struct JunctionPass {
+    var junction: Int32
+    var intersection: RouteStep.Intersection
+    /// Whether a driver sees an intersection here (three roads or more), not a mere joint.
+    var isIntersection: Bool
+    var announcement: (kind: RouteStep.Kind, modifier: RouteStep.Modifier)?
+    /// The route's OSRM turn angle here.
+    var angle: Double
+    /// Roads other than the route's own that could be driven onto from the road arrived by.
+    var otherExits: Int
+  }
+
+  func steps(of leg: RouteLeg, from origin: LatLng, to destination: LatLng) -> [RouteStep] {
+    let points = leg.geometry
+    let spans = leg.spans
+    guard let firstSpan = spans.first, let lastSpan = spans.last, points.count >= 2 else { return [] }
+
+    // Where steps begin (span index) and what they announce.
+    // Roundabout steps also keep the span they leave the roundabout by, which names them.
+    var starts: [(span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?)] = [
+      (0, .depart, sideModifier(asked: origin, snapped: points[0], toward: points[1]), nil, nil)
+    ]
+    var passes: [Int: JunctionPass] = [:]
+    // The roundabout being driven round: its entry step, exits passed, and the bearing entered at.
+    var roundabout: (step: Int, exits: Int, entryBearing: Double)?
+    for k in 0..<(spans.count - 1) {
+      guard var pass = pass(from: spans[k], to: spans[k + 1], leg: leg) else { continue }
+      let inEdge = network.edges[Int(spans[k].edge)]
+      let outEdge = network.edges[Int(spans[k + 1].edge)]
+      let point = spans[k + 1].firstPoint
+      let before = Geo.bearing(fixed(points[max(point - 1, 0)]), fixed(points[point]))
+      switch (inEdge.isRoundabout, outEdge.isRoundabout) {
+      case (false, true):
+        let kind = roundaboutKind(entering: TurnGraph.directed(Int(spans[k + 1].edge), reversed: spans[k + 1].reversed))
+        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil))
+        roundabout = (starts.count - 1, 0, before)
+        pass.announcement = nil
+      case (true, true):
+        if pass.otherExits > 0 { roundabout?.exits += 1 }
+        pass.announcement = nil
+      case (true, false):
+        var exitKind: RouteStep.Kind? = inEdge.flags.contains(.circular) ? .exitRotary : .exitRoundabout
+        if let entered = roundabout {
+          starts[entered.step].exit = entered.exits + 1
+          starts[entered.step].exitSpan = k + 1
+          switch starts[entered.step].kind {
+          case .rotary: exitKind = .exitRotary
+          case .roundaboutTurn:
+            // Said as one turn: from the way in to the way out, with no step for leaving.
+            let after = Geo.bearing(fixed(points[point]), fixed(points[min(point + 1, points.count - 1)]))
+            starts[entered.step].modifier = RouteStep.Modifier(
+              turnAngle: Geo.angleBetween(entered.entryBearing, after))
+            exitKind = nil
+          default: exitKind = .exitRoundabout
+          }
+        }
+        roundabout = nil
+        if let exitKind { starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil)) }
+        pass.announcement = nil
+      case (false, false):
+        if let announcement = pass.announcement {
+          starts.append((k + 1, announcement.kind, announcement.modifier, nil, nil))
+        }
+      }
+      passes[k + 1] = pass
+    }
+
+    var steps: [RouteStep] = []
+    for (n, start) in starts.enumerated() {
+      let endSpan = n + 1 < starts.count ? starts[n + 1].span : spans.count
+      let stepSpans = spans[start.span..<endSpan]
+      let first = stepSpans.first!.firstPoint
+      let last = stepSpans.last!.lastPoint
+      // A roundabout step is named after the road it leaves the roundabout by.
+      var named = network.edges[Int(stepSpans.first!.edge)]
+      var rotaryName = ""
+      if [.roundabout, .rotary, .roundaboutTurn].contains(start.kind) {
+        rotaryName = start.kind == .rotary ? network.names[Int(named.nameIndex)] : ""
+        if let exitSpan = start.exitSpan { named = network.edges[Int(spans[exitSpan].edge)] }
+      }
+      var intersections: [RouteStep.Intersection] = []
+      if start.span == 0 {
+        intersections.append(departure(points: points, span: firstSpan))
+      }
+      for k in start.span..<endSpan {
+        guard let pass = passes[k], pass.isIntersection || k == start.span else { continue }
+        intersections.append(pass.intersection)
+      }
+      let location = points[first]
+      steps.append(
+        RouteStep(
+          maneuver: RouteStep.Maneuver(
+            location: location,
+            bearingBefore: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
+            bearingAfter: Self.wholeDegrees(
+              Geo.bearing(fixed(location), fixed(points[min(first + 1, points.count - 1)]))),
+            kind: start.kind, modifier: start.modifier, exit: start.exit),
+          name: network.names[Int(named.nameIndex)], ref: network.names[Int(named.refIndex)],
+          destinations: network.names[Int(named.destinationsIndex)], exits: network.names[Int(named.exitsIndex)],
+          rotaryName: rotaryName, isFerry: named.isFerry, drivingSide: named.drivingSide,
+          geometry: Array(points[first...max(last, first)]),
+          distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
+          weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections))
+    }
+    steps = Self.withoutShortNameChanges(Self.collapsed(steps))
+    // A road only just turned onto does not end: that is a turn (OSRM's two-intersection minimum).
+    for i in steps.indices.dropFirst()
+    where steps[i].maneuver.kind == .endOfRoad && steps[i - 1].intersections.count < 2 {
+      steps[i].maneuver.kind = .turn
+    }
+    // Arrival: a step of no length at the end, its one road the way the route came in.
+    let end = points[points.count - 1]
+    let arrivingBearing = Geo.bearing(fixed(points[points.count - 2]), fixed(end))
+    let lastEdge = network.edges[Int(lastSpan.edge)]
+    steps.append(
+      RouteStep(
+        maneuver: RouteStep.Maneuver(
+          location: end, bearingBefore: Self.wholeDegrees(arrivingBearing), bearingAfter: 0, kind: .arrive,
+          modifier: sideModifier(asked: destination, snapped: end, from: points[points.count - 2]), exit: nil),
+        name: network.names[Int(lastEdge.nameIndex)], ref: network.names[Int(lastEdge.refIndex)],
+        destinations: "", exits: "", rotaryName: "", isFerry: lastEdge.isFerry, drivingSide: lastEdge.drivingSide,
+        geometry: [end, end], distance: 0, duration: 0, weight: 0,
+        intersections: [
+          RouteStep.Intersection(
+            location: end, bearings: [Self.wholeDegrees(Geo.reverse(arrivingBearing))], entry: [true], arrivingRoad: 0,
+            leavingRoad: nil, classes: [])
+        ]))
+    return steps
+  }
+
+  /// Steps this short are one maneuver with the next, as OSRM collapses them: turning onto a
+  /// road only to leave it a few metres on is said as one turn.
+  static let collapseDistance = 30.0
+
+  static func collapsed(_ steps: [RouteStep]) -> [RouteStep] {
+    let followers: Set<RouteStep.Kind> = [.newName, .turn, .continue, .fork, .endOfRoad, .notification]
+    let leaders: Set<RouteStep.Kind> = [
+      .newName, .turn, .continue, .fork, .endOfRoad, .notification, .onRamp, .offRamp, .merge,
+    ]
+    var result: [RouteStep] = []
+    for step in steps {
+      guard var last = result.last, leaders.contains(last.maneuver.kind), last.distance < collapseDistance,
+        followers.contains(step.maneuver.kind), step.maneuver.modifier != .uturn
+      else {
+        result.append(step)
+        continue
+      }
+      if last.maneuver.kind == .newName || last.maneuver.kind == .notification {
+        last.maneuver.kind = step.maneuver.kind
+      }
+      if last.maneuver.kind != .fork {
+        last.maneuver.modifier = RouteStep.Modifier(
+          turnAngle: Geo.angleBetween(Double(last.maneuver.bearingBefore), Double(step.maneuver.bearingAfter)))
+      }
+      last.name = step.name
+      last.ref = step.ref
+      last.destinations = step.destinations
+      last.exits = step.exits
+      last.absorb(step)
+      result[result.count - 1] = last
+    }
+    return result
+  }
+
+  /// A new name is not said when the road had that name already, or when it lasts less than
+  /// this (OSRM's `suppressShortNameSegments`): its metres join the step before.
+  static let nameSegmentCutoff = 105.0
+
+  static func withoutShortNameChanges(_ steps: [RouteStep]) -> [RouteStep] {
+    var result: [RouteStep] = []
+    for step in steps {
+      guard step.maneuver.kind == .newName, var previous = result.last, previous.isFerry == step.isFerry else {
+        result.append(step)
+        continue
+      }
+      let sameName =
+        !(previous.name.isEmpty && previous.ref.isEmpty) && previous.name == step.name && previous.ref == step.ref
+      guard sameName || step.distance < nameSegmentCutoff else {
+        result.append(step)
+        continue
+      }
+      previous.absorb(step)
+      result[result.count - 1] = previous
+    }
+    return result
+  }
+
+  // MARK: - Roundabouts
+
+  /// OSRM's radius bounds: a named roundabout larger than this is a rotary; an unnamed one
+  /// smaller, with few ways off it, is said as a turn.
+  static let rotaryRadius = 15.0
+  static let roundaboutTurnRadius = 15.0
+
+  /// What kind of roundabout the route enters by `directed`, as OSRM tells them apart: by the
+  /// ring's length, its name, and the ways that join it.
+  func roundaboutKind(entering directed: Int32) -> RouteStep.Kind {
+    var current = directed
+    var length = 0.0
+    var exits = Set<Int32>()
+    // The bearings of the ways off the ring, and whether every exit is one simple road.
+    var exitBearings: [Double] = []
+    var simpleExits = true
+    var ringNames = Set<Int32>()
+    var joiningNames = Set<Int32>()
+    var circular = false
+    let first = network.edges[TurnGraph.edge(of: directed)]
+    let start = TurnGraph.isReversed(directed) ? first.to : first.from
+    for _ in 0..<10_000 {
+      let edge = network.edges[TurnGraph.edge(of: current)]
+      length += edge.length
+      circular = circular || edge.flags.contains(.circular)
+      if edge.nameIndex != 0 { ringNames.insert(edge.nameIndex) }
+      let junction = TurnGraph.isReversed(current) ? edge.from : edge.to
+      let roads = junctions.roads[Int(junction)]
+      if roads.count > 2 { exits.insert(junction) }
+      if roads.count > 3 { simpleExits = false }
+      for road in roads where !network.edges[road.edge].isRoundabout {
+        joiningNames.insert(network.edges[road.edge].nameIndex)
+        exitBearings.append(road.perceivedBearing)
+      }
+      if junction == start { break }
+      guard
+        let next = roads.first(where: {
+          $0.leaving != nil && $0.edge != TurnGraph.edge(of: current) && network.edges[$0.edge].isRoundabout
+        })?.leaving
+      else { return circular ? .rotary : .roundabout }
+      current = next
+    }
+    let radius = length / (2 * .pi)
+    if exits.count == 1 && !circular { return .roundaboutTurn }
+    if ringNames.count == 1,
+      circular || (!joiningNames.contains(ringNames.first!) && radius > Self.rotaryRadius)
+    {
+      return .rotary
+    }
+    // Looks like an intersection: at most four simple ways off it, well apart.
+    let sorted = exitBearings.sorted()
+    let apart = zip(sorted, sorted.dropFirst() + sorted.prefix(1).map { $0 + 360 }).allSatisfy {
+      $1 - $0 >= Self.groupAngle
+    }
+    if !circular && exits.count <= 4 && simpleExits && apart && radius < Self.roundaboutTurnRadius {
+      return .roundaboutTurn
+    }
+    return circular ? .rotary : .roundabout
+  }
+
+  // MARK: - Junctions
+
+  /// The junction between two consecutive spans as the driver meets it, and what to announce.
+  func pass(from inSpan: RouteSpan, to outSpan: RouteSpan, leg: RouteLeg) -> JunctionPass? {
+    let arriving = TurnGraph.directed(Int(inSpan.edge), reversed: inSpan.reversed)
+    let leaving = TurnGraph.directed(Int(outSpan.edge), reversed: outSpan.reversed)
+    let inEdge = network.edges[Int(inSpan.edge)]
+    let outEdge = network.edges[Int(outSpan.edge)]
+    let junction = inSpan.reversed ? inEdge.from : inEdge.to
+    let roads = junctions.roads[Int(junction)]
+    guard let a = roads.firstIndex(where: { $0.arriving == arriving }),
+      let b = roads.firstIndex(where: { $0.leaving == leaving })
+    else { return nil }
+    var targets = Set<Int32>()
+    for arc in turns.arcs(from: arriving) { targets.insert(turns.arcTarget[arc]) }
+    let allowed = roads.map { road in road.leaving.map(targets.contains) ?? false }
+    let view = junctions.turns(from: a, at: Int(junction), allowed: allowed)
+    let angle = view.first(where: { $0.road == b })?.angle ?? 180
+    let isUTurn = a == b || (view.first(where: { $0.road == b })?.isUTurn ?? false)
+    let options = view.filter { allowed[$0.road] && !$0.isUTurn }
+
+    // The intersection as OSRM lists it: the roads a driver sees (a dual carriageway's two
+    // halves as one), by bearing.
+    let shown = roads.indices.filter { !roads[$0].isMergedAway || $0 == a || $0 == b }
+      .map { (road: $0, bearing: Self.wholeDegrees(roads[$0].perceivedBearing)) }
+      .sorted { ($0.bearing, $0.road) < ($1.bearing, $1.road) }
+    let location = leg.geometry[outSpan.firstPoint]
+    let classes = outEdge.cost(reversed: outSpan.reversed)?.classes.names ?? []
+    let intersection = RouteStep.Intersection(
+      location: location, bearings: shown.map(\.bearing), entry: shown.map { allowed[$0.road] || $0.road == b },
+      arrivingRoad: shown.firstIndex { $0.road == a }, leavingRoad: shown.firstIndex { $0.road == b },
+      classes: classes)
+
+    var pass = JunctionPass(
+      junction: junction, intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
+      angle: isUTurn ? 0 : angle, otherExits: options.filter { $0.road != b }.count)
+    pass.announcement = announcement(
+      from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
+      roads: roads,
+      arrivedBy: a)
+    return pass
+  }
+
+  /// What to say at a junction off roundabouts, or nil when the way on goes without saying.
+  func announcement(
+    from inEdge: RoadEdge, to outEdge: RoadEdge, angle: Double, isUTurn: Bool, route: Int,
+    options: [JunctionGeometry.Turn], view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int
+  ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
+    let modifier = RouteStep.Modifier(turnAngle: angle)
+    let renamed = Self.requiresNameAnnounced(
+      from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
+      to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
+    if isUTurn { return (.continue, .uturn) }
+    if inEdge.isFerry != outEdge.isFerry { return (.notification, modifier) }
+    if let ramp = Self.ramp(from: inEdge.roadClass, to: outEdge.roadClass), options.count > 1 || ramp != .onRamp {
+      return (ramp, modifier)
+    }
+    let keepsName = { (edge: Int) in
+      let next = network.edges[edge]
+      return !Self.requiresNameAnnounced(
+        from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
+        to: (network.names[Int(next.nameIndex)], network.names[Int(next.refIndex)]))
+    }
+    if isObvious(route: route, angle: angle, options: options, roads: roads, keepsName: keepsName) {
+      guard renamed else { return nil }
+      // Onto a road that goes on both ways from here is a turn, even the obvious one.
+      let isThroughStreet =
+        outEdge.nameIndex != 0
+        && roads.indices.contains {
+          $0 != route && $0 != arrivedBy && network.edges[roads[$0].edge].nameIndex == outEdge.nameIndex
+        }
+      return (isThroughStreet ? .turn : .newName, modifier)
+    }
+    let deviation = Self.deviation(angle)
+    if let forkModifier = fork(route: route, view: view, options: options, roads: roads) {
+      return (.fork, forkModifier)
+    }
+    // The end of a road: a T, the two ways on near right angles to either side (OSRM's
+    // `isEndOfRoad`, three-way junctions only).
+    let ways = view.filter { $0.road != arrivedBy }
+    if ways.count == 2, abs(ways[0].angle - 90) < Self.narrowTurnAngle, abs(ways[1].angle - 270) < Self.narrowTurnAngle,
+      ways[1].angle - ways[0].angle > 2 * Self.narrowTurnAngle
+    {
+      return (.endOfRoad, modifier)
+    }
+    // Continuing is staying on a named road; between unnamed roads every turn is a turn.
+    let named = { (edge: RoadEdge) in edge.nameIndex != 0 || edge.refIndex != 0 }
+    return (!renamed && named(inEdge) && named(outEdge) ? .continue : .turn, modifier)
+  }
+
+  /// The route's side at a fork, as OSRM finds forks: two or three ways on near straight ahead,
+  /// each within a narrow angle of the next, set apart from every other road at the junction,
+  /// all enterable and all slip roads or none.
+  func fork(
+    route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road]
+  ) -> RouteStep.Modifier? {
+    guard view.count >= 3,
+      let straightmost = view.indices.min(by: { Self.deviation(view[$0].angle) < Self.deviation(view[$1].angle) }),
+      Self.deviation(view[straightmost].angle) <= Self.narrowTurnAngle
+    else { return nil }
+    let isNeighbour = { (a: Int, b: Int) in
+      abs(view[a].angle - view[b].angle) < Self.narrowTurnAngle && Self.deviation(view[b].angle) < Self.groupAngle
+    }
+    var right = straightmost
+    while right - 1 >= 1 && isNeighbour(right, right - 1) { right -= 1 }
+    var left = straightmost
+    while left + 1 < view.count && isNeighbour(left, left + 1) { left += 1 }
+    guard left > right, left - right < 3, right >= 1 else { return nil }
+    let beyondLeft = left + 1 < view.count ? view[left + 1].angle : 360
+    guard beyondLeft - view[left].angle >= Self.groupAngle, view[right].angle - view[right - 1].angle >= Self.groupAngle
+    else { return nil }
+    let enterable = Set(options.map(\.road))
+    let members = view[right...left]
+    guard members.allSatisfy({ enterable.contains($0.road) }),
+      let position = members.firstIndex(where: { $0.road == route })
+    else { return nil }
+    let links: Set<RoadClass> = [.motorwayLink, .trunkLink, .primaryLink, .secondaryLink, .tertiaryLink]
+    guard Set(members.map { links.contains(network.edges[roads[$0.road].edge].roadClass) }).count == 1 else {
+      return nil
+    }
+    return position == right ? .slightRight : position == left ? .slightLeft : .straight
+  }
+
+  /// The route's way on needs no instruction: the only way on, or the one bending least when
+  /// every other bends clearly more. Minor roads (service roads, tracks) off a major one do not
+  /// make it less obvious unless they too go almost straight on.
+  func isObvious(
+    route: Int, angle: Double, options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
+    keepsName: (Int) -> Bool
+  ) -> Bool {
+    let routeClass = network.edges[roads[route].edge].roadClass
+    // A driver keeps to the road's name: leaving it while another way keeps it is a turn.
+    if keepsName(roads[route].edge) == false,
+      options.contains(where: {
+        $0.road != route && keepsName(roads[$0.road].edge) && Self.deviation($0.angle) < Self.groupAngle
+      })
+    {
+      return false
+    }
+    let others = options.filter { other in
+      guard other.road != route else { return false }
+      let isMinorSideRoad = !routeClass.isLowPriority && network.edges[roads[other.road].edge].roadClass.isLowPriority
+      return !isMinorSideRoad || Self.deviation(other.angle) < Self.fuzzyAngleDifference
+    }
+    if others.isEmpty { return true }
+    let deviation = Self.deviation(angle)
+    guard deviation < Self.groupAngle else { return false }
+    // The only way on that keeps the road's name, and as straight as any: the road goes on.
+    if keepsName(roads[route].edge), !others.contains(where: { keepsName(roads[$0.road].edge) }),
+      others.allSatisfy({ Self.deviation($0.angle) >= deviation })
+    {
+      return true
+    }
+    return others.allSatisfy { other in
+      let otherDeviation = Self.deviation(other.angle)
+      return otherDeviation > max(Self.distinctionRatio * deviation, deviation + Self.fuzzyAngleDifference)
+        && otherDeviation > Self.narrowTurnAngle
+    }
+  }
+
+  static func deviation(_ angle: Double) -> Double { abs(180 - angle) }
+
+  /// Onto a slip road from a motorway-like road, onto one from elsewhere, or from one onto a
+  /// motorway-like road.
+  static func ramp(from: RoadClass, to: RoadClass) -> RouteStep.Kind? {
+    let motorways: Set<RoadClass> = [.motorway, .trunk]
+    let links: Set<RoadClass> = [.motorwayLink, .trunkLink]
+    if motorways.contains(from) && links.contains(to) { return .offRamp }
+    if links.contains(from) && motorways.contains(to) { return .merge }
+    if !links.contains(from) && !motorways.contains(from) && links.contains(to) { return .onRamp }
+    return nil
+  }
+
+  /// OSRM's rule for when a change of road must be said (`requiresNameAnnounced`): a name that
+  /// only gains or loses a part, or a reference that is kept, is the same road to a driver.
+  static func requiresNameAnnounced(from: (name: String, ref: String), to: (name: String, ref: String)) -> Bool {
+    if from.name.isEmpty && from.ref.isEmpty && !(to.name.isEmpty && to.ref.isEmpty) { return true }
+    let namesAreEmpty = from.name.isEmpty && to.name.isEmpty
+    let nameIsContained = from.name.hasPrefix(to.name) || to.name.hasPrefix(from.name)
+    let namesAreEqual = from.name == to.name || nameIsContained
+    let nameIsRemoved = !from.name.isEmpty && to.name.isEmpty
+    let refsAreEmpty = from.ref.isEmpty && to.ref.isEmpty
+    let refIsContained =
+      from.ref.isEmpty || to.ref.isEmpty || from.ref.contains(to.ref) || to.ref.contains(from.ref)
+    let refIsRemoved = !from.ref.isEmpty && to.ref.isEmpty
+    let obviousChange =
+      (namesAreEmpty && refsAreEmpty) || (namesAreEqual && refIsContained) || (namesAreEqual && refsAreEmpty)
+      || (refIsContained && nameIsRemoved) || (namesAreEmpty && refIsRemoved)
+    // "(Ref)" becoming "Name" and the reverse are said.
+    let swapsNameForRef =
+      (from.name.isEmpty && !from.ref.isEmpty && !to.name.isEmpty && to.ref.isEmpty)
+      || (!from.name.isEmpty && from.ref.isEmpty && to.name.isEmpty && !to.ref.isEmpty)
+    return !obviousChange || swapsNameForRef
+  }
+
+  // MARK: - Ends
+
+  func departure(points: [LatLng], span: RouteSpan) -> RouteStep.Intersection {
+    let bearing = Self.wholeDegrees(Geo.bearing(fixed(points[0]), fixed(points[1])))
+    let edge = network.edges[Int(span.edge)]
+    return RouteStep.Intersection(
+      location: points[0], bearings: [bearing], entry: [true], arrivingRoad: nil, leavingRoad: 0,
+      classes: edge.cost(reversed: span.reversed)?.classes.names ?? [])
+  }
+
+  /// Which side of the road the asked point is on, when it is a few metres off it.
+  func sideModifier(asked: LatLng, snapped: LatLng, toward next: LatLng) -> RouteStep.Modifier? {
+    let a = fixed(asked)
+    let s = fixed(snapped)
+    guard Self.sideDistance.contains(Geo.distance(a, s)) else { return nil }
+    return RouteStep.Modifier(sideAngle: Geo.turnAngleOSRM(a, s, fixed(next)))
+  }
+
+  func sideModifier(asked: LatLng, snapped: LatLng, from previous: LatLng) -> RouteStep.Modifier? {
+    let a = fixed(asked)
+    let s = fixed(snapped)
+    guard Self.sideDistance.contains(Geo.distance(a, s)) else { return nil }
+    return RouteStep.Modifier(sideAngle: Geo.turnAngleOSRM(fixed(previous), s, a))
+  }
+
+  func fixed(_ point: LatLng) -> FixedCoordinate {
+    FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
+  }
+
+  static func wholeDegrees(_ bearing: Double) -> Int {
+    let degrees = Int(bearing.rounded())
+    return degrees >= 360 ? degrees - 360 : degrees
+  }
+}

@@ -1,0 +1,98 @@
+import FleetCore
+
+/// One instruction of turn-by-turn guidance, shaped as OSRM's route steps are: a maneuver where
+/// it begins, the road driven until the next one, and the intersections passed on the way.
+public struct RouteStep: Sendable, Hashable {
+  /// OSRM's maneuver types.
+  public enum Kind: String, Sendable, Hashable {
+    case depart, arrive, turn, `continue`, fork, merge, notification, roundabout, rotary
+    case newName = "new name"
+    case onRamp = "on ramp"
+    case offRamp = "off ramp"
+    case endOfRoad = "end of road"
+    case exitRoundabout = "exit roundabout"
+    case exitRotary = "exit rotary"
+    /// A roundabout small enough to be said as a turn.
+    case roundaboutTurn = "roundabout turn"
+  }
+
+  /// OSRM's direction modifiers.
+  public enum Modifier: String, Sendable, Hashable {
+    case uturn, right, straight, left
+    case sharpRight = "sharp right"
+    case slightRight = "slight right"
+    case slightLeft = "slight left"
+    case sharpLeft = "sharp left"
+
+    /// From a turn angle (180 straight on, below 180 to the right, 0 turning back), with OSRM's
+    /// bounds (`getTurnDirection`).
+    public init(turnAngle angle: Double) {
+      switch angle {
+      case let a where a > 0 && a < 60: self = .sharpRight
+      case 60..<140: self = .right
+      case 140..<160: self = .slightRight
+      case 160...200: self = .straight
+      case let a where a > 200 && a <= 220: self = .slightLeft
+      case let a where a > 220 && a <= 300: self = .left
+      case let a where a > 300 && a < 360: self = .sharpLeft
+      default: self = .uturn
+      }
+    }
+
+    /// Which side of the road a departure or arrival point lies on, from the angle between the
+    /// asked point, the snapped point and the road (OSRM's `bearingToDirectionModifier`).
+    init(sideAngle angle: Double) {
+      self = angle < 135 ? .right : angle <= 225 ? .straight : .left
+    }
+  }
+
+  public struct Maneuver: Sendable, Hashable {
+    public var location: LatLng
+    /// Whole degrees from north of the route's last metres before and first after the maneuver.
+    public var bearingBefore: Int
+    public var bearingAfter: Int
+    public var kind: Kind
+    public var modifier: Modifier?
+    /// At roundabouts: the number of the exit taken, counted from the entry.
+    public var exit: Int?
+  }
+
+  /// A junction the step passes: every road there by its bearing away from it (ascending), which
+  /// may be entered from the road driven in, and which two roads the route uses.
+  public struct Intersection: Sendable, Hashable {
+    public var location: LatLng
+    public var bearings: [Int]
+    public var entry: [Bool]
+    /// Index in `bearings` of the road arrived by (nil at a departure) and left by (nil at an arrival).
+    public var arrivingRoad: Int?
+    public var leavingRoad: Int?
+    /// OSRM's classes of the road left by (`toll`, `motorway`, `ferry`, `restricted`, `tunnel`).
+    public var classes: [String]
+  }
+
+  public var maneuver: Maneuver
+  public var name: String
+  public var ref: String
+  public var destinations: String
+  public var exits: String
+  /// The name of the roundabout driven round, at rotaries.
+  public var rotaryName: String
+  public var isFerry: Bool
+  public var drivingSide: DrivingSide
+  public var geometry: [LatLng]
+  public var distance: Double
+  public var duration: Double
+  public var weight: Double
+  public var intersections: [Intersection]
+}
+
+extension RouteStep {
+  /// Drives on through `next` without a maneuver of its own: its way, metres and time join this step.
+  mutating func absorb(_ next: RouteStep) {
+    geometry += next.geometry.dropFirst()
+    distance += next.distance
+    duration += next.duration
+    weight += next.weight
+    intersections += next.intersections
+  }
+}

@@ -1,0 +1,115 @@
+import FleetCore
+import FleetTestSupport
+import Testing
+
+@testable import FleetRouting
+
+/// What a route query may ask for beyond its waypoints (OSRM's bearings, approaches, exclude,
+/// continue_straight, alternatives, annotations), on hand-drawn maps (25 m per character).
+@Suite("Route options on drawn maps")
+struct RouteOptionsTests {
+  /// A two-way street from a dead end at a to a dead end at c.
+  func street() -> MapFixture {
+    var map = MapFixture("a       b       c")
+    map.way("abc", ["highway": "residential", "name": "Street"])
+    return map
+  }
+
+  @Test func aBearingSetsTheWayAWaypointIsPassed() throws {
+    let map = street()
+    let engine = try map.engine()
+    let points = [map.point("b"), map.point("c")]
+    let east = try engine.routes(
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 90, range: 30), nil]))
+    #expect(abs(east[0].distance - 200) < 3)
+    // Heading west first: to the dead end at a and back.
+    let west = try engine.routes(
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 270, range: 30), nil]))
+    #expect(abs(west[0].distance - 600) < 3)
+    // No road heads north here.
+    #expect(throws: RoutingError.self) {
+      try engine.routes(points, options: RouteOptions(bearings: [WaypointBearing(degrees: 0, range: 20), nil]))
+    }
+  }
+
+  @Test func aKerbSideApproachStartsWithThePointOnTheDrivingSide() throws {
+    let map = street()
+    let engine = try map.engine()
+    // 10 m north of b: on the right of a car heading west (right-hand traffic).
+    let north = LatLng(latitude: map.point("b").latitude + 10 / 111_195, longitude: map.point("b").longitude)
+    let points = [north, map.point("c")]
+    #expect(abs(try engine.routes(points, options: RouteOptions()).first!.distance - 200) < 3)
+    let kerb = try engine.routes(points, options: RouteOptions(approaches: [.curb, .unrestricted]))
+    #expect(abs(kerb[0].distance - 600) < 3)
+  }
+
+  @Test func continuingStraightAtAViaMeansNoTurningBackThere() throws {
+    let map = street()
+    let engine = try map.engine()
+    let points = [map.point("a"), map.point("b"), map.point("a")]
+    let free = try engine.routes(points, options: RouteOptions(continueStraight: false))
+    #expect(abs(free[0].distance - 400) < 3)
+    // On past b to the dead end at c, and back.
+    let straight = try engine.routes(points, options: RouteOptions(continueStraight: true))
+    #expect(abs(straight[0].distance - 800) < 3)
+    #expect(straight[0].legs.count == 2)
+  }
+
+  @Test func anExcludedClassIsDrivenAround() throws {
+    var map = MapFixture(
+      """
+      a       b       c
+
+      d               e
+      """)
+    map.way("abc", ["highway": "motorway", "oneway": "no"])
+    map.way("adec", ["highway": "primary"])
+    let engine = try map.engine()
+    let points = [map.point("a"), map.point("c")]
+    #expect(abs(try engine.routes(points, options: RouteOptions())[0].distance - 400) < 3)
+    let around = try engine.routes(points, options: RouteOptions(excluding: .motorway))
+    #expect(abs(around[0].distance - 500) < 3)
+    #expect(throws: RoutingError.self) {
+      try engine.routes(points, options: RouteOptions(excluding: [.motorway, .toll]))
+    }
+  }
+
+  /// Two ways round from x to y, each of three roads.
+  static let twoWaysRound = """
+                        b       c
+    x           a                       d           y
+                        e       f
+    """
+
+  @Test func alternativesAreOtherReasonableRoutes() throws {
+    var map = MapFixture(Self.twoWaysRound)
+    for way in ["xa", "dy", "ab", "bc", "cd", "ae", "ef", "fd"] { map.way(way) }
+    let engine = try map.engine()
+    let points = [map.point("x"), map.point("y")]
+    let routes = try engine.routes(points, options: RouteOptions(alternatives: 1))
+    try #require(routes.count == 2)
+    let middles = routes.map { route in
+      Set(route.legs[0].spans.map { engine.network.edges[Int($0.edge)].wayID }).subtracting([
+        map.wayID("xa"), map.wayID("dy"),
+      ])
+    }
+    #expect(middles[0].isDisjoint(with: middles[1]))
+    #expect(middles.contains([map.wayID("ab"), map.wayID("bc"), map.wayID("cd")]))
+    #expect(middles.contains([map.wayID("ae"), map.wayID("ef"), map.wayID("fd")]))
+    #expect(routes[1].duration >= routes[0].duration)
+    // A single route when none is asked for, and no alternative much slower than the fastest.
+    #expect(try engine.routes(points, options: RouteOptions()).count == 1)
+    var detour = MapFixture(Self.twoWaysRound)
+    for way in ["xa", "dy", "ab", "bc", "cd"] { detour.way(way) }
+    for way in ["ae", "ef", "fd"] { detour.way(way, ["highway": "residential"]) }
+    let slow = try detour.engine()
+    #expect(try slow.routes([detour.point("x"), detour.point("y")], options: RouteOptions(alternatives: 2)).count == 1)
+  }
+
+  @Test func legsKnowTheirOSMNodes() throws {
+    let map = street()
+    let route = try map.engine().route(from: map.point("a"), to: map.point("c"))
+    #expect(route.legs[0].nodes == [map.nodeID("a"), map.nodeID("b"), map.nodeID("c")])
+    #expect(route.legs[0].nodes.count == route.legs[0].geometry.count)
+  }
+}
