@@ -332,18 +332,23 @@ struct Guidance {
         from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
         to: (network.names[Int(next.nameIndex)], network.names[Int(next.refIndex)]))
     }
-    if isObvious(route: route, angle: angle, options: options, roads: roads, keepsName: keepsName) {
+    if isObvious(route: route, angle: angle, options: options, roads: roads, arrivedBy: arrivedBy, keepsName: keepsName)
+    {
       guard renamed else { return nil }
       // Onto a road that goes on both ways from here is a turn, even the obvious one.
+      // (OSRM's `isThroughStreet`: a road of the same name leaves nearly opposite the route.)
+      let routeAngle = view.first { $0.road == route }?.angle ?? angle
       let isThroughStreet =
         outEdge.nameIndex != 0
-        && roads.indices.contains {
-          $0 != route && $0 != arrivedBy && network.edges[roads[$0].edge].nameIndex == outEdge.nameIndex
+        && view.contains { other in
+          other.road != route && other.road != arrivedBy
+            && network.edges[roads[other.road].edge].nameIndex == outEdge.nameIndex
+            && Self.angularDeviation(other.angle, routeAngle) > 180 - Self.fuzzyAngleDifference
         }
       return (isThroughStreet ? .turn : .newName, modifier)
     }
     let deviation = Self.deviation(angle)
-    if let forkModifier = fork(route: route, view: view, options: options, roads: roads) {
+    if let forkModifier = fork(route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
       return (.fork, forkModifier)
     }
     // The end of a road: a T, the two ways on near right angles to either side (OSRM's
@@ -363,7 +368,8 @@ struct Guidance {
   /// each within a narrow angle of the next, set apart from every other road at the junction,
   /// all enterable and all slip roads or none.
   func fork(
-    route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road]
+    route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
+    arrivedBy: Int
   ) -> RouteStep.Modifier? {
     guard view.count >= 3,
       let straightmost = view.indices.min(by: { Self.deviation(view[$0].angle) < Self.deviation(view[$1].angle) }),
@@ -385,6 +391,21 @@ struct Guidance {
     guard members.allSatisfy({ enterable.contains($0.road) }),
       let position = members.firstIndex(where: { $0.road == route })
     else { return nil }
+    // Forks are never obvious: not one way much straighter than its neighbour, none of a much
+    // more important class (OSRM's `hasObvious`, `isCompatibleByRoadClass`).
+    let inClass = network.edges[roads[arrivedBy].edge].roadClass
+    for (a, b) in zip(members, members.dropFirst()) {
+      let (da, db) = (Self.deviation(a.angle), Self.deviation(b.angle))
+      for (x, y) in [(da, db), (db, da)] where y / max(x, 1e-9) > 1.4 && abs(y - x) > Self.fuzzyAngleDifference {
+        return nil
+      }
+    }
+    for a in members {
+      for b in members where a.road != b.road {
+        let classes = (network.edges[roads[a.road].edge].roadClass, network.edges[roads[b.road].edge].roadClass)
+        if Self.isObviousByRoadClass(from: inClass, route: classes.0, over: classes.1) { return nil }
+      }
+    }
     let links: Set<RoadClass> = [.motorwayLink, .trunkLink, .primaryLink, .secondaryLink, .tertiaryLink]
     guard Set(members.map { links.contains(network.edges[roads[$0.road].edge].roadClass) }).count == 1 else {
       return nil
@@ -392,44 +413,92 @@ struct Guidance {
     return position == right ? .slightRight : position == left ? .slightLeft : .straight
   }
 
-  /// The route's way on needs no instruction: the only way on, or the one bending least when
-  /// every other bends clearly more. Minor roads (service roads, tracks) off a major one do not
-  /// make it less obvious unless they too go almost straight on.
+  /// The route's way on needs no instruction, by OSRM's `findObviousTurn`: where a way keeps the
+  /// road's name, that way when the others bend clearly more (or are minor roads or ramps);
+  /// elsewhere the straightest way, when set well apart from the others.
   func isObvious(
-    route: Int, angle: Double, options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
+    route: Int, angle: Double, options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int,
     keepsName: (Int) -> Bool
   ) -> Bool {
-    let routeClass = network.edges[roads[route].edge].roadClass
-    // A driver keeps to the road's name: leaving it while another way keeps it is a turn.
-    if keepsName(roads[route].edge) == false,
-      options.contains(where: {
-        $0.road != route && keepsName(roads[$0.road].edge) && Self.deviation($0.angle) < Self.groupAngle
-      })
-    {
-      return false
-    }
-    let others = options.filter { other in
-      guard other.road != route else { return false }
-      let isMinorSideRoad = !routeClass.isLowPriority && network.edges[roads[other.road].edge].roadClass.isLowPriority
-      return !isMinorSideRoad || Self.deviation(other.angle) < Self.fuzzyAngleDifference
-    }
+    let others = options.filter { $0.road != route }
     if others.isEmpty { return true }
+    let classOf = { (road: Int) in self.network.edges[roads[road].edge].roadClass }
+    let inEdge = network.edges[roads[arrivedBy].edge]
+    let (inClass, routeClass) = (inEdge.roadClass, classOf(route))
     let deviation = Self.deviation(angle)
-    guard deviation < Self.groupAngle else { return false }
-    // The only way on that keeps the road's name, and as straight as any: the road goes on.
-    if keepsName(roads[route].edge), !others.contains(where: { keepsName(roads[$0.road].edge) }),
-      others.allSatisfy({ Self.deviation($0.angle) >= deviation })
-    {
-      return true
+    let isNamed = inEdge.nameIndex != 0 || inEdge.refIndex != 0
+    let continuing = isNamed ? options.filter { keepsName(roads[$0.road].edge) } : []
+    if let best = continuing.min(by: { Self.deviation($0.angle) < Self.deviation($1.angle) }) {
+      let bestDeviation = Self.deviation(best.angle)
+      if best.road == route {
+        if deviation < 1 { return true }
+        for other in others {
+          if Self.isObviousByRoadClass(from: inClass, route: routeClass, over: classOf(other.road)) { continue }
+          if classOf(other.road).isRamp && deviation < Self.groupAngle { continue }
+          let otherDeviation = Self.deviation(other.angle)
+          if otherDeviation < Self.fuzzyAngleDifference { return false }
+          let ratio = otherDeviation / deviation
+          if ratio < Self.distinctionRatio / 1.5 { return false }
+          if keepsName(roads[other.road].edge) && ratio < 1.5 * Self.distinctionRatio { return false }
+        }
+        return true
+      }
+      // Another way keeps the name: the route is obvious only if that one is a minor road bending
+      // more, or turns off sharply while the route goes straight on.
+      let straightest = options.min { Self.deviation($0.angle) < Self.deviation($1.angle) }!
+      let continueIsWeaker =
+        Self.priority(classOf(best.road)) > Self.priority(classOf(straightest.road)) && bestDeviation > deviation
+      let continueTurnsOff = bestDeviation >= 2 * Self.narrowTurnAngle && deviation <= Self.fuzzyAngleDifference
+      guard continueIsWeaker || continueTurnsOff else { return false }
     }
-    return others.allSatisfy { other in
+    // The straightest way on, apart from its neighbours (minor roads off a major one aside).
+    guard options.min(by: { Self.deviation($0.angle) < Self.deviation($1.angle) })?.road == route,
+      deviation < Self.groupAngle
+    else { return false }
+    let rivals = others.filter { !(!routeClass.isLowPriority && classOf($0.road).isLowPriority) }
+    if deviation < 3 && rivals.allSatisfy({ Self.deviation($0.angle) > Self.fuzzyAngleDifference }) { return true }
+    return rivals.allSatisfy { other in
       let otherDeviation = Self.deviation(other.angle)
-      return otherDeviation > max(Self.distinctionRatio * deviation, deviation + Self.fuzzyAngleDifference)
-        && otherDeviation > Self.narrowTurnAngle
+      return otherDeviation / max(deviation, 1) >= Self.distinctionRatio
+        || otherDeviation - deviation > Self.fuzzyAngleDifference
     }
   }
 
   static func deviation(_ angle: Double) -> Double { abs(180 - angle) }
+
+  static func angularDeviation(_ a: Double, _ b: Double) -> Double {
+    let difference = abs(a - b).truncatingRemainder(dividingBy: 360)
+    return min(difference, 360 - difference)
+  }
+
+  /// OSRM's road priorities (`RoadPriorityClass`): lower is more important.
+  static func priority(_ roadClass: RoadClass) -> Double {
+    switch roadClass {
+    case .motorway: 0
+    case .motorwayLink: 1
+    case .trunk: 2
+    case .trunkLink: 3
+    case .primary: 4
+    case .primaryLink: 5
+    case .secondary: 6
+    case .secondaryLink: 7
+    case .tertiary: 8
+    case .tertiaryLink: 9
+    case .unclassified, .residential: 11
+    case .livingStreet, .service: 12
+    case .other: 15
+    case .track: 16
+    case .footPath: 18
+    }
+  }
+
+  /// OSRM's `obviousByRoadClass`: staying on a road's class when the other way is of a much
+  /// lower priority, or leaving minor roads aside on a major one.
+  static func isObviousByRoadClass(from inClass: RoadClass, route: RoadClass, over other: RoadClass) -> Bool {
+    let higherPriority = 1.75 * priority(route) < priority(other)
+    return (higherPriority && inClass == route)
+      || (!route.isLowPriority && !inClass.isLowPriority && other.isLowPriority)
+  }
 
   /// Onto a slip road from a motorway-like road, onto one from elsewhere, or from one onto a
   /// motorway-like road.

@@ -31,6 +31,9 @@ public enum RoadClass: UInt8, Sendable, Hashable, Codable, CaseIterable {
   /// Service roads, tracks and the like: drawn so loosely that only their first metres count.
   var isLowPriority: Bool { self == .service || self == .other || self == .track || self == .footPath }
 
+  /// A slip road onto or off a motorway or trunk road (OSRM's ramp class).
+  var isRamp: Bool { self == .motorwayLink || self == .trunkLink }
+
   /// How many lane widths a junction of this road may spread over (motorway-like roads, where
   /// exits leave at a slant, most).
   var offsetCorrectionFactor: Double {
