@@ -123,7 +123,7 @@ public final class RoadFan {
     // component; else both nearest roads in big components.
     let bigTarget = target.nearestBig ?? target.nearest
     self.bigTarget = bigTarget
-    let targetEnds = endpoints(of: bigTarget, in: network, asSource: false)
+    let targetEnds = engine.targetEndpoints(of: bigTarget)
     self.targetEnds = targetEnds
     search.upward(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
 

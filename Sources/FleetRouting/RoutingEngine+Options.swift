@@ -10,7 +10,7 @@ extension RoutingEngine {
       return [best]
     }
     let sources = endpoints(of: positions[0], in: network, asSource: true)
-    let targets = endpoints(of: positions[1], in: network, asSource: false)
+    let targets = targetEndpoints(of: positions[1])
     let search = CCHSearch(customized: metric, network: network, graph: turns)
     let others = AlternativeSearch(
       network: network, graph: turns, incoming: incomingArcs, excluding: options.excluding,

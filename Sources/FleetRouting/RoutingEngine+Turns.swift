@@ -12,13 +12,13 @@ extension RoutingEngine {
   /// (`dev/compare-turns.sh`).
   public func turnTable() -> [TurnRecord] {
     var records: [TurnRecord] = []
-    for arriving in 0..<Int32(turns.directedEdgeCount) {
+    for arriving in 0..<turns.firstDuplicate {
       let inEdge = network.edges[TurnGraph.edge(of: arriving)]
       let inReversed = TurnGraph.isReversed(arriving)
       let via = inReversed ? inEdge.from : inEdge.to
       let from = inReversed ? inEdge.to : inEdge.from
       for arc in turns.arcs(from: arriving) {
-        let leaving = turns.arcTarget[arc]
+        let leaving = turns.original(turns.arcTarget[arc])
         let outEdge = network.edges[TurnGraph.edge(of: leaving)]
         let to = TurnGraph.isReversed(leaving) ? outEdge.from : outEdge.to
         records.append(

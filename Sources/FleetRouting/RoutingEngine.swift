@@ -326,7 +326,7 @@ public final class RoutingEngine: Sendable {
 
   func search(from source: RoadPosition, to target: RoadPosition, metric: CustomizedCCH? = nil) -> FoundPath? {
     let sources = endpoints(of: source, in: network, asSource: true)
-    let targets = endpoints(of: target, in: network, asSource: false)
+    let targets = targetEndpoints(of: target)
     guard !sources.isEmpty, !targets.isEmpty else { return nil }
     let search = CCHSearch(customized: metric ?? customized, network: network, graph: turns)
     let direct = directPath(from: source, to: target)
@@ -344,8 +344,9 @@ public final class RoutingEngine: Sendable {
       for i in incomingArcs.arcs(into: end.directed) {
         let before = incomingArcs.source[i]
         let arc = Int(incomingArcs.arc[i])
-        let edge = network.edges[TurnGraph.edge(of: before)]
-        guard let cost = edge.cost(reversed: TurnGraph.isReversed(before)), cost.classes.isDisjoint(with: excluded)
+        let driven = turns.original(before)
+        let edge = network.edges[TurnGraph.edge(of: driven)]
+        guard let cost = edge.cost(reversed: TurnGraph.isReversed(driven)), cost.classes.isDisjoint(with: excluded)
         else { continue }
         let aim = Endpoint(
           directed: before, weight: cost.weight + Double(turns.arcTurnCost[arc] + turns.arcPenalty[arc]) + end.weight,
@@ -356,7 +357,7 @@ public final class RoutingEngine: Sendable {
         } else {
           aims.append(aim)
         }
-        entering[before] = end.directed
+        entering[driven] = end.directed
       }
     }
     guard !aims.isEmpty else { return direct }
@@ -371,9 +372,22 @@ public final class RoutingEngine: Sendable {
   /// The same answer by plain Dijkstra over the turn graph: the reference the CCH is tested against.
   func searchExactly(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
     let sources = endpoints(of: source, in: network, asSource: true)
-    let targets = endpoints(of: target, in: network, asSource: false)
+    let targets = targetEndpoints(of: target)
     return DijkstraSearch(network: network, graph: turns)
       .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target))
+  }
+
+  /// Where a search may end at a position: its endpoints, and the same on every copy of their
+  /// roads (via-way restrictions), which arrive there too.
+  func targetEndpoints(of position: RoadPosition) -> [Endpoint] {
+    let ends = endpoints(of: position, in: network, asSource: false)
+    guard !turns.duplicates.isEmpty else { return ends }
+    return ends.flatMap { end in
+      [end]
+        + (turns.duplicates[end.directed] ?? []).map {
+          Endpoint(directed: $0, weight: end.weight, duration: end.duration, distance: end.distance)
+        }
+    }
   }
 
   /// Driving straight along one edge from one position to a later one on it, if possible.
@@ -435,7 +449,7 @@ public final class RoutingEngine: Sendable {
     let to = Array(positions.dropFirst(sources))
     return CCHSearch(customized: customized, network: network, graph: turns).matrix(
       sources: from.map { endpoints(of: $0, in: network, asSource: true) },
-      targets: to.map { endpoints(of: $0, in: network, asSource: false) },
+      targets: to.map { targetEndpoints(of: $0) },
       direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
   }
 

@@ -230,12 +230,17 @@ public func monacoGraph() async throws -> String { try await monacoGraphBuild.va
 
 let monacoGraphBuild = Task {
   try await onDedicatedThread(named: "monaco-graph-build") {
-    let path = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString).graph"
+    let path = monacoGraphPath()
     let (network, _) = try OSMExtractor().extract(path: monacoOSM)
     try GraphFile.write(network, profile: CarProfile(), to: path)
+    // Removed when the test process ends, so runs leave no graphs behind.
+    atexit { unlink(monacoGraphPath()) }
     return path
   }
 }
+
+/// One file per test process.
+func monacoGraphPath() -> String { NSTemporaryDirectory() + "fleetkit-tests-monaco-\(getpid()).graph" }
 
 /// One routing engine per graph file for the whole test process. Building one is seconds of
 /// CPU in a debug build; a dozen daemons each building their own at once on two cores stalled

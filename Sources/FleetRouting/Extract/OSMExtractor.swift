@@ -14,7 +14,9 @@ public struct OSMExtractor: Sendable {
 
   struct Restriction {
     var fromWay: Int64
-    var viaNode: Int64
+    /// Through a junction (a node) or along a road (a way).
+    var viaNode: Int64?
+    var viaWay: Int64?
     var toWay: Int64
     var isOnly: Bool
   }
@@ -194,11 +196,23 @@ public struct OSMExtractor: Sendable {
       flush()
     }
 
+    var edgesOfWay: [Int64: [Int32]] = [:]
+    for (i, edge) in network.edges.enumerated() { edgesOfWay[edge.wayID, default: []].append(Int32(i)) }
     for r in restrictions {
-      guard let via = junctionIndex[r.viaNode] else { continue }
-      network.restrictions.append(TurnRestriction(via: via, fromWay: r.fromWay, toWay: r.toWay, isOnly: r.isOnly))
+      if let viaNode = r.viaNode {
+        guard let via = junctionIndex[viaNode] else { continue }
+        network.restrictions.append(TurnRestriction(via: via, fromWay: r.fromWay, toWay: r.toWay, isOnly: r.isOnly))
+      } else if let viaWay = r.viaWay, let edges = edgesOfWay[viaWay] {
+        // A via way that is one road between two junctions; longer ones are not applied yet.
+        guard edges.count == 1 else {
+          summary.unsupportedRestrictions += 1
+          continue
+        }
+        network.wayRestrictions.append(
+          WayRestriction(fromWay: r.fromWay, via: edges[0], toWay: r.toWay, isOnly: r.isOnly))
+      }
     }
-    summary.restrictions = network.restrictions.count
+    summary.restrictions = network.restrictions.count + network.wayRestrictions.count
     return (network, summary)
   }
 
@@ -214,7 +228,8 @@ public struct OSMExtractor: Sendable {
     return segments.reduce(0) { $0 + max(1, ($1 / metresPerSecond * 10).rounded()) / 10 }
   }
 
-  /// nil: not a turn restriction for cars; .some(nil): one this extractor cannot use (a via way).
+  /// nil: not a turn restriction for cars; .some(nil): one this extractor cannot use (several via
+  /// members).
   func restriction(_ relation: OSMRelation) -> Restriction?? {
     let tags = relation.tags
     guard tags["type"] == "restriction" else { return nil }
@@ -233,7 +248,13 @@ public struct OSMExtractor: Sendable {
     let to = relation.members.filter { $0.role == "to" && $0.type == .way }
     let via = relation.members.filter { $0.role == "via" }
     guard from.count == 1, to.count == 1, via.count == 1 else { return .some(nil) }
-    guard via[0].type == .node else { return .some(nil) }
-    return Restriction(fromWay: from[0].id, viaNode: via[0].id, toWay: to[0].id, isOnly: value.hasPrefix("only_"))
+    switch via[0].type {
+    case .node:
+      return Restriction(fromWay: from[0].id, viaNode: via[0].id, toWay: to[0].id, isOnly: value.hasPrefix("only_"))
+    case .way:
+      return Restriction(fromWay: from[0].id, viaWay: via[0].id, toWay: to[0].id, isOnly: value.hasPrefix("only_"))
+    default:
+      return .some(nil)
+    }
   }
 }

@@ -75,6 +75,13 @@ public enum GraphFile {
       out.put(r.toWay)
       out.put(UInt8(r.isOnly ? 1 : 0))
     }
+    out.put(UInt64(network.wayRestrictions.count))
+    for r in network.wayRestrictions {
+      out.put(r.via)
+      out.put(r.fromWay)
+      out.put(r.toWay)
+      out.put(UInt8(r.isOnly ? 1 : 0))
+    }
     out.putArray(CCH.order(graph: TurnGraph(network: network, profile: profile), network: network))
     // Write to a temporary file and rename, so a reader never sees half a graph.
     let temporary = path + ".partial"
@@ -169,10 +176,18 @@ public enum GraphFile {
           via: try input.get(), fromWay: try input.get(), toWay: try input.get(),
           isOnly: (try input.get() as UInt8) != 0))
     }
+    let wayRestrictionCount = try input.count(elementSize: 4 + 8 + 8 + 1)
+    for _ in 0..<wayRestrictionCount {
+      let via: Int32 = try input.get()
+      network.wayRestrictions.append(
+        WayRestriction(
+          fromWay: try input.get(), via: via, toWay: try input.get(), isOnly: (try input.get() as UInt8) != 0))
+    }
     let order: [Int32] = try input.getArray()
     guard input.offset == input.bytes.count else { throw input.failure("unexpected bytes after the graph") }
     try validate(network, input)
-    guard order.count == network.edges.count * 2 else { throw input.failure("the node order does not fit the graph") }
+    // One node per drivable direction of an edge, and one per road a via-way restriction copies.
+    guard order.count >= network.edges.count * 2 else { throw input.failure("the node order does not fit the graph") }
     return (network, profile, order)
   }
 
@@ -187,6 +202,7 @@ public enum GraphFile {
       network.junctions.allSatisfy({ $0 >= 0 && $0 < points }),
       network.geometry.allSatisfy({ $0 >= 0 && $0 < points }),
       network.restrictions.allSatisfy({ $0.via >= 0 && $0.via < junctions }),
+      network.wayRestrictions.allSatisfy({ $0.via >= 0 && Int($0.via) < network.edges.count }),
       !network.names.isEmpty
     else { throw input.failure("indices out of range") }
     for edge in network.edges {

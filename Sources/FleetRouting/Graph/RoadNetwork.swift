@@ -104,6 +104,16 @@ public struct TurnRestriction: Sendable, Hashable, Codable {
   public var isOnly: Bool
 }
 
+/// A turn restriction through a road instead of a junction (OSRM's via-way restrictions): from
+/// `fromWay` along the road edge `via`, the turn onto `toWay` at its far end is forbidden
+/// (`no_*`) or the only one allowed (`only_*`). Drives onto `via` from elsewhere are not bound.
+public struct WayRestriction: Sendable, Hashable, Codable {
+  public var fromWay: Int64
+  public var via: Int32
+  public var toWay: Int64
+  public var isOnly: Bool
+}
+
 /// Something at a junction that costs time to pass: traffic signals, a stop or give-way sign,
 /// a gate. OSRM's obstacles.
 public struct Obstacle: Sendable, Hashable, Codable {
@@ -136,6 +146,7 @@ public struct RoadNetwork: Sendable, Codable {
   public var geometry: [Int32] = []
   public var names: [String] = [""]
   public var restrictions: [TurnRestriction] = []
+  public var wayRestrictions: [WayRestriction] = []
 
   public init() {}
 

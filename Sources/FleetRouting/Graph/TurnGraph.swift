@@ -1,6 +1,10 @@
 /// The edge-based graph routing runs on: a node per drivable direction of a road edge
 /// (`edge * 2`, `+ 1` when driven `to → from`), an arc per allowed turn. Turn restrictions, U-turn
 /// rules, barriers and turn costs live here, so every search honours them for free.
+///
+/// A via-way restriction adds a node: a copy of the restricted road's direction that only drives
+/// arriving from the restriction's `from` way reach, without the forbidden turns
+/// (`duplicateOf`). Searches report paths in original nodes (`original(_:)`).
 public struct TurnGraph: Sendable, Codable {
   /// Arcs leaving directed edge `d`: `firstArc[d]..<firstArc[d + 1]`.
   public var firstArc: [Int32] = []
@@ -11,6 +15,18 @@ public struct TurnGraph: Sendable, Codable {
   public var arcPenalty: [Float] = []
 
   public static let restrictedEntryPenalty: Float = 3276.7
+
+  /// The directed edge each node from `firstDuplicate` on copies.
+  public var duplicateOf: [Int32] = []
+  /// The copies of each directed edge that has any.
+  public var duplicates: [Int32: [Int32]] = [:]
+
+  public var firstDuplicate: Int32 { Int32(directedEdgeCount - duplicateOf.count) }
+
+  /// The directed edge a node drives: itself, or the one it copies.
+  @inline(__always) public func original(_ node: Int32) -> Int32 {
+    node < firstDuplicate ? node : duplicateOf[Int(node - firstDuplicate)]
+  }
 
   public var directedEdgeCount: Int { firstArc.count - 1 }
 
@@ -84,7 +100,11 @@ public struct TurnGraph: Sendable, Codable {
         }
       }
     }
-    firstArc.reserveCapacity(edgeCount * 2 + 1)
+    duplicateOf = Self.applyWayRestrictions(network, &turnsFrom)
+    for (i, original) in duplicateOf.enumerated() {
+      duplicates[original, default: []].append(Int32(edgeCount * 2 + i))
+    }
+    firstArc.reserveCapacity(turnsFrom.count + 1)
     for turns in turnsFrom {
       firstArc.append(Int32(arcTarget.count))
       for turn in turns {
@@ -98,6 +118,59 @@ public struct TurnGraph: Sendable, Codable {
 }
 
 extension TurnGraph {
+  /// Adds a node per restricted (from way, via road direction): arcs from the `from` way into
+  /// the road go to the copy instead, and the copy turns as the road does but for the turns
+  /// the restrictions forbid. Returns the directed edge each new node copies.
+  static func applyWayRestrictions(
+    _ network: RoadNetwork, _ turnsFrom: inout [[(target: Int32, cost: Float, penalty: Float)]]
+  ) -> [Int32] {
+    let originals = Int32(network.edges.count * 2)
+    // The node that arrives at `junction` along a road direction.
+    let arrivesAt = { (node: Int32) -> Int32 in
+      let edge = network.edges[edge(of: node)]
+      return isReversed(node) ? edge.from : edge.to
+    }
+    var groups: [[WayRestriction]] = []
+    var groupOf: [String: Int] = [:]
+    for r in network.wayRestrictions {
+      let key = "\(r.fromWay) \(r.via)"
+      if let g = groupOf[key] {
+        groups[g].append(r)
+      } else {
+        groupOf[key] = groups.count
+        groups.append([r])
+      }
+    }
+    var duplicateOf: [Int32] = []
+    for group in groups {
+      let first = group[0]
+      let via = network.edges[Int(first.via)]
+      // Arrivals from the `from` way at either end of the road, into the road's direction away from there.
+      for start in [via.from, via.to] where via.from != via.to {
+        let along = directed(Int(first.via), reversed: start == via.to)
+        guard via.cost(reversed: start == via.to) != nil else { continue }
+        let arrivals = (0..<originals).filter { node in
+          network.edges[edge(of: node)].wayID == first.fromWay && edge(of: node) != Int(first.via)
+            && arrivesAt(node) == start && turnsFrom[Int(node)].contains { $0.target == along }
+        }
+        guard !arrivals.isEmpty else { continue }
+        let copy = Int32(turnsFrom.count)
+        let turns = turnsFrom[Int(along)].filter { turn in
+          let way = network.edges[edge(of: turn.target)].wayID
+          return group.allSatisfy { r in r.isOnly ? way == r.toWay : way != r.toWay }
+        }
+        turnsFrom.append(turns)
+        duplicateOf.append(along)
+        for node in arrivals {
+          for i in turnsFrom[Int(node)].indices where turnsFrom[Int(node)][i].target == along {
+            turnsFrom[Int(node)][i].target = copy
+          }
+        }
+      }
+    }
+    return duplicateOf
+  }
+
   /// Seconds the obstacles at a junction add to one turn through it, as OSRM's car profile
   /// charges them: signs facing another way do not count; a `stop=minor` sign only stops
   /// traffic from the minor road; an untagged stop sign on a road with no junction there stops
@@ -158,7 +231,7 @@ extension TurnGraph {
       while let (node, arc) = work.last {
         let end = Int(firstArc[Int(node) + 1])
         // One arc past the turns: to the road's other direction, when it joins them.
-        let joins = twoWay?[Int(node) >> 1] ?? false
+        let joins = Int(node) < (twoWay?.count ?? 0) * 2 && twoWay?[Int(node) >> 1] == true
         if arc < end || (arc == end && joins) {
           work[work.count - 1].arc = arc + 1
           let target = arc < end ? Int(arcTarget[arc]) : Int(node ^ 1)

@@ -347,7 +347,6 @@ struct Guidance {
         }
       return (isThroughStreet ? .turn : .newName, modifier)
     }
-    let deviation = Self.deviation(angle)
     if let forkModifier = fork(route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
       return (.fork, forkModifier)
     }

@@ -35,7 +35,7 @@ struct AlternativeSearch {
 
     // Every road reached from both sides whose path through it is short enough, by OSRM's rank.
     var candidates: [(node: Int32, weight: Double, shared: Double, rank: Double)] = []
-    for (node, f) in forward.cost where !onBest.contains(node) && !endpoints.contains(node) {
+    for (node, f) in forward.cost where !onBest.contains(graph.original(node)) && !endpoints.contains(node) {
       guard let b = backward.cost[node] else { continue }
       let total = f - fullWeight(node) + b
       guard total <= bound else { continue }
@@ -50,7 +50,7 @@ struct AlternativeSearch {
       guard !covered.contains(candidate.node) else { continue }
       let (path, via) = self.path(through: candidate.node, forward: forward, backward: backward)
       covered.formUnion(path)
-      let shared = path.reduce(0.0) { $0 + (onBest.contains($1) ? fullWeight($1) : 0) }
+      let shared = path.reduce(0.0) { $0 + (onBest.contains(graph.original($1)) ? fullWeight($1) : 0) }
       guard shared <= Self.sharing * best.weight else { continue }
       ranked.append((path, via, 2 * candidate.weight + shared))
     }
@@ -150,7 +150,8 @@ struct AlternativeSearch {
   }
 
   func fullWeight(_ node: Int32) -> Double {
-    guard let cost = network.edges[TurnGraph.edge(of: node)].cost(reversed: TurnGraph.isReversed(node)),
+    let driven = graph.original(node)
+    guard let cost = network.edges[TurnGraph.edge(of: driven)].cost(reversed: TurnGraph.isReversed(driven)),
       cost.classes.isDisjoint(with: excluding)
     else { return .infinity }
     return cost.weight

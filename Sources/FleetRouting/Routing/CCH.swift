@@ -27,14 +27,14 @@ public struct CCH: Sendable {
   /// The node order: nested dissection of the turn graph by inertial flow. Metric-independent and
   /// the slow part of preparing a CCH (seconds on a city), so `fleetd graph build` stores it.
   static func order(graph: TurnGraph, network: RoadNetwork) -> [Int32] {
-    order(neighbours: undirectedNeighbours(graph), network: network)
+    order(neighbours: undirectedNeighbours(graph), graph: graph, network: network)
   }
 
-  static func order(neighbours: [Set<Int32>], network: RoadNetwork) -> [Int32] {
+  static func order(neighbours: [Set<Int32>], graph: TurnGraph, network: RoadNetwork) -> [Int32] {
     let n = neighbours.count
-    // Where each directed edge is: its road edge's middle, in metres north and east.
+    // Where each node is: its road edge's middle, in metres north and east.
     let middles = (0..<n).map { d -> (Double, Double) in
-      let edge = network.edges[d >> 1]
+      let edge = network.edges[TurnGraph.edge(of: graph.original(Int32(d)))]
       let a = network.coordinate(ofJunction: edge.from)
       let b = network.coordinate(ofJunction: edge.to)
       return ((a.latitude + b.latitude) / 2, (a.longitude + b.longitude) / 2)
@@ -84,7 +84,8 @@ public struct CCH: Sendable {
     let n = graph.directedEdgeCount
     let neighbours = Self.undirectedNeighbours(graph)
     let order =
-      stored.flatMap { Self.isOrder($0, of: graph) ? $0 : nil } ?? Self.order(neighbours: neighbours, network: network)
+      stored.flatMap { Self.isOrder($0, of: graph) ? $0 : nil }
+      ?? Self.order(neighbours: neighbours, graph: graph, network: network)
     var rank = [Int32](repeating: 0, count: n)
     for (r, v) in order.enumerated() { rank[Int(v)] = Int32(r) }
 
@@ -176,8 +177,9 @@ struct CustomizedCCH: Sendable {
     for v in 0..<graph.directedEdgeCount {
       for arc in graph.arcs(from: Int32(v)) {
         let w = graph.arcTarget[arc]
-        let edge = network.edges[TurnGraph.edge(of: w)]
-        guard Int(w) != v, let cost = edge.cost(reversed: TurnGraph.isReversed(w)),
+        let driven = graph.original(w)
+        let edge = network.edges[TurnGraph.edge(of: driven)]
+        guard Int(w) != v, let cost = edge.cost(reversed: TurnGraph.isReversed(driven)),
           cost.classes.isDisjoint(with: excluding)
         else { continue }
         let weight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc]) + cost.weight

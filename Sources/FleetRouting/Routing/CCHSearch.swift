@@ -221,8 +221,9 @@ struct CCHSearch {
   /// up to the point, where arcs into it charge the whole edge.
   func backwardStarts(_ targets: [Endpoint]) -> [Endpoint] {
     targets.map { t in
-      let edge = network.edges[TurnGraph.edge(of: t.directed)]
-      let full = edge.cost(reversed: TurnGraph.isReversed(t.directed))!
+      let driven = graph.original(t.directed)
+      let edge = network.edges[TurnGraph.edge(of: driven)]
+      let full = edge.cost(reversed: TurnGraph.isReversed(driven))!
       return Endpoint(
         directed: t.directed, weight: t.weight - full.weight, duration: t.duration - full.duration,
         distance: t.distance - edge.length)
@@ -277,14 +278,16 @@ struct CCHSearch {
         duration += last.duration
         distance += last.distance
       } else {
-        let edge = network.edges[TurnGraph.edge(of: y)]
-        let cost = edge.cost(reversed: TurnGraph.isReversed(y))!
+        let driven = graph.original(y)
+        let edge = network.edges[TurnGraph.edge(of: driven)]
+        let cost = edge.cost(reversed: TurnGraph.isReversed(driven))!
         weight += cost.weight
         duration += cost.duration
         distance += edge.length
       }
     }
-    return FoundPath(directedEdges: path, weight: weight, duration: duration, distance: distance)
+    // Copies of roads (via-way restrictions) are reported as the roads they copy.
+    return FoundPath(directedEdges: path.map(graph.original), weight: weight, duration: duration, distance: distance)
   }
 }
 

@@ -145,7 +145,7 @@ extension RoutingEngine {
   func transitions(from: [RoadPosition], to: [RoadPosition]) -> [[Double?]] {
     CCHSearch(customized: customized, network: network, graph: turns).matrix(
       sources: from.map { endpoints(of: $0, in: network, asSource: true) },
-      targets: to.map { endpoints(of: $0, in: network, asSource: false) },
+      targets: to.map { targetEndpoints(of: $0) },
       direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels
     ).map { $0.map { $0?.distance } }
   }

@@ -120,8 +120,9 @@ struct DijkstraSearch {
             bestTarget = target
           }
         }
-        let edge = network.edges[TurnGraph.edge(of: next)]
-        guard let cost = edge.cost(reversed: TurnGraph.isReversed(next)) else { continue }
+        let driven = graph.original(next)
+        let edge = network.edges[TurnGraph.edge(of: driven)]
+        guard let cost = edge.cost(reversed: TurnGraph.isReversed(driven)) else { continue }
         let candidate = key + turnWeight + cost.weight
         if candidate < weight[Int(next)] {
           weight[Int(next)] = candidate
@@ -140,7 +141,7 @@ struct DijkstraSearch {
         edges.append(node)
         node = parent[Int(node)]
       }
-      path.directedEdges = edges.reversed()
+      path.directedEdges = edges.reversed().map(graph.original)
     }
     return path
   }
