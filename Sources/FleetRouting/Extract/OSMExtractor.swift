@@ -16,7 +16,7 @@ public struct OSMExtractor: Sendable {
     var fromWay: Int64
     /// Through a junction (a node) or along a road (a way).
     var viaNode: Int64?
-    var viaWay: Int64?
+    var viaWays: [Int64] = []
     var toWay: Int64
     var isOnly: Bool
   }
@@ -202,18 +202,42 @@ public struct OSMExtractor: Sendable {
       if let viaNode = r.viaNode {
         guard let via = junctionIndex[viaNode] else { continue }
         network.restrictions.append(TurnRestriction(via: via, fromWay: r.fromWay, toWay: r.toWay, isOnly: r.isOnly))
-      } else if let viaWay = r.viaWay, let edges = edgesOfWay[viaWay] {
-        // A via way that is one road between two junctions; longer ones are not applied yet.
-        guard edges.count == 1 else {
-          summary.unsupportedRestrictions += 1
-          continue
-        }
+      } else if let chain = Self.viaChain(r, network: network, edgesOfWay: edgesOfWay) {
         network.wayRestrictions.append(
-          WayRestriction(fromWay: r.fromWay, via: edges[0], toWay: r.toWay, isOnly: r.isOnly))
+          WayRestriction(fromWay: r.fromWay, start: chain.start, via: chain.edges, toWay: r.toWay, isOnly: r.isOnly))
+      } else {
+        summary.unsupportedRestrictions += 1
       }
     }
     summary.restrictions = network.restrictions.count + network.wayRestrictions.count
     return (network, summary)
+  }
+
+  /// The via ways' road edges as one chain from the junction where the from way meets them to
+  /// the one where the to way does; nil when they do not make one.
+  static func viaChain(_ r: Restriction, network: RoadNetwork, edgesOfWay: [Int64: [Int32]]) -> (
+    start: Int32, edges: [Int32]
+  )? {
+    var remaining = r.viaWays.flatMap { edgesOfWay[$0] ?? [] }
+    guard !remaining.isEmpty, r.viaWays.allSatisfy({ edgesOfWay[$0] != nil }) else { return nil }
+    let ends = { (way: Int64) in
+      Set((edgesOfWay[way] ?? []).flatMap { [network.edges[Int($0)].from, network.edges[Int($0)].to] })
+    }
+    let viaEnds = Set(remaining.flatMap { [network.edges[Int($0)].from, network.edges[Int($0)].to] })
+    let starts = ends(r.fromWay).intersection(viaEnds)
+    guard starts.count == 1, let start = starts.first else { return nil }
+    var chain: [Int32] = []
+    var at = start
+    while !remaining.isEmpty {
+      guard
+        let i = remaining.firstIndex(where: { network.edges[Int($0)].from == at || network.edges[Int($0)].to == at })
+      else { return nil }
+      let edge = network.edges[Int(remaining[i])]
+      chain.append(remaining.remove(at: i))
+      at = edge.from == at ? edge.to : edge.from
+    }
+    guard ends(r.toWay).contains(at) else { return nil }
+    return (start, chain)
   }
 
   /// Time over `count` segments of a timed way, each rounded as OSRM rounds it.
@@ -228,8 +252,7 @@ public struct OSMExtractor: Sendable {
     return segments.reduce(0) { $0 + max(1, ($1 / metresPerSecond * 10).rounded()) / 10 }
   }
 
-  /// nil: not a turn restriction for cars; .some(nil): one this extractor cannot use (several via
-  /// members).
+  /// nil: not a turn restriction for cars; .some(nil): one this extractor cannot use.
   func restriction(_ relation: OSMRelation) -> Restriction?? {
     let tags = relation.tags
     guard tags["type"] == "restriction" else { return nil }
@@ -247,14 +270,13 @@ public struct OSMExtractor: Sendable {
     let from = relation.members.filter { $0.role == "from" && $0.type == .way }
     let to = relation.members.filter { $0.role == "to" && $0.type == .way }
     let via = relation.members.filter { $0.role == "via" }
-    guard from.count == 1, to.count == 1, via.count == 1 else { return .some(nil) }
-    switch via[0].type {
-    case .node:
-      return Restriction(fromWay: from[0].id, viaNode: via[0].id, toWay: to[0].id, isOnly: value.hasPrefix("only_"))
-    case .way:
-      return Restriction(fromWay: from[0].id, viaWay: via[0].id, toWay: to[0].id, isOnly: value.hasPrefix("only_"))
-    default:
-      return .some(nil)
+    guard from.count == 1, to.count == 1, !via.isEmpty else { return .some(nil) }
+    let isOnly = value.hasPrefix("only_")
+    if via.count == 1, via[0].type == .node {
+      return Restriction(fromWay: from[0].id, viaNode: via[0].id, toWay: to[0].id, isOnly: isOnly)
     }
+    // One or more via ways, in order (OSRM's via-way restrictions).
+    guard via.allSatisfy({ $0.type == .way }) else { return .some(nil) }
+    return Restriction(fromWay: from[0].id, viaWays: via.map(\.id), toWay: to[0].id, isOnly: isOnly)
   }
 }

@@ -77,7 +77,8 @@ public enum GraphFile {
     }
     out.put(UInt64(network.wayRestrictions.count))
     for r in network.wayRestrictions {
-      out.put(r.via)
+      out.put(r.start)
+      out.putArray(r.via)
       out.put(r.fromWay)
       out.put(r.toWay)
       out.put(UInt8(r.isOnly ? 1 : 0))
@@ -176,12 +177,14 @@ public enum GraphFile {
           via: try input.get(), fromWay: try input.get(), toWay: try input.get(),
           isOnly: (try input.get() as UInt8) != 0))
     }
-    let wayRestrictionCount = try input.count(elementSize: 4 + 8 + 8 + 1)
+    let wayRestrictionCount = try input.count(elementSize: 4 + 8 + 8 + 8 + 1)
     for _ in 0..<wayRestrictionCount {
-      let via: Int32 = try input.get()
+      let start: Int32 = try input.get()
+      let via: [Int32] = try input.getArray()
       network.wayRestrictions.append(
         WayRestriction(
-          fromWay: try input.get(), via: via, toWay: try input.get(), isOnly: (try input.get() as UInt8) != 0))
+          fromWay: try input.get(), start: start, via: via, toWay: try input.get(),
+          isOnly: (try input.get() as UInt8) != 0))
     }
     let order: [Int32] = try input.getArray()
     guard input.offset == input.bytes.count else { throw input.failure("unexpected bytes after the graph") }
@@ -202,7 +205,10 @@ public enum GraphFile {
       network.junctions.allSatisfy({ $0 >= 0 && $0 < points }),
       network.geometry.allSatisfy({ $0 >= 0 && $0 < points }),
       network.restrictions.allSatisfy({ $0.via >= 0 && $0.via < junctions }),
-      network.wayRestrictions.allSatisfy({ $0.via >= 0 && Int($0.via) < network.edges.count }),
+      network.wayRestrictions.allSatisfy({ r in
+        r.start >= 0 && r.start < junctions && !r.via.isEmpty
+          && r.via.allSatisfy { $0 >= 0 && Int($0) < network.edges.count }
+      }),
       !network.names.isEmpty
     else { throw input.failure("indices out of range") }
     for edge in network.edges {

@@ -104,12 +104,14 @@ public struct TurnRestriction: Sendable, Hashable, Codable {
   public var isOnly: Bool
 }
 
-/// A turn restriction through a road instead of a junction (OSRM's via-way restrictions): from
-/// `fromWay` along the road edge `via`, the turn onto `toWay` at its far end is forbidden
-/// (`no_*`) or the only one allowed (`only_*`). Drives onto `via` from elsewhere are not bound.
+/// A turn restriction through roads instead of a junction (OSRM's via-way restrictions): from
+/// `fromWay` along the road edges `via`, in order from the junction `start` where `fromWay`
+/// meets them, the turn onto `toWay` at their far end is forbidden (`no_*`) or the only one
+/// allowed (`only_*`). Drives onto the via roads from elsewhere are not bound.
 public struct WayRestriction: Sendable, Hashable, Codable {
   public var fromWay: Int64
-  public var via: Int32
+  public var start: Int32
+  public var via: [Int32]
   public var toWay: Int64
   public var isOnly: Bool
 }

@@ -118,22 +118,17 @@ public struct TurnGraph: Sendable, Codable {
 }
 
 extension TurnGraph {
-  /// Adds a node per restricted (from way, via road direction): arcs from the `from` way into
-  /// the road go to the copy instead, and the copy turns as the road does but for the turns
-  /// the restrictions forbid. Returns the directed edge each new node copies.
+  /// Adds a copy of each restricted chain of road directions (from way, via roads): arcs from the
+  /// `from` way into the chain go to the copy instead, each copy turns as its road does but into
+  /// the next copy along the chain, and the last copy without the turns the restrictions forbid.
+  /// Returns the directed edge each new node copies.
   static func applyWayRestrictions(
     _ network: RoadNetwork, _ turnsFrom: inout [[(target: Int32, cost: Float, penalty: Float)]]
   ) -> [Int32] {
-    let originals = Int32(network.edges.count * 2)
-    // The node that arrives at `junction` along a road direction.
-    let arrivesAt = { (node: Int32) -> Int32 in
-      let edge = network.edges[edge(of: node)]
-      return isReversed(node) ? edge.from : edge.to
-    }
     var groups: [[WayRestriction]] = []
     var groupOf: [String: Int] = [:]
     for r in network.wayRestrictions {
-      let key = "\(r.fromWay) \(r.via)"
+      let key = "\(r.fromWay) \(r.start) \(r.via)"
       if let g = groupOf[key] {
         groups[g].append(r)
       } else {
@@ -141,30 +136,52 @@ extension TurnGraph {
         groups.append([r])
       }
     }
+    // The nodes arriving at each junction.
+    var arriving: [Int32: [Int32]] = [:]
+    for r in network.wayRestrictions { arriving[r.start] = [] }
+    for (i, edge) in network.edges.enumerated() {
+      for reversed in [false, true] where edge.cost(reversed: reversed) != nil {
+        let end = reversed ? edge.from : edge.to
+        if arriving[end] != nil { arriving[end]!.append(directed(i, reversed: reversed)) }
+      }
+    }
     var duplicateOf: [Int32] = []
+    let originals = Int32(network.edges.count * 2)
+    let original = { (node: Int32) in node < originals ? node : duplicateOf[Int(node - originals)] }
     for group in groups {
       let first = group[0]
-      let via = network.edges[Int(first.via)]
-      // Arrivals from the `from` way at either end of the road, into the road's direction away from there.
-      for start in [via.from, via.to] where via.from != via.to {
-        let along = directed(Int(first.via), reversed: start == via.to)
-        guard via.cost(reversed: start == via.to) != nil else { continue }
-        let arrivals = (0..<originals).filter { node in
-          network.edges[edge(of: node)].wayID == first.fromWay && edge(of: node) != Int(first.via)
-            && arrivesAt(node) == start && turnsFrom[Int(node)].contains { $0.target == along }
-        }
-        guard !arrivals.isEmpty else { continue }
-        let copy = Int32(turnsFrom.count)
-        let turns = turnsFrom[Int(along)].filter { turn in
-          let way = network.edges[edge(of: turn.target)].wayID
-          return group.allSatisfy { r in r.isOnly ? way == r.toWay : way != r.toWay }
+      // The chain's directions, driven away from `start`.
+      var chain: [Int32] = []
+      var at = first.start
+      for e in first.via {
+        let edge = network.edges[Int(e)]
+        let reversed = edge.to == at
+        guard edge.cost(reversed: reversed) != nil else { break }
+        chain.append(directed(Int(e), reversed: reversed))
+        at = reversed ? edge.from : edge.to
+      }
+      guard chain.count == first.via.count else { continue }
+      let arrivals = (arriving[first.start] ?? []).filter { node in
+        network.edges[edge(of: node)].wayID == first.fromWay && turnsFrom[Int(node)].contains { $0.target == chain[0] }
+      }
+      guard !arrivals.isEmpty else { continue }
+      let copies = chain.indices.map { Int32(turnsFrom.count + $0) }
+      for (i, node) in chain.enumerated() {
+        var turns = turnsFrom[Int(node)]
+        if i + 1 < chain.count {
+          turns = turns.map { $0.target == chain[i + 1] ? (copies[i + 1], $0.cost, $0.penalty) : $0 }
+        } else {
+          turns = turns.filter { turn in
+            let way = network.edges[edge(of: original(turn.target))].wayID
+            return group.allSatisfy { r in r.isOnly ? way == r.toWay : way != r.toWay }
+          }
         }
         turnsFrom.append(turns)
-        duplicateOf.append(along)
-        for node in arrivals {
-          for i in turnsFrom[Int(node)].indices where turnsFrom[Int(node)][i].target == along {
-            turnsFrom[Int(node)][i].target = copy
-          }
+        duplicateOf.append(node)
+      }
+      for node in arrivals {
+        for i in turnsFrom[Int(node)].indices where turnsFrom[Int(node)][i].target == chain[0] {
+          turnsFrom[Int(node)][i].target = copies[0]
         }
       }
     }
