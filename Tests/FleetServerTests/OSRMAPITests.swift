@@ -237,6 +237,19 @@ struct OSRMAPITests {
       let first = try #require(tracepoints.first as? [String: Any])
       #expect(first["matchings_index"] as? Int == 0)
       #expect((first["location"] as? [Double])?.count == 2)
+
+      // With steps and annotations, as on /route: each leg from its departure to its arrival.
+      let (_, stepped, _) = try await server.http(
+        "GET", "/match/v1/driving/\(trace.joined(separator: ";"))?radiuses=\(radiuses)&steps=true&annotations=distance",
+        token: nil)
+      let legs = try #require((stepped["matchings"] as? [[String: Any]])?.first?["legs"] as? [[String: Any]])
+      for leg in legs {
+        let types = (leg["steps"] as? [[String: Any]] ?? []).compactMap {
+          ($0["maneuver"] as? [String: Any])?["type"] as? String
+        }
+        #expect(types.first == "depart" && types.last == "arrive")
+        #expect((leg["annotation"] as? [String: Any])?["distance"] is [Double])
+      }
     }
   }
 

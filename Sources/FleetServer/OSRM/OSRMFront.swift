@@ -132,9 +132,8 @@ struct OSRMFront: Sendable {
     }
     let overview = try query.choice("overview", ["simplified", "full", "false"], default: "simplified")
     let geometries = try query.choice("geometries", ["polyline", "polyline6", "geojson"], default: "polyline")
-    guard try query.flag("steps") == false else {
-      throw OSRMError("InvalidOptions", "steps=true is not supported by fleetd; use steps=false")
-    }
+    let steps = try query.flag("steps")
+    let annotations = try query.annotations()
     if let timestamps = query.values["timestamps"] {
       let values = timestamps.split(separator: ";", omittingEmptySubsequences: false).map { Int($0) }
       guard values.count == query.coordinates.count, values.allSatisfy({ $0 != nil }) else {
@@ -145,11 +144,20 @@ struct OSRMFront: Sendable {
       }
     }
     let trace = try engine.match(query.coordinates, accuracies: try query.radiuses())
-    let matchings = trace.matchings.map { m in
+    // The asked point each matching's waypoint came from, for the side of the road in steps.
+    let asked = { (matching: Int, waypoint: Int) -> LatLng in
+      let i = trace.tracepoints.firstIndex { $0?.matchingIndex == matching && $0?.waypointIndex == waypoint }
+      return i.map { query.coordinates[$0] } ?? query.coordinates[0]
+    }
+    let matchings = trace.matchings.enumerated().map { index, m in
       OSRMMatching(
         confidence: m.confidence,
         geometry: OSRMGeometry(m.geometry, overview: overview, format: geometries),
-        legs: m.legs.map(OSRMLeg.init),
+        legs: m.legs.enumerated().map { i, leg in
+          OSRMLeg(
+            leg, steps: steps ? engine.steps(of: leg, from: asked(index, i), to: asked(index, i + 1)) : nil,
+            format: geometries, annotations: annotations)
+        },
         weight: Self.round(m.duration), duration: Self.round(m.duration), distance: Self.round(m.distance))
     }
     return OSRMMatchResponse(
