@@ -5,14 +5,17 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 
 /// The provider's backend calls a simulated driver needs: read its vehicle and trips, create
-/// the vehicle, move trips through their statuses. Signed with the key's own role (server).
+/// the vehicle, move trips through their statuses. Signed with the key's own role: a server key,
+/// or the vehicle's own driver key (which may read and update its vehicle and the trips on it,
+/// not create the vehicle), so tokens carry the vehicle's ID.
 struct Backend: Sendable {
   let vehicles: Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
   let trips: Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>
   let tokens: ServiceAccountTokenProvider
+  let vehicleID: String
   let vehicleName: String
 
-  func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"] }
+  func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: vehicleID))"] }
 
   /// The vehicle, or nil when fleetd does not know it.
   func vehicle() async throws -> Maps_Fleetengine_V1_Vehicle? {

@@ -61,7 +61,8 @@ public struct SimulatedDriver: Sendable {
     let endpoint = configuration.endpoint
     try await endpoint.withClient { client in
       let backend = Backend(
-        vehicles: .init(wrapping: client), trips: .init(wrapping: client), tokens: tokens, vehicleName: vehicleName)
+        vehicles: .init(wrapping: client), trips: .init(wrapping: client), tokens: tokens,
+        vehicleID: configuration.vehicleID, vehicleName: vehicleName)
       let start = try await ensureVehicle(backend)
       let car = SimulatedLocationProvider(
         start: start,
@@ -107,7 +108,13 @@ public struct SimulatedDriver: Sendable {
       throw FleetError(
         .failedPrecondition, "vehicle \(configuration.vehicleID) does not exist: give --start LAT,LNG or --graph")
     }
-    try await backend.createVehicle(configuration.providerID, configuration.vehicleID, at: start)
+    do {
+      try await backend.createVehicle(configuration.providerID, configuration.vehicleID, at: start)
+    } catch let error as RPCError where error.code == .permissionDenied {
+      throw FleetError(
+        .failedPrecondition,
+        "vehicle \(configuration.vehicleID) does not exist and this key may not create it (\(error.message)): create it with a server key first")
+    }
     say("created at \(format(start))")
     return start
   }

@@ -11,9 +11,11 @@ struct DriveCommand: AsyncParsableCommand {
     commandName: "drive",
     abstract: "Run simulated drivers on the Driver SDK: online, drive to assigned trips' waypoints, complete them.",
     discussion: """
-      The key must be a server (or admin) key: the simulation plays both the driver app (location
-      updates, online/offline) and the provider's backend (trip statuses). Trips are created and
-      assigned elsewhere, e.g. through fleetd's API.
+      The simulation plays both the driver app (location updates, online/offline) and the
+      provider's backend (trip statuses). The key is a server key, or the vehicle's own driver key
+      (`fleetd keys add --role driver`), which may drive its vehicle and the trips assigned to it
+      but not create the vehicle. Trips are created and assigned elsewhere, e.g. through fleetd's
+      API or `fleet ride`.
       """)
 
   @Option(help: "fleetd's gRPC address, HOST:PORT.") var server = "127.0.0.1:50051"
@@ -25,7 +27,8 @@ struct DriveCommand: AsyncParsableCommand {
   @Option(help: "Simulated seconds per real second.") var speedup = 1.0
   @Option(help: "Seconds between location updates (5-60).") var interval = 5
   @Option(help: "Complete this many trips per vehicle, then go offline and exit.") var trips: Int?
-  @Option(help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).") var start: String?
+  @Option(parsing: .unconditional, help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).")
+  var start: String?
   @Flag(help: "Connect with TLS.") var tls = false
 
   func validate() throws {

@@ -23,11 +23,11 @@ struct GeoCommand: AsyncParsableCommand {
 
     @Option(help: "wgs84, gcj02 or bd09.") var from: CoordinateSystem
     @Option(help: "wgs84, gcj02 or bd09.") var to: CoordinateSystem
-    @Argument(help: "LAT,LNG") var point: String
+    @Argument(parsing: .allUnrecognized, help: "LAT,LNG") var point: [String]
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-      let source = try parsePoint(point, "point")
+      let source = try parsePoint(try onePoint(point), "point")
       let result = source.converted(from: from, to: to)
       let latitude = String(format: "%.8f", result.latitude)
       let longitude = String(format: "%.8f", result.longitude)
@@ -45,11 +45,11 @@ struct GeoCommand: AsyncParsableCommand {
       abstract: "The address at LAT,LNG: offline from an OSM extract and GeoNames, or from fleetd.")
 
     @OptionGroup var source: GeoSource
-    @Argument(help: "LAT,LNG (WGS-84)") var point: String
+    @Argument(parsing: .allUnrecognized, help: "LAT,LNG (WGS-84)") var point: [String]
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-      let coordinate = try parsePoint(point, "point")
+      let coordinate = try parsePoint(try onePoint(point), "point")
       let address = try await source.reverse(coordinate)
       if json {
         print(try jsonText(address))
@@ -65,7 +65,8 @@ struct GeoCommand: AsyncParsableCommand {
 
     @OptionGroup var source: GeoSource
     @Option(help: "The city or district to search in (default: the city at --near).") var city: String?
-    @Option(help: "LAT,LNG of the searcher: nearer places first, and its city when --city is not given.")
+    @Option(
+      parsing: .unconditional, help: "LAT,LNG of the searcher: nearer places first, and its city when --city is not given.")
     var near: String?
     @Option(help: "Results per page, 1…100.") var pageSize = 20
     @Option(help: "The page token printed with the previous page.") var pageToken: String?
@@ -154,3 +155,12 @@ func jsonText(_ value: some Encodable) throws -> String {
 }
 
 extension CoordinateSystem: ExpressibleByArgument {}
+
+/// The one LAT,LNG a command takes as its argument. It is read as "all unrecognized" input so
+/// that a negative latitude is a coordinate, not an unknown option.
+func onePoint(_ arguments: [String]) throws -> String {
+  guard arguments.count == 1 else {
+    throw ValidationError("give one point, LAT,LNG, got \(arguments.isEmpty ? "none" : arguments.joined(separator: " "))")
+  }
+  return arguments[0]
+}

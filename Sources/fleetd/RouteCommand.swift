@@ -9,11 +9,12 @@ struct RouteCommand: ParsableCommand {
 
   @Option(help: "Graph file written by 'fleetd graph build'.")
   var graph: String
-  @Option(help: "Start, as LAT,LNG.")
+  // `.unconditional`: a negative latitude is a value, not an option.
+  @Option(parsing: .unconditional, help: "Start, as LAT,LNG.")
   var from: String
-  @Option(help: "Destination, as LAT,LNG.")
+  @Option(parsing: .unconditional, help: "Destination, as LAT,LNG.")
   var to: String
-  @Option(help: "Points to pass through on the way, as LAT,LNG (repeatable).")
+  @Option(parsing: .unconditionalSingleValue, help: "Points to pass through on the way, as LAT,LNG (repeatable).")
   var via: [String] = []
 
   func run() throws {

@@ -71,6 +71,51 @@ struct FleetDriveTests {
     }
   }
 
+  /// A driver has a driver key, for its own vehicle: with it the simulator drives the trips
+  /// assigned to that vehicle; a vehicle that does not exist yet it cannot create, and says so.
+  @Test func drivesWithTheVehiclesOwnDriverKey() async throws {
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
+      let key = try await fleetd.key(role: .driver)
+      let routing = try await sharedRoutingEngine(graph: try await monacoGraph())
+      var missing = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "ghost")
+      missing.start = LatLng(latitude: 43.7300, longitude: 7.4200)
+      let refused = try SimulatedDriver(configuration: missing, key: key, routing: routing, log: { _ in })
+      await #expect(throws: FleetError.self) { try await refused.run() }
+
+      let admin = try await fleetd.signer(role: .admin).token()
+      try await withGRPCClient(
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+      ) { client in
+        let metadata: Metadata = ["authorization": "Bearer \(admin)"]
+        var create = Maps_Fleetengine_V1_CreateVehicleRequest()
+        create.parent = "providers/acme"
+        create.vehicleID = "cab"
+        create.vehicle.vehicleState = .offline
+        create.vehicle.supportedTripTypes = [.exclusive]
+        create.vehicle.maximumCapacity = 4
+        create.vehicle.vehicleType.category = .auto
+        create.vehicle.lastLocation.location.latitude = 43.7300
+        create.vehicle.lastLocation.location.longitude = 7.4200
+        _ = try await Maps_Fleetengine_V1_VehicleService.Client(wrapping: client).createVehicle(create, metadata: metadata)
+
+        var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
+        configuration.speedup = 100
+        configuration.trips = 1
+        let driver = try SimulatedDriver(configuration: configuration, key: key, routing: routing, log: { _ in })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask { try await driver.run() }
+          let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
+          try await eventually { (try? await fleetd.vehicle("cab").vehicleState) == .online }
+          _ = try await trips.createTrip(trip("only", stops: []), metadata: metadata)
+          try await eventually { try await status(of: "only", trips, metadata) == .complete }
+          try await group.waitForAll()
+        }
+      }
+      #expect(try await fleetd.vehicle("cab").vehicleState == .offline)
+    }
+  }
+
   func trip(_ id: String, stops: [(Double, Double)]) -> Maps_Fleetengine_V1_CreateTripRequest {
     var request = Maps_Fleetengine_V1_CreateTripRequest()
     request.parent = "providers/acme"

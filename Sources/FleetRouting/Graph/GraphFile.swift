@@ -10,7 +10,7 @@ import Foundation
 /// Loading is a handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 5
+  public static let version: UInt32 = 6
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
