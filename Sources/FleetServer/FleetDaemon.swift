@@ -23,7 +23,7 @@ public final class FleetDaemon: Sendable {
   public let storage: SQLiteFleetStore
   let grpcTransport: HTTP2ServerTransport.Posix
   let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
-  let http: Application<RouterResponder<BasicRequestContext>>
+  let http: Application<RouterResponder<FleetRequestContext>>
   let httpPort = BoundPort()
   let logger: Logger
   let runningGroup = Mutex<ServiceGroup?>(nil)
@@ -86,7 +86,7 @@ public final class FleetDaemon: Sendable {
         TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront),
       ])
 
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: FleetRequestContext.self)
     RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)
     OSRMFront(engine: routing).addRoutes(to: router)
     GeoFront(engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage)), metrics: metrics)

@@ -113,7 +113,8 @@ public struct SimulatedDriver: Sendable {
     } catch let error as RPCError where error.code == .permissionDenied {
       throw FleetError(
         .failedPrecondition,
-        "vehicle \(configuration.vehicleID) does not exist and this key may not create it (\(error.message)): create it with a server key first")
+        "vehicle \(configuration.vehicleID) does not exist and this key may not create it (\(error.message)): create it with a server key first"
+      )
     }
     say("created at \(format(start))")
     return start

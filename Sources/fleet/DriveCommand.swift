@@ -27,7 +27,8 @@ struct DriveCommand: AsyncParsableCommand {
   @Option(help: "Simulated seconds per real second.") var speedup = 1.0
   @Option(help: "Seconds between location updates (5-60).") var interval = 5
   @Option(help: "Complete this many trips per vehicle, then go offline and exit.") var trips: Int?
-  @Option(parsing: .unconditional, help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).")
+  @Option(
+    parsing: .unconditional, help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).")
   var start: String?
   @Flag(help: "Connect with TLS.") var tls = false
 

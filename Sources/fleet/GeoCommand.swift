@@ -66,7 +66,8 @@ struct GeoCommand: AsyncParsableCommand {
     @OptionGroup var source: GeoSource
     @Option(help: "The city or district to search in (default: the city at --near).") var city: String?
     @Option(
-      parsing: .unconditional, help: "LAT,LNG of the searcher: nearer places first, and its city when --city is not given.")
+      parsing: .unconditional,
+      help: "LAT,LNG of the searcher: nearer places first, and its city when --city is not given.")
     var near: String?
     @Option(help: "Results per page, 1…100.") var pageSize = 20
     @Option(help: "The page token printed with the previous page.") var pageToken: String?
@@ -160,7 +161,8 @@ extension CoordinateSystem: ExpressibleByArgument {}
 /// that a negative latitude is a coordinate, not an unknown option.
 func onePoint(_ arguments: [String]) throws -> String {
   guard arguments.count == 1 else {
-    throw ValidationError("give one point, LAT,LNG, got \(arguments.isEmpty ? "none" : arguments.joined(separator: " "))")
+    throw ValidationError(
+      "give one point, LAT,LNG, got \(arguments.isEmpty ? "none" : arguments.joined(separator: " "))")
   }
   return arguments[0]
 }

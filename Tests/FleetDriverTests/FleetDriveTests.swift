@@ -97,9 +97,11 @@ struct FleetDriveTests {
         create.vehicle.vehicleType.category = .auto
         create.vehicle.lastLocation.location.latitude = 43.7300
         create.vehicle.lastLocation.location.longitude = 7.4200
-        _ = try await Maps_Fleetengine_V1_VehicleService.Client(wrapping: client).createVehicle(create, metadata: metadata)
+        _ = try await Maps_Fleetengine_V1_VehicleService.Client(wrapping: client).createVehicle(
+          create, metadata: metadata)
 
-        var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
+        var configuration = SimulatedDriver.Configuration(
+          endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
         configuration.speedup = 100
         configuration.trips = 1
         let driver = try SimulatedDriver(configuration: configuration, key: key, routing: routing, log: { _ in })

@@ -1,3 +1,4 @@
+import FleetCore
 import FleetProto
 import Foundation
 import GRPCCore
@@ -24,6 +25,61 @@ struct HostileInputTests {
         "POST", "/v1/providers/acme/trips:search", token: token, body: "{}", headers: ["X-Server-Timeout": "1e300"])
       #expect(status == 200)
     }
+  }
+
+  /// A client that sends its whole body before it reads, asking to close the connection after
+  /// the answer (Python's urllib, most simple clients)
+  /// gets the 413 at once when the body is a few times over the limit, and a closed connection
+  /// at once when it is far over; it never waits on a connection nobody reads.
+  @Test func anOversizedBodyIsAnsweredOrCutAtOnce() async throws {
+    // Bodies larger than the sockets' buffers, so that a server that stops reading blocks the client.
+    try await TestServer.run(maximumRequestBytes: 1024 * 1024) { server in
+      let port = server.httpPort
+      let answer = try await onDedicatedThread(named: "oversized-body") {
+        try Self.postWholeBody(port: port, bytes: 8 * 1024 * 1024)
+      }
+      #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
+      #expect(answer.lowercased().contains("connection: close"), "\(answer)")
+      let cut = try await onDedicatedThread(named: "far-oversized-body") {
+        try Self.postWholeBody(port: port, bytes: 40 * 1024 * 1024)
+      }
+      // Closed before or after the 413: either way not a timeout.
+      #expect(cut == "closed" || cut.hasPrefix("HTTP/1.1 413"), "\(cut)")
+    }
+  }
+
+  /// Sends a POST with `bytes` of body in full, then reads: the response's head, "closed" when
+  /// the server closed the connection, or "timed out" after 5 s.
+  static func postWholeBody(port: Int, bytes: Int) throws -> String {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    let head =
+      "POST /v1/providers/acme/trips?tripId=big HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+      + "Content-Type: application/json\r\nContent-Length: \(bytes)\r\n\r\n"
+    let request = Array(head.utf8) + Array(repeating: UInt8(ascii: " "), count: bytes)
+    var sent = 0
+    while sent < request.count {
+      let n = request[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      if n <= 0 { return errno == EAGAIN ? "timed out" : "closed" }
+      sent += n
+    }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let n = recv(socket, &buffer, buffer.count, 0)
+    if n > 0 { return String(decoding: buffer[..<n], as: UTF8.self) }
+    return n == 0 || errno == ECONNRESET ? "closed" : "timed out"
   }
 
   @Test func nonFiniteNumbersAreRejectedAndNeverPoisonTheStore() async throws {

@@ -20,7 +20,7 @@ struct GeoFront: Sendable {
   let keys: APIKeyGate
   let metrics: RequestMetrics
 
-  func addRoutes(to router: Router<BasicRequestContext>) {
+  func addRoutes(to router: Router<FleetRequestContext>) {
     router.get("/v1/geo:reverse") { request, _ in
       await respond(request, rpc: "geo.reverse") { query, _ throws(FleetError) in try reverse(query) }
     }

@@ -11,7 +11,7 @@ struct OSRMFront: Sendable {
   /// nil when fleetd runs without `--graph`: the services then say so.
   let engine: RoutingEngine?
 
-  func addRoutes(to router: Router<BasicRequestContext>) {
+  func addRoutes(to router: Router<FleetRequestContext>) {
     for service in ["route", "table", "nearest", "match", "trip", "tile"] {
       router.get("/\(service)/**") { request, _ in self.handle(service, request) }
     }

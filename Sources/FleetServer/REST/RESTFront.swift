@@ -16,15 +16,15 @@ struct RESTFront: Sendable {
   let maximumRequestBytes: Int
   let requestIDs = RequestIDs()
 
-  func addRoutes(to router: Router<BasicRequestContext>) {
+  func addRoutes(to router: Router<FleetRequestContext>) {
     for method in [HTTPRequest.Method.get, .post, .put, .delete] {
-      router.on("/v1/**", method: method) { request, _ in await self.handle(request) }
+      router.on("/v1/**", method: method) { request, context in await self.handle(request, context) }
       // FleetKit's booking API (fleetkit.v1.Rides), beside Fleet Engine's own paths.
-      router.on("/dispatch/v1/**", method: method) { request, _ in await self.handle(request) }
+      router.on("/dispatch/v1/**", method: method) { request, context in await self.handle(request, context) }
     }
   }
 
-  func handle(_ request: Request) async -> Response {
+  func handle(_ request: Request, _ context: FleetRequestContext) async -> Response {
     var request = request
     let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
     do {
@@ -33,13 +33,22 @@ struct RESTFront: Sendable {
       if case .watchRideStatus(let name) = route.target {
         return try await watchRideStatus(name, request, requestID: requestID)
       }
-      let body: ByteBuffer
+      let read: (body: ByteBuffer?, drained: Bool)
       do {
-        body = try await request.collectBody(upTo: maximumRequestBytes)
+        read = try await Self.body(of: request, upTo: maximumRequestBytes)
       } catch {
         return Self.errorResponse(
+          FleetError(.invalidArgument, "the request body could not be read: \(error)"), status: .badRequest,
+          requestID: requestID)
+      }
+      guard let body = read.body else {
+        // Too much to drain: the connection is closed, which the client sees at once.
+        if !read.drained { context.channel.close(promise: nil) }
+        var response = Self.errorResponse(
           FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes"),
           status: .contentTooLarge, requestID: requestID)
+        response.headers[.connection] = "close"
+        return response
       }
       let query = request.uri.queryParameters
       let call = RESTCall(
@@ -129,6 +138,27 @@ struct RESTFront: Sendable {
   }
 
   /// Google's error body: {"error":{"code":400,"message":"…","status":"INVALID_ARGUMENT"}}.
+  /// A request body over the limit is still read, up to `drainFactor` times the limit, and
+  /// dropped: a client that sends its whole body before reading (most do) then gets the 413
+  /// at once instead of waiting on a connection nobody reads. Past that the connection is
+  /// closed. Either way the 413 says `Connection: close`.
+  static let drainFactor = 16
+
+  /// The body, or nil when it is over `limit` bytes; and whether it was read to its end.
+  static func body(of request: Request, upTo limit: Int) async throws -> (body: ByteBuffer?, drained: Bool) {
+    var body = ByteBuffer()
+    var dropped = 0
+    for try await chunk in request.body {
+      if dropped == 0 && body.readableBytes + chunk.readableBytes <= limit {
+        body.writeImmutableBuffer(chunk)
+        continue
+      }
+      dropped += chunk.readableBytes
+      if dropped > limit * drainFactor { return (nil, false) }
+    }
+    return dropped == 0 ? (body, true) : (nil, true)
+  }
+
   static func errorBody(_ error: FleetError, status: HTTPResponse.Status) -> Data {
     let body: [String: Any] = ["error": ["code": status.code, "message": error.message, "status": error.code.rawValue]]
     return (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
