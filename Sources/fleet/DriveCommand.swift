@@ -18,7 +18,7 @@ struct DriveCommand: AsyncParsableCommand {
       API or `fleet ride`.
       """)
 
-  @Option(help: "fleetd's gRPC address, HOST:PORT.") var server = "127.0.0.1:50051"
+  @OptionGroup var server: ServerAddress
   @Option(help: "Provider ID.") var provider: String
   @Option(help: "Service-account key file (from `fleetd keys add`).") var key: String
   @Option(help: "Vehicle ID; with --vehicles N, the prefix of ID-1 … ID-N.") var vehicle: String
@@ -30,10 +30,8 @@ struct DriveCommand: AsyncParsableCommand {
   @Option(
     parsing: .unconditional, help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).")
   var start: String?
-  @Flag(help: "Connect with TLS.") var tls = false
 
   func validate() throws {
-    guard FleetEndpoint(server) != nil else { throw ValidationError("--server must be HOST:PORT, got '\(server)'") }
     guard vehicles >= 1 else { throw ValidationError("--vehicles must be at least 1") }
     guard speedup > 0, speedup.isFinite else { throw ValidationError("--speedup must be positive") }
     if let trips, trips < 1 { throw ValidationError("--trips must be at least 1") }
@@ -50,7 +48,8 @@ struct DriveCommand: AsyncParsableCommand {
   func run() async throws {
     let serviceKey = try ServiceAccountKey.load(path: key)
     let routing = try graph.map { try RoutingEngine(graph: $0) }
-    let endpoint = FleetEndpoint(server, usesTLS: tls)!
+    try server.checkPort(for: .grpc)
+    let endpoint = server.grpcEndpoint
     let ids = vehicles == 1 ? [vehicle] : (1...vehicles).map { "\(vehicle)-\($0)" }
     let drivers = try ids.map { id in
       var configuration = SimulatedDriver.Configuration(endpoint: endpoint, providerID: provider, vehicleID: id)

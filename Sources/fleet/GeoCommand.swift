@@ -100,7 +100,7 @@ struct GeoCommand: AsyncParsableCommand {
 struct GeoSource: ParsableArguments {
   @Option(help: "OpenStreetMap extract (.osm.pbf): answer offline.") var osm: String?
   @Option(help: "GeoNames cities CSV (lat,lon,name,admin1,admin2,cc): cities worldwide, offline.") var geonames: String?
-  @Option(help: "fleetd's HTTP address, e.g. http://127.0.0.1:8080 (when no --osm or --geonames).") var server: String?
+  @OptionGroup var server: ServerAddress
   @Option(help: "The app's API key for fleetd (env FLEET_API_KEY).") var apiKey: String?
 
   func reverse(_ coordinate: LatLng) async throws -> Address {
@@ -127,11 +127,10 @@ struct GeoSource: ParsableArguments {
   }
 
   func client() throws -> GeoServiceClient {
-    guard let server, let url = URL(string: server), url.scheme != nil else {
-      throw ValidationError("give --osm and/or --geonames to answer offline, or --server http://HOST:PORT for fleetd")
-    }
+    try server.checkPort(for: .http)
+    let url = server.httpURL
     guard let key = apiKey ?? ProcessInfo.processInfo.environment["FLEET_API_KEY"] else {
-      throw ValidationError("--api-key (or FLEET_API_KEY) is required with --server")
+      throw ValidationError("--api-key (or FLEET_API_KEY) is required to ask fleetd (or give --osm or --geonames)")
     }
     return GeoServiceClient(baseURL: url, apiKey: key)
   }

@@ -21,7 +21,7 @@ struct RideCommand: AsyncParsableCommand {
       must be a server (or admin) key: booking is the provider's backend's call.
       """)
 
-  @Option(help: "fleetd's gRPC address, HOST:PORT.") var server = "127.0.0.1:50051"
+  @OptionGroup var server: ServerAddress
   @Option(help: "Provider ID.") var provider: String
   @Option(help: "Service-account key file (from `fleetd keys add`).") var key: String
   // Unconditional: a southern latitude ("-33.86,151.21") is a value, not an option.
@@ -33,17 +33,16 @@ struct RideCommand: AsyncParsableCommand {
   @Flag(help: "A SHARED ride (a carpool); EXCLUSIVE otherwise.") var shared = false
   @Flag(help: "Follow the ride until it ends.") var follow = false
   @Option(help: "Seconds between reads of the ride's state with --follow.") var interval = 1.0
-  @Flag(help: "Connect with TLS.") var tls = false
 
   func validate() throws {
-    guard FleetEndpoint(server) != nil else { throw ValidationError("--server must be HOST:PORT, got '\(server)'") }
     guard passengers >= 1 else { throw ValidationError("--passengers must be at least 1") }
     guard interval > 0, interval <= 3600 else { throw ValidationError("--interval must be above 0 and at most 3600") }
   }
 
   func run() async throws {
     let tokens = try ServiceAccountTokenProvider(key: try ServiceAccountKey.load(path: key))
-    let endpoint = FleetEndpoint(server, usesTLS: tls)!
+    try server.checkPort(for: .grpc)
+    let endpoint = server.grpcEndpoint
     let id = ride ?? "ride-\(UUID().uuidString.prefix(8).lowercased())"
     var request = Fleetkit_V1_CreateRideRequest()
     request.parent = "providers/\(provider)"

@@ -19,7 +19,7 @@ struct RideStatusCommand: AsyncParsableCommand {
       after the completed status, 1 after too many failures in a row.
       """)
 
-  @Option(help: "fleetd's HTTP address, HOST:PORT.") var server = "127.0.0.1:8080"
+  @OptionGroup var server: ServerAddress
   @Option(help: "Provider ID.") var provider: String
   @Option(help: "Service-account key file (from `fleetd keys add`).") var key: String
   @Option(help: "Trip ID.") var trip: String
@@ -28,12 +28,8 @@ struct RideStatusCommand: AsyncParsableCommand {
   @Option(help: "Seconds between polls with --follow.") var interval = 5.0
   @Option(help: "Seconds a poll may take.") var deadline = 4.0
   @Option(help: "Failures in a row after which --follow gives up.") var maxFailures = 6
-  @Flag(help: "Connect with TLS.") var tls = false
 
   func validate() throws {
-    guard let url = baseURL, url.host != nil, url.port != nil else {
-      throw ValidationError("--server must be HOST:PORT, got '\(server)'")
-    }
     for (name, value) in [("--interval", interval), ("--deadline", deadline)] {
       guard value > 0, value <= 86_400 else {
         throw ValidationError("\(name) must be a number of seconds above 0 and at most 86400")
@@ -43,11 +39,10 @@ struct RideStatusCommand: AsyncParsableCommand {
     guard rideIdentifier?.isEmpty != true else { throw ValidationError("--ride-identifier must not be empty") }
   }
 
-  var baseURL: URL? { URL(string: "\(tls ? "https" : "http")://\(server)") }
-
   func run() async throws {
     let tokens = try ServiceAccountTokenProvider(key: try ServiceAccountKey.load(path: key))
-    var configuration = FleetdRideStatusSource.Configuration(baseURL: baseURL!, providerID: provider)
+    try server.checkPort(for: .http)
+    var configuration = FleetdRideStatusSource.Configuration(baseURL: server.httpURL, providerID: provider)
     configuration.tripID = { [trip] _ in trip }
     configuration.requestTimeout = .milliseconds(Int(deadline * 1000))
     let source = FleetdRideStatusSource(configuration: configuration, tokenProvider: tokens)

@@ -15,23 +15,22 @@ struct TrackCommand: AsyncParsableCommand {
       retried, as the SDK does, until the trip ends or the command is interrupted.
       """)
 
-  @Option(help: "fleetd's gRPC address, HOST:PORT.") var server = "127.0.0.1:50051"
+  @OptionGroup var server: ServerAddress
   @Option(help: "Provider ID.") var provider: String
   @Option(help: "Service-account key file (from `fleetd keys add`).") var key: String
   @Option(help: "Trip ID.") var trip: String
   @Flag(help: "One JSON object per line.") var json = false
   @Flag(help: "Poll GetTrip instead of fleetd's push stream.") var poll = false
   @Option(help: "Seconds between polls with --poll.") var interval = 5.0
-  @Flag(help: "Connect with TLS.") var tls = false
 
   func validate() throws {
-    guard FleetEndpoint(server) != nil else { throw ValidationError("--server must be HOST:PORT, got '\(server)'") }
     guard interval > 0, interval <= 86_400 else {
       throw ValidationError("--interval must be a number of seconds above 0 and at most 86400")
     }
   }
 
   func run() async throws {
+    try server.checkPort(for: .grpc)
     let tokens = try ServiceAccountTokenProvider(key: try ServiceAccountKey.load(path: key))
     var configuration = ConsumerConfiguration()
     if poll {
@@ -39,7 +38,7 @@ struct TrackCommand: AsyncParsableCommand {
       configuration.pollingInterval = .milliseconds(Int(interval * 1000))
     }
     let services = ConsumerServices(
-      providerID: provider, endpoint: FleetEndpoint(server, usesTLS: tls)!, tokenProvider: tokens,
+      providerID: provider, endpoint: server.grpcEndpoint, tokenProvider: tokens,
       configuration: configuration)
     let model = try services.tripService.tripModel(forTripName: "providers/\(provider)/trips/\(trip)")
     let printer = await CallbackPrinter(json: json)

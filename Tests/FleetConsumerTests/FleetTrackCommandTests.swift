@@ -16,15 +16,15 @@ import Testing
       let consumerKey = directory + "/consumer.json"
       try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: serverKey))
       try await fleetd.key(role: .consumer).encoded().write(to: URL(fileURLWithPath: consumerKey))
-      let server = "127.0.0.1:\(fleetd.grpcPort)"
+      let grpcPort = "\(fleetd.grpcPort)"
 
       try await fleetd.createTrip(
         "ride", vehicle: nil, pickup: TripModelIntegrationTests.pickup, dropoff: TripModelIntegrationTests.dropoff)
       let track = try FleetProcess([
-        "track", "--server", server, "--provider", "acme", "--key", consumerKey, "--trip", "ride", "--json",
+        "track", "--grpc-port", grpcPort, "--provider", "acme", "--key", consumerKey, "--trip", "ride", "--json",
       ])
       let drive = try FleetProcess([
-        "drive", "--server", server, "--provider", "acme", "--key", serverKey, "--vehicle", "cab", "--graph",
+        "drive", "--grpc-port", grpcPort, "--provider", "acme", "--key", serverKey, "--vehicle", "cab", "--graph",
         fleetd.graph!, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
       ])
       defer {

@@ -60,7 +60,7 @@ struct DispatchEndToEndTests {
       try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
 
       let drive = try FleetProcess([
-        "drive", "--server", "127.0.0.1:\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--vehicle", "cab",
+        "drive", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--vehicle", "cab",
         "--vehicles", "3", "--graph", fleetd.graph!, "--speedup", "20", "--interval", "5",
       ])
       defer { drive.stop() }
@@ -84,7 +84,7 @@ struct DispatchEndToEndTests {
       }
       func book(_ ride: (id: String, from: LatLng, to: LatLng)) throws -> FleetProcess {
         try FleetProcess([
-          "ride", "--server", "127.0.0.1:\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--ride", ride.id,
+          "ride", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--ride", ride.id,
           "--from", "\(ride.from.latitude),\(ride.from.longitude)", "--to", "\(ride.to.latitude),\(ride.to.longitude)",
           "--follow", "--interval", "0.5",
         ])
@@ -145,7 +145,7 @@ struct DispatchEndToEndTests {
       let key = directory + "/server.json"
       try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
       let (status, _) = try await FleetProcess.run([
-        "ride", "--server", "127.0.0.1:\(fleetd.grpcPort)", "--provider", "acme", "--key", key,
+        "ride", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key,
         "--from", "-33.8688,151.2093", "--to", "-33.8568,151.2153",
       ])
       // Not a usage error (64): the arguments parsed, and fleetd answered UNIMPLEMENTED.

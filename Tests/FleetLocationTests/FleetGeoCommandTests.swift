@@ -39,15 +39,45 @@ import Testing
     do {
       let key = try await fleetd.apiKey()
       let (status, output) = try await fleet([
-        "geo", "search", "--server", fleetd.httpURL.absoluteString, "--api-key", key, "--near", "43.7345,7.4230",
+        "geo", "search", "--http-port", "\(fleetd.httpPort)", "--api-key", key, "--near", "43.7345,7.4230",
         "casino",
       ])
       #expect(status == 0)
       #expect(output.contains("Casino de Monte Carlo [amenity=casino]"))
       let refused = try await fleet([
-        "geo", "reverse", "--server", fleetd.httpURL.absoluteString, "--api-key", "fk_x", "1,2",
+        "geo", "reverse", "--http-port", "\(fleetd.httpPort)", "--api-key", "fk_x", "1,2",
       ])
       #expect(refused.status != 0)
+    } catch {
+      try? await fleetd.stop()
+      throw error
+    }
+    try await fleetd.stop()
+  }
+
+  /// The southern hemisphere needs no `--`: a negative latitude is a coordinate, not an option.
+  @Test func negativeLatitudesAreCoordinates() async throws {
+    let (status, output) = try await fleet(["geo", "convert", "--from", "wgs84", "--to", "gcj02", "-33.86,151.21"])
+    #expect(status == 0, "\(output)")
+    #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "-33.86000000,151.21000000")
+  }
+
+  /// Every command names fleetd the same way (--host, --grpc-port, --http-port) and says so
+  /// when it is given the other kind of port.
+  @Test func theWrongKindOfPortIsNamed() async throws {
+    let fleetd = Fleetd()
+    try await fleetd.start()
+    do {
+      let http = try await FleetProcess.runCapturingErrors([
+        "geo", "reverse", "--http-port", "\(fleetd.grpcPort)", "--api-key", "fk_x", "43.7330,7.4258",
+      ])
+      #expect(http.status != 0)
+      #expect(http.errors.contains("give fleetd's HTTP port with --http-port"), "\(http.errors)")
+      let grpc = try await FleetProcess.runCapturingErrors([
+        "track", "--grpc-port", "\(fleetd.httpPort)", "--provider", "acme", "--key", "/nonexistent.json", "--trip", "t",
+      ])
+      #expect(grpc.status != 0)
+      #expect(grpc.errors.contains("give fleetd's gRPC port with --grpc-port"), "\(grpc.errors)")
     } catch {
       try? await fleetd.stop()
       throw error

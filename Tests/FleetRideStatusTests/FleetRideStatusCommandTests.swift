@@ -27,11 +27,11 @@ import Testing
       try await fleetd.createTrip("ride", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
 
       let follow = try FleetProcess([
-        "ride-status", "--server", "127.0.0.1:\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
+        "ride-status", "--http-port", "\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
         "--trip", "ride", "--follow", "--interval", "1",
       ])
       let drive = try FleetProcess([
-        "drive", "--server", "127.0.0.1:\(fleetd.grpcPort)", "--provider", "acme", "--key", serverKey, "--vehicle",
+        "drive", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", serverKey, "--vehicle",
         "cab", "--graph", fleetd.graph!, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
       ])
       defer {
@@ -78,7 +78,7 @@ import Testing
       let (_, consumerKey) = try await keys(fleetd, in: directory)
       try await fleetd.createTrip("ride", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
       let arguments = [
-        "ride-status", "--server", "127.0.0.1:\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
+        "ride-status", "--http-port", "\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
       ]
 
       let (status, output) = try await FleetProcess.run(arguments + ["--trip", "ride", "--ride-identifier", "b-7"])

@@ -43,15 +43,28 @@ public final class FleetProcess: @unchecked Sendable {
   /// holding a thread: the child may take seconds, and a blocked thread is one of the few the
   /// whole test process shares.
   public static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let (status, output, _) = try await runCapturingErrors(arguments)
+    return (status, output)
+  }
+
+  /// The same, with its standard error as well.
+  public static func runCapturingErrors(_ arguments: [String]) async throws -> (
+    status: Int32, output: String, errors: String
+  ) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
     // A file rather than a pipe: all of it is there once the process has exited.
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID()).out")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: output) }
+    let errors = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID()).err")
+    _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+    defer {
+      try? FileManager.default.removeItem(at: output)
+      try? FileManager.default.removeItem(at: errors)
+    }
     process.standardOutput = try FileHandle(forWritingTo: output)
-    process.standardError = FileHandle.nullDevice
+    process.standardError = try FileHandle(forWritingTo: errors)
     let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
       process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
       do {
@@ -61,7 +74,7 @@ public final class FleetProcess: @unchecked Sendable {
         continuation.resume(throwing: error)
       }
     }
-    return (status, try String(contentsOf: output, encoding: .utf8))
+    return (status, try String(contentsOf: output, encoding: .utf8), try String(contentsOf: errors, encoding: .utf8))
   }
 }
 
