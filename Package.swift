@@ -205,6 +205,7 @@ let package = Package(
       dependencies: [
         "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress", "FleetGeocoding",
         "FleetRideStatus", "FleetDispatch",
+        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),

@@ -23,6 +23,11 @@ struct ServeCommand: AsyncParsableCommand {
   var quota: [String] = []
   @Option(help: "Largest request body in bytes.")
   var maxRequestBytes = 4 * 1024 * 1024
+  @Option(
+    help:
+      "OpenStreetMap extract (.osm.pbf) to route and geocode on: its road graph is built at the first start and kept in the data directory, rebuilt when the file changes (env FLEETD_OSM)."
+  )
+  var osm: String?
   @Option(help: "Road graph from 'fleetd graph build': serves OSRM's HTTP API on the HTTP port (env FLEETD_GRAPH).")
   var graph: String?
   @Option(help: "OpenStreetMap extract (.osm.pbf) for /v1/geo:reverse and /v1/places:search (env FLEETD_GEO_OSM).")
@@ -55,8 +60,12 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.grpcPort = grpcPort
     configuration.httpPort = httpPort
     configuration.maximumRequestBytes = maxRequestBytes
+    let extract = osm ?? environment("FLEETD_OSM")
     configuration.graphPath = graph ?? environment("FLEETD_GRAPH")
-    configuration.geoOSMPath = geoOsm ?? environment("FLEETD_GEO_OSM")
+    guard extract == nil || configuration.graphPath == nil else {
+      throw ValidationError("give --osm (the graph is built from it) or --graph, not both")
+    }
+    configuration.geoOSMPath = geoOsm ?? environment("FLEETD_GEO_OSM") ?? extract
     configuration.geoNamesPath = geonames ?? environment("FLEETD_GEONAMES")
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }
@@ -91,6 +100,9 @@ struct ServeCommand: AsyncParsableCommand {
       return handler
     }
     let logger = Logger(label: "fleetd")
+    if let extract {
+      configuration.graphPath = try GraphCache.graph(for: extract, in: dataDir, logger: logger)
+    }
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
     logger.notice(
       "fleetd listening",

@@ -91,6 +91,21 @@ public enum GraphFile {
     try FileManager.default.moveItem(atPath: temporary, toPath: path)
   }
 
+  /// Whether the file at `path` is a graph file of this format version (read from its header
+  /// alone; `read` checks the rest).
+  public static func hasCurrentFormat(_ path: String) -> Bool {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+    defer { try? handle.close() }
+    guard let header = try? handle.read(upToCount: magic.count + 4), header.count == magic.count + 4 else {
+      return false
+    }
+    let bytes = [UInt8](header)
+    let fileVersion = bytes[magic.count...].enumerated().reduce(UInt32(0)) {
+      $0 | UInt32($1.element) << (8 * $1.offset)
+    }
+    return Array(bytes[..<magic.count]) == magic && fileVersion == version
+  }
+
   /// The network, the profile it was built with, and the routing hierarchy's node order.
   public static func read(_ path: String) throws -> (RoadNetwork, CarProfile, [Int32]) {
     guard let data = FileManager.default.contents(atPath: path) else {
