@@ -3,7 +3,7 @@
 
 Each fixture states what routes across a drawn map must do; FleetKit's tests hold FleetKit to
 it. This script builds the same map as an OSM file, prepares it with OSRM's car profile (the
-binaries ../shared/tools/osrm-peer provides), asks OSRM the same routes and reports where OSRM
+binaries dev/osrm.sh installs), asks OSRM the same routes and reports where OSRM
 answers otherwise, so that a fixture states OSRM's behaviour and not only FleetKit's.
 
 A fixture where FleetKit differs from OSRM on purpose says so on a line `# osrm: differs ...`;
@@ -26,7 +26,7 @@ from xml.sax.saxutils import quoteattr
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RULES = os.path.join(ROOT, "Tests/FleetRoutingTests/Rules")
-PEER = os.path.join(ROOT, "..", "shared", "tools", "osrm-peer")
+PEER = os.path.join(ROOT, "dev", "osrm.sh")
 EARTH_RADIUS = 6_372_797.560856  # FleetCore's LatLng.earthRadius, as MapFixture uses it
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Turn costs, turn by turn, against OSRM's car profile on the same extract:
 #   dev/compare-turns.sh [PBF=data/monaco.osm.pbf] [WORST=30]
-# Runs osrm-extract (from ../shared/tools/osrm-peer) with a copy of car.lua that prints every
+# Runs osrm-extract (OSRM from dev/osrm.sh) with a copy of car.lua that prints every
 # turn its turn function costs; FleetKit writes its own (routing-bench --turns-out); turns are
 # matched by the coordinates of their three nodes and the largest differences are listed.
 # Route choices hinge on these costs: this is where to look when route agreement drops.
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PBF=$(readlink -f "${1:-data/monaco.osm.pbf}")
 WORST=${2:-30}
-OSRM_BIN=$(../shared/tools/osrm-peer bin)
+OSRM_BIN=$(dev/osrm.sh bin)
 WORK=$(mktemp -d /tmp/compare-turns.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 

@@ -14,7 +14,7 @@ swift build -c release --product fleetd
 (cd Benchmarks && swift build -c release --product routing-bench)
 FLEETD="$(swift build -c release --show-bin-path)/fleetd"
 BENCH="$(cd Benchmarks && swift build -c release --show-bin-path)/routing-bench"
-OSRM_BIN=$(../shared/tools/osrm-peer bin)
+OSRM_BIN=$(dev/osrm.sh bin)
 
 WORK=$(mktemp -d /tmp/routing-bench.XXXXXX)
 PIDS=()

@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 PBF=$(readlink -f "$1")
 (cd Benchmarks && swift build -c release --product routing-diff >/dev/null)
 BIN="$(cd Benchmarks && swift build -c release --show-bin-path)/routing-diff"
-trap '../shared/tools/osrm-peer stop 5089 || true' EXIT
-OSRM=$(../shared/tools/osrm-peer start "$PBF" 5089)
+trap 'dev/osrm.sh stop 5089 || true' EXIT
+OSRM=$(dev/osrm.sh start "$PBF" 5089)
 "$BIN" --osm "$PBF" --osrm "$OSRM" --from "$2" --to "$3"
