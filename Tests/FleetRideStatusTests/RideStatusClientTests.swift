@@ -105,9 +105,12 @@ struct SignedTripTokens: TripTokenProvider {
     let fleetd = Fleetd()
     try await fleetd.start()
     try await fleetd.createTrip("t1", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
+    // Polls far enough apart that fleetd is down before the second one: each phase after the
+    // first is then one failing poll (the cached status), and there are exactly as many as the
+    // failure limit. (At 50 ms a poll could still succeed while a loaded machine stopped fleetd.)
     let updater = RideStatusUpdater(
       source: source(fleetd, signer: try await fleetd.signer(role: .consumer)),
-      configuration: configuration(interval: .milliseconds(50), deadline: .seconds(1), failures: 3))
+      configuration: configuration(interval: .milliseconds(500), deadline: .seconds(1), failures: 3))
     let receiver = RecordingReceiver()
     try await running(updater) {
       try updater.startSendingUpdates(rideIdentifier: "t1", observer: receiver)
