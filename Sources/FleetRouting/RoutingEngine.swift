@@ -334,12 +334,26 @@ public final class RoutingEngine: Sendable {
     guard !shared.isEmpty else {
       return search.shortestPath(from: sources, to: targets, sameEdge: direct, pool: labels)
     }
-    // An end on a start's own directed edge but behind it is reached only by leaving the edge and
-    // driving back into it: the search aims at the roads that turn into it instead, and the
-    // edge is added after.
+    let (aims, entering) = aiming(targets, around: shared, excluding: (metric ?? customized).excluded)
+    guard !aims.isEmpty else { return direct }
+    guard var path = search.shortestPath(from: sources, to: aims, sameEdge: direct, pool: labels) else { return nil }
+    let isDirect = direct.map { $0.weight == path.weight && $0.directedEdges == path.directedEdges } ?? false
+    if !isDirect, let last = path.directedEdges.last, let end = entering[last] {
+      path.directedEdges.append(end)
+    }
+    return path
+  }
+
+  /// An end on a start's own directed edge but behind it is reached only by leaving the edge and
+  /// driving back into it, which the hierarchy's meeting rule (a start and an end on one node do
+  /// not meet there) can miss: such ends are replaced by the roads that turn into their edge,
+  /// each carrying the turn and the edge up to the end. Also returns which edge each of those
+  /// roads enters, to add after a path found to it.
+  func aiming(_ targets: [Endpoint], around shared: Set<Int32>, excluding excluded: RoadClasses) -> (
+    [Endpoint], [Int32: Int32]
+  ) {
     var aims = targets.filter { !shared.contains($0.directed) }
     var entering: [Int32: Int32] = [:]
-    let excluded = (metric ?? customized).excluded
     for end in targets where shared.contains(end.directed) {
       for i in incomingArcs.arcs(into: end.directed) {
         let before = incomingArcs.source[i]
@@ -350,7 +364,8 @@ public final class RoutingEngine: Sendable {
         else { continue }
         let aim = Endpoint(
           directed: before, weight: cost.weight + Double(turns.arcTurnCost[arc] + turns.arcPenalty[arc]) + end.weight,
-          duration: cost.duration + Double(turns.arcTurnCost[arc]) + end.duration, distance: edge.length + end.distance)
+          duration: cost.duration + Double(turns.arcTurnCost[arc]) + end.duration, distance: edge.length + end.distance,
+          isApproach: true)
         if let known = aims.firstIndex(where: { $0.directed == before }) {
           guard aim.weight < aims[known].weight else { continue }
           aims[known] = aim
@@ -360,13 +375,7 @@ public final class RoutingEngine: Sendable {
         entering[driven] = end.directed
       }
     }
-    guard !aims.isEmpty else { return direct }
-    guard var path = search.shortestPath(from: sources, to: aims, sameEdge: direct, pool: labels) else { return nil }
-    // (A path of one edge is the direct one: the search never starts and ends on the same edge.)
-    if path.directedEdges.count > 1, let last = path.directedEdges.last, let end = entering[last] {
-      path.directedEdges.append(end)
-    }
-    return path
+    return (aims, entering)
   }
 
   /// The same answer by plain Dijkstra over the turn graph: the reference the CCH is tested against.
@@ -447,10 +456,16 @@ public final class RoutingEngine: Sendable {
   func matrix(_ positions: [RoadPosition], sources: Int) -> [[FoundPath?]] {
     let from = Array(positions.prefix(sources))
     let to = Array(positions.dropFirst(sources))
+    let starts = from.map { endpoints(of: $0, in: network, asSource: true) }
+    // Ends on a start's own edge are aimed at through the roads into it (`aiming`).
+    let startNodes = Set(starts.joined().map(\.directed))
+    let ends = to.map { position in
+      let ends = targetEndpoints(of: position)
+      let shared = startNodes.intersection(ends.map(\.directed))
+      return shared.isEmpty ? ends : aiming(ends, around: shared, excluding: customized.excluded).0
+    }
     return CCHSearch(customized: customized, network: network, graph: turns).matrix(
-      sources: from.map { endpoints(of: $0, in: network, asSource: true) },
-      targets: to.map { targetEndpoints(of: $0) },
-      direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
+      sources: starts, targets: ends, direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
   }
 
   /// The leg a found path drives: its shape (the rest of the first edge, whole edges, the start

@@ -113,3 +113,30 @@ struct RouteOptionsTests {
     #expect(route.legs[0].nodes.count == route.legs[0].geometry.count)
   }
 }
+
+/// An end behind its start on the same one-way road is reached round the block, in routes and
+/// in matrices alike, whatever the hierarchy's order of the roads on the way.
+@Suite("Ends behind their starts")
+struct EndBehindStartTests {
+  @Test func roundTheBlockInRoutesAndMatrices() throws {
+    var map = MapFixture(
+      """
+      a 1 2 3 b
+
+      d 4 5 6 c
+      """)
+    map.way("abcda", ["highway": "residential", "oneway": "yes"])
+    let engine = try map.engine()
+    let points = "123456".map { map.point($0) }
+    let matrix = try engine.matrix(sources: points, destinations: points)
+    for (i, from) in points.enumerated() {
+      for (j, to) in points.enumerated() where i != j {
+        let positions = try engine.positions([from, to])
+        let exact = try #require(engine.searchExactly(from: positions[0], to: positions[1]))
+        let route = try engine.route([from, to])
+        #expect(abs(route.distance - exact.distance) < 0.5, "route \(i) → \(j)")
+        #expect(matrix.distances[i][j].map { abs($0 - exact.distance) < 0.5 } == true, "matrix \(i) → \(j)")
+      }
+    }
+  }
+}

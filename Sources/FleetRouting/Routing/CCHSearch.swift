@@ -6,7 +6,8 @@ struct SearchLabels: Sendable {
   /// Seconds and metres of the path behind `cost`.
   var duration: [Double]
   var distance: [Double]
-  /// The upward edge a node was reached by; -1 at a start, -2 when not reached.
+  /// The upward edge a node was reached by; -1 at a start (-4 at an approach, `Endpoint.isApproach`),
+  /// -2 when not reached, -3 on a chain not reached yet.
   var parent: [Int32]
   var touched: [Int32] = []
 
@@ -75,7 +76,7 @@ struct CCHSearch {
   func upward(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
     var heap = MinHeap()
     for s in starts where s.weight < labels.cost[Int(s.directed)] {
-      labels.set(s.directed, s.weight, s.duration, s.distance, parent: -1)
+      labels.set(s.directed, s.weight, s.duration, s.distance, parent: s.startMark)
       heap.push(s.weight, s.directed)
     }
     let cch = customized.cch
@@ -195,7 +196,7 @@ struct CCHSearch {
     }
     for s in starts where s.weight < labels.cost[Int(s.directed)] {
       labels.cost[Int(s.directed)] = s.weight
-      labels.parent[Int(s.directed)] = -1
+      labels.parent[Int(s.directed)] = s.startMark
     }
     return nodes
   }
@@ -226,7 +227,7 @@ struct CCHSearch {
       let full = edge.cost(reversed: TurnGraph.isReversed(driven))!
       return Endpoint(
         directed: t.directed, weight: t.weight - full.weight, duration: t.duration - full.duration,
-        distance: t.distance - edge.length)
+        distance: t.distance - edge.length, isApproach: t.isApproach)
     }
   }
 
@@ -269,6 +270,15 @@ struct CCHSearch {
     var weight = first.weight
     var duration = first.duration
     var distance = first.distance
+    // Starting on the edge an approach leads off: the rest of it, then the approach beyond it.
+    if path.count == 1, last.isApproach {
+      let driven = graph.original(last.directed)
+      let edge = network.edges[TurnGraph.edge(of: driven)]
+      let full = edge.cost(reversed: TurnGraph.isReversed(driven))!
+      weight += last.weight - full.weight
+      duration += last.duration - full.duration
+      distance += last.distance - edge.length
+    }
     for (i, (x, y)) in zip(path, path.dropFirst()).enumerated() {
       guard let arc = graph.arcs(from: x).first(where: { graph.arcTarget[$0] == y }) else { return nil }
       weight += Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc])

@@ -5,6 +5,12 @@ struct Endpoint: Sendable {
   var weight: Double
   var duration: Double
   var distance: Double
+  /// An end reached by driving on into the next edge (`RoutingEngine.aiming`), not an end on
+  /// this one: a start on the same edge may meet it there.
+  var isApproach = false
+
+  /// The label a search's start gets as its parent: -1, or -4 for an approach.
+  var startMark: Int32 { isApproach ? -4 : -1 }
 }
 
 /// A path found by a search: the directed edges driven, in order, and its totals.
