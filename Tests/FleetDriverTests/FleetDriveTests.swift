@@ -88,17 +88,7 @@ struct FleetDriveTests {
           target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
       ) { client in
         let metadata: Metadata = ["authorization": "Bearer \(admin)"]
-        var create = Maps_Fleetengine_V1_CreateVehicleRequest()
-        create.parent = "providers/acme"
-        create.vehicleID = "cab"
-        create.vehicle.vehicleState = .offline
-        create.vehicle.supportedTripTypes = [.exclusive]
-        create.vehicle.maximumCapacity = 4
-        create.vehicle.vehicleType.category = .auto
-        create.vehicle.lastLocation.location.latitude = 43.7300
-        create.vehicle.lastLocation.location.longitude = 7.4200
-        _ = try await Maps_Fleetengine_V1_VehicleService.Client(wrapping: client).createVehicle(
-          create, metadata: metadata)
+        try await fleetd.createVehicle("cab", at: LatLng(latitude: 43.7300, longitude: 7.4200))
 
         var configuration = SimulatedDriver.Configuration(
           endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")

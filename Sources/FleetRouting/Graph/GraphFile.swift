@@ -96,14 +96,11 @@ public enum GraphFile {
   public static func hasCurrentFormat(_ path: String) -> Bool {
     guard let handle = FileHandle(forReadingAtPath: path) else { return false }
     defer { try? handle.close() }
-    guard let header = try? handle.read(upToCount: magic.count + 4), header.count == magic.count + 4 else {
-      return false
-    }
-    let bytes = [UInt8](header)
-    let fileVersion = bytes[magic.count...].enumerated().reduce(UInt32(0)) {
-      $0 | UInt32($1.element) << (8 * $1.offset)
-    }
-    return Array(bytes[..<magic.count]) == magic && fileVersion == version
+    guard let header = try? handle.read(upToCount: magic.count + 4) else { return false }
+    var input = GraphReader(bytes: [UInt8](header), path: path)
+    guard input.bytes.starts(with: magic) else { return false }
+    input.offset = magic.count
+    return (try? input.get() as UInt32) == version
   }
 
   /// The network, the profile it was built with, and the routing hierarchy's node order.

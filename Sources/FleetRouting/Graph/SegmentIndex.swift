@@ -182,14 +182,17 @@ public struct SegmentIndex: Sendable {
     let x0 = max(center.x - r, lowCell.x)
     let x1 = min(center.x + r, highCell.x)
     if x0 <= x1 {
-      for y in [center.y - r, center.y + r] where (lowCell.y...highCell.y).contains(y) {
+      // The two rows and the two columns of the ring, without building arrays on the hot path.
+      for y in stride(from: center.y - r, through: center.y + r, by: Int(2 * r))
+      where (lowCell.y...highCell.y).contains(y) {
         for x in x0...x1 { body(Cell(x: x, y: y)) }
       }
     }
     let y0 = max(center.y - r + 1, lowCell.y)
     let y1 = min(center.y + r - 1, highCell.y)
     if y0 <= y1 {
-      for x in [center.x - r, center.x + r] where (lowCell.x...highCell.x).contains(x) {
+      for x in stride(from: center.x - r, through: center.x + r, by: Int(2 * r))
+      where (lowCell.x...highCell.x).contains(x) {
         for y in y0...y1 { body(Cell(x: x, y: y)) }
       }
     }

@@ -125,6 +125,7 @@ extension TurnGraph {
   static func applyWayRestrictions(
     _ network: RoadNetwork, _ turnsFrom: inout [[(target: Int32, cost: Float, penalty: Float)]]
   ) -> [Int32] {
+    guard !network.wayRestrictions.isEmpty else { return [] }
     var groups: [[WayRestriction]] = []
     var groupOf: [String: Int] = [:]
     for r in network.wayRestrictions {

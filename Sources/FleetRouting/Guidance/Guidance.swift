@@ -23,7 +23,6 @@ struct Guidance {
 
   /// What the route does at one junction it passes between two spans.
   struct JunctionPass {
-    var junction: Int32
     var intersection: RouteStep.Intersection
     /// Whether a driver sees an intersection here (three roads or more), not a mere joint.
     var isIntersection: Bool
@@ -42,7 +41,7 @@ struct Guidance {
     // Where steps begin (span index) and what they announce.
     // Roundabout steps also keep the span they leave the roundabout by, which names them.
     var starts: [(span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?)] = [
-      (0, .depart, sideModifier(asked: origin, snapped: points[0], toward: points[1]), nil, nil)
+      (0, .depart, sideModifier(asked: origin, snapped: points[0], road: points[1], arriving: false), nil, nil)
     ]
     var passes: [Int: JunctionPass] = [:]
     // The roundabout being driven round: its entry step, exits passed, and the bearing entered at.
@@ -140,7 +139,8 @@ struct Guidance {
       RouteStep(
         maneuver: RouteStep.Maneuver(
           location: end, bearingBefore: Self.wholeDegrees(arrivingBearing), bearingAfter: 0, kind: .arrive,
-          modifier: sideModifier(asked: destination, snapped: end, from: points[points.count - 2]), exit: nil),
+          modifier: sideModifier(asked: destination, snapped: end, road: points[points.count - 2], arriving: true),
+          exit: nil),
         name: network.names[Int(lastEdge.nameIndex)], ref: network.names[Int(lastEdge.refIndex)],
         destinations: "", exits: "", rotaryName: "", isFerry: lastEdge.isFerry, drivingSide: lastEdge.drivingSide,
         geometry: [end, end], distance: 0, duration: 0, weight: 0,
@@ -303,7 +303,7 @@ struct Guidance {
       classes: classes)
 
     var pass = JunctionPass(
-      junction: junction, intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
+      intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
       angle: isUTurn ? 0 : angle, otherExits: options.filter { $0.road != b }.count)
     pass.announcement = announcement(
       from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
@@ -542,19 +542,13 @@ struct Guidance {
       classes: edge.cost(reversed: span.reversed)?.classes.names ?? [])
   }
 
-  /// Which side of the road the asked point is on, when it is a few metres off it.
-  func sideModifier(asked: LatLng, snapped: LatLng, toward next: LatLng) -> RouteStep.Modifier? {
-    let a = fixed(asked)
-    let s = fixed(snapped)
+  /// Which side of the road the asked point is on, when it is a few metres off it: by the angle
+  /// at the snapped point between the point and the road's next point (departing) or between
+  /// the road's previous point and the point (arriving).
+  func sideModifier(asked: LatLng, snapped: LatLng, road: LatLng, arriving: Bool) -> RouteStep.Modifier? {
+    let (a, s, r) = (fixed(asked), fixed(snapped), fixed(road))
     guard Self.sideDistance.contains(Geo.distance(a, s)) else { return nil }
-    return RouteStep.Modifier(sideAngle: Geo.turnAngleOSRM(a, s, fixed(next)))
-  }
-
-  func sideModifier(asked: LatLng, snapped: LatLng, from previous: LatLng) -> RouteStep.Modifier? {
-    let a = fixed(asked)
-    let s = fixed(snapped)
-    guard Self.sideDistance.contains(Geo.distance(a, s)) else { return nil }
-    return RouteStep.Modifier(sideAngle: Geo.turnAngleOSRM(fixed(previous), s, a))
+    return RouteStep.Modifier(sideAngle: arriving ? Geo.turnAngleOSRM(r, s, a) : Geo.turnAngleOSRM(a, s, r))
   }
 
   func fixed(_ point: LatLng) -> FixedCoordinate {
