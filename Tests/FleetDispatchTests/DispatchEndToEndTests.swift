@@ -92,6 +92,11 @@ struct DispatchEndToEndTests {
       let first = try book(rides[0])
       defer { first.stop() }
       try await eventually("the parked car assigned") { (try? await ride(fleetd, "ride-1").vehicleID) == "parked" }
+      // `fleet ride --follow` polls: the car goes offline only once it has shown the assignment,
+      // which a slow poll could otherwise miss (it did once, on a freshly built clone).
+      try await eventually("the follower shows the parked car") {
+        first.lines.contains { $0.contains("ASSIGNED to vehicle parked") }
+      }
       try await admin(fleetd) { _, vehicles, metadata in
         var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
         request.name = "providers/acme/vehicles/parked"
