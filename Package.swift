@@ -27,6 +27,7 @@ let package = Package(
     .library(name: "FleetRideStatus", targets: ["FleetRideStatus"]),
     .library(name: "FleetRideStatusClient", targets: ["FleetRideStatusClient"]),
     .library(name: "FleetDispatch", targets: ["FleetDispatch"]),
+    .library(name: "FleetMap", targets: ["FleetMap"]),
     .executable(name: "fleet", targets: ["fleet"]),
   ],
   dependencies: [
@@ -94,6 +95,8 @@ let package = Package(
       dependencies: ["FleetCore", "OSMProto", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
       swiftSettings: swiftSettings
     ),
+    // Map tiles drawn from the road graph and the extract's water and green areas (SVG).
+    .target(name: "FleetMap", dependencies: ["FleetRouting"], swiftSettings: swiftSettings),
     // The dispatcher: batched (or greedy) assignment of booked rides to vehicles. The domain
     // never depends on it.
     .target(
@@ -204,7 +207,7 @@ let package = Package(
       name: "FleetServer",
       dependencies: [
         "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress", "FleetGeocoding",
-        "FleetRideStatus", "FleetDispatch",
+        "FleetRideStatus", "FleetDispatch", "FleetMap",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -217,12 +220,25 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],
+      // The web pages and the journey-sharing library, served as files.
+      resources: [.copy("Web/Assets")],
       swiftSettings: swiftSettings
     ),
+    // `fleetd demo`: fleetd, simulated drivers and riders in one process.
+    .target(
+      name: "FleetDemo",
+      dependencies: [
+        "FleetServer", "FleetSimulator", "FleetAuth", "FleetClient", "FleetCore", "FleetDispatch", "FleetProto",
+        "FleetRouting",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings),
     .executableTarget(
       name: "fleetd",
       dependencies: [
-        "FleetServer", "FleetAuth", "FleetStore", "FleetCore", "FleetRouting", "FleetDispatch",
+        "FleetServer", "FleetAuth", "FleetStore", "FleetCore", "FleetRouting", "FleetDispatch", "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],

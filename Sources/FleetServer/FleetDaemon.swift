@@ -2,6 +2,7 @@ import FleetAuth
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
+import FleetMap
 import FleetProgress
 import FleetRouting
 import FleetStore
@@ -53,14 +54,22 @@ public final class FleetDaemon: Sendable {
     }
     let fleet = try await Fleet(
       storage: storage, progress: progress, travel: travel, configuration: configuration.fleet)
+    var tiles: TileCache?
+    if let routing {
+      var areas = MapAreas()
+      if let path = configuration.mapAreasOSMPath {
+        areas = try await onDedicatedThread(named: "map areas") { try MapAreas(reading: PBFReader(path: path)) }
+      }
+      tiles = TileCache(renderer: TileRenderer(network: routing.network, areas: areas))
+    }
     return FleetDaemon(
       configuration: configuration, fleet: fleet, storage: storage, routing: routing, geocoding: geocoding,
-      logger: logger)
+      tiles: tiles, logger: logger)
   }
 
   init(
     configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?,
-    geocoding: GeocodingEngine?, logger: Logger
+    geocoding: GeocodingEngine?, tiles: TileCache?, logger: Logger
   ) {
     self.fleet = fleet
     self.storage = storage
@@ -91,6 +100,7 @@ public final class FleetDaemon: Sendable {
     OSRMFront(engine: routing).addRoutes(to: router)
     GeoFront(engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage)), metrics: metrics)
       .addRoutes(to: router)
+    WebFront(tiles: tiles, leafletDirectory: configuration.leafletDirectory).addRoutes(to: router)
     router.get("/healthz") { _, _ -> Response in
       let healthy = fleet.isHealthy
       return Response(
@@ -171,27 +181,42 @@ struct DispatchService: Service {
   }
 }
 
-/// A port learned once a server is bound; readers wait for it.
+/// A port learned once a server is bound; readers wait for it (0 when they are cancelled first).
 final class BoundPort: Sendable {
-  let state = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+  struct State {
+    var port: Int?
+    var waiters: [UInt64: CheckedContinuation<Int, Never>] = [:]
+    var nextWaiter: UInt64 = 0
+  }
+
+  let state = Mutex(State())
 
   func set(_ port: Int) {
     let waiters = state.withLock { s in
       s.port = port
-      defer { s.waiters = [] }
-      return s.waiters
+      defer { s.waiters = [:] }
+      return s.waiters.values
     }
     for waiter in waiters { waiter.resume(returning: port) }
   }
 
   func get() async -> Int {
-    await withCheckedContinuation { continuation in
-      let port = state.withLock { s -> Int? in
-        if let port = s.port { return port }
-        s.waiters.append(continuation)
-        return nil
+    let id = state.withLock { s in
+      defer { s.nextWaiter += 1 }
+      return s.nextWaiter
+    }
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let port = state.withLock { s -> Int? in
+          if let port = s.port { return port }
+          if Task.isCancelled { return 0 }
+          s.waiters[id] = continuation
+          return nil
+        }
+        if let port { continuation.resume(returning: port) }
       }
-      if let port { continuation.resume(returning: port) }
+    } onCancel: {
+      state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: 0)
     }
   }
 }

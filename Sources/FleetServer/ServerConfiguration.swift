@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
   public var geoNamesPath: String?
   /// An engine already built (tests share one); when nil, it is built from the two paths.
   public var geocoding: GeocodingEngine?
+  /// An OpenStreetMap extract whose water and green areas the map tiles draw (`--osm`).
+  public var mapAreasOSMPath: String?
+  /// Leaflet (and Leaflet.markercluster) for the web pages: Debian's libjs-leaflet.
+  public var leafletDirectory = "/usr/share/javascript/leaflet"
   /// The domain's settings: SearchVehicles' COST weights.
   public var fleet = FleetConfiguration()
   /// When set, fleetd runs the dispatcher and serves the booking API (`fleetd serve --dispatch`).

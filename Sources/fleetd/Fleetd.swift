@@ -8,6 +8,7 @@ struct Fleetd: AsyncParsableCommand {
     abstract: "FleetKit's server: a self-hosted, wire-compatible Fleet Engine (trips and vehicles).",
     subcommands: [
       ServeCommand.self, KeysCommand.self, APIKeysCommand.self, TokenCommand.self, GraphCommand.self, RouteCommand.self,
+      DemoCommand.self,
     ],
     defaultSubcommand: ServeCommand.self)
 }

@@ -66,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError("give --osm (the graph is built from it) or --graph, not both")
     }
     configuration.geoOSMPath = geoOsm ?? environment("FLEETD_GEO_OSM") ?? extract
+    configuration.mapAreasOSMPath = extract
     configuration.geoNamesPath = geonames ?? environment("FLEETD_GEONAMES")
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }

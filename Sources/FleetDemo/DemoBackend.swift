@@ -1,0 +1,135 @@
+import FleetClient
+import FleetCore
+import FleetProto
+import FleetRouting
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+
+/// The demo's provider backend: its calls to fleetd over gRPC with the server key.
+struct DemoBackend: Sendable {
+  let endpoint: FleetEndpoint
+  let provider: String
+  let keys: DemoKeys
+
+  static func vehicleID(_ index: Int) -> String { "car-\(index)" }
+
+  func metadata() throws -> Metadata { ["authorization": "Bearer \(try keys.server.token(lifetime: 600))"] }
+
+  /// Vehicles car-1 … car-N where they do not exist yet, on roads spread over the city; every
+  /// fourth is an XL car (six seats, attribute class=xl), the others class=standard.
+  func createVehicles(count: Int, places: DemoPlaces) async throws {
+    try await endpoint.withClient { client in
+      let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+      for index in 1...count {
+        var request = Maps_Fleetengine_V1_CreateVehicleRequest()
+        request.parent = "providers/\(provider)"
+        request.vehicleID = Self.vehicleID(index)
+        let xl = index % 4 == 0
+        request.vehicle.vehicleState = .offline
+        request.vehicle.supportedTripTypes = [.exclusive, .shared]
+        request.vehicle.maximumCapacity = xl ? 6 : 4
+        request.vehicle.vehicleType.category = .auto
+        var attribute = Maps_Fleetengine_V1_VehicleAttribute()
+        attribute.key = "class"
+        attribute.value = xl ? "xl" : "standard"
+        request.vehicle.attributes = [attribute]
+        let start = places.start(for: index)
+        request.vehicle.lastLocation.location.latitude = start.latitude
+        request.vehicle.lastLocation.location.longitude = start.longitude
+        do {
+          _ = try await vehicles.createVehicle(request, metadata: try metadata())
+        } catch let error as RPCError where error.code == .alreadyExists {
+          // From an earlier run in the same data directory: its drivers carry on.
+        }
+      }
+    }
+  }
+
+  func bookRide(from pickup: LatLng, to dropoff: LatLng) async throws -> Fleetkit_V1_Ride {
+    var request = Fleetkit_V1_CreateRideRequest()
+    request.parent = "providers/\(provider)"
+    request.rideID = "ride-\(UUID().uuidString.prefix(8).lowercased())"
+    request.ride.pickupPoint.point.latitude = pickup.latitude
+    request.ride.pickupPoint.point.longitude = pickup.longitude
+    request.ride.dropoffPoint.point.latitude = dropoff.latitude
+    request.ride.dropoffPoint.point.longitude = dropoff.longitude
+    request.ride.numberOfPassengers = Int32.random(in: 1...3)
+    request.ride.tripType = .exclusive
+    return try await endpoint.withClient { client in
+      try await Fleetkit_V1_Rides.Client(wrapping: client).createRide(request, metadata: try metadata())
+    }
+  }
+
+  func rides() async throws -> [Fleetkit_V1_Ride] {
+    try await endpoint.withClient { client in
+      let rides = Fleetkit_V1_Rides.Client(wrapping: client)
+      var all: [Fleetkit_V1_Ride] = []
+      var request = Fleetkit_V1_ListRidesRequest()
+      request.parent = "providers/\(provider)"
+      request.pageSize = 1000
+      repeat {
+        let page = try await rides.listRides(request, metadata: try metadata())
+        all += page.rides
+        request.pageToken = page.nextPageToken
+      } while !request.pageToken.isEmpty
+      return all
+    }
+  }
+
+  func onlineVehicles() async throws -> Int {
+    try await endpoint.withClient { client in
+      let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+      var request = Maps_Fleetengine_V1_ListVehiclesRequest()
+      request.parent = "providers/\(provider)"
+      request.pageSize = 500
+      request.vehicleState = .online
+      request.vehicleTypeCategories = [.auto, .taxi, .truck, .twoWheeler, .bicycle, .pedestrian]
+      var count = 0
+      repeat {
+        let page = try await vehicles.listVehicles(request, metadata: try metadata())
+        count += page.vehicles.count
+        request.pageToken = page.nextPageToken
+      } while !request.pageToken.isEmpty
+      return count
+    }
+  }
+}
+
+/// Where the demo's cars start and its riders want to go: junctions of two-way roads that are
+/// not service roads, picked at random (a car's start from its number, the same every run).
+struct DemoPlaces: Sendable {
+  let points: [LatLng]
+
+  init(network: RoadNetwork) {
+    var seen = Set<Int32>()
+    var points: [LatLng] = []
+    for edge in network.edges
+    where edge.forward != nil && edge.backward != nil && ![.service, .track, .footPath].contains(edge.roadClass)
+      && !edge.isRoundabout && seen.insert(edge.from).inserted
+    {
+      let c = network.coordinate(ofJunction: edge.from)
+      points.append(LatLng(latitude: Double(c.latitudeE6) / 1e6, longitude: Double(c.longitudeE6) / 1e6))
+    }
+    self.points = points.isEmpty ? [LatLng(latitude: 0, longitude: 0)] : points
+  }
+
+  func start(for index: Int) -> LatLng {
+    // A fixed stride through the list spreads the cars over the whole city.
+    points[(index * 7919) % points.count]
+  }
+
+  /// A pickup and a drop-off between 600 m and 3 km apart (in a straight line) where the
+  /// city allows it.
+  func trip() -> (pickup: LatLng, dropoff: LatLng) {
+    let pickup = points.randomElement()!
+    var best = points.randomElement()!
+    for _ in 0..<50 {
+      let candidate = points.randomElement()!
+      let metres = pickup.distance(to: candidate)
+      if (600...3000).contains(metres) { return (pickup, candidate) }
+      if abs(metres - 1500) < abs(pickup.distance(to: best) - 1500) { best = candidate }
+    }
+    return (pickup, best)
+  }
+}

@@ -1,0 +1,159 @@
+import FleetAuth
+import FleetClient
+import FleetCore
+import FleetDispatch
+import FleetProto
+import FleetRouting
+import FleetServer
+import FleetSimulator
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Logging
+
+/// `fleetd demo`: fleetd with its dispatcher on a city's road graph, simulated drivers on the
+/// Driver SDK, and simulated riders booking rides through the booking API, all in one process
+/// over real gRPC on loopback. Prints the fleet page's address, a live trip's sharing page, and
+/// the rides' progress, until SIGINT or SIGTERM.
+public struct DemoCity: Sendable {
+  public struct Configuration: Sendable {
+    /// fleetd's own settings: data directory, addresses, road graph, dispatch.
+    public var server: ServerConfiguration
+    public var provider = "demo"
+    public var vehicles = 30
+    public var ridersPerMinute = 12.0
+    /// Simulated seconds per real second, for the drivers.
+    public var speedup = 2.0
+    /// The city's name, for the first line printed.
+    public var cityName = "Monaco"
+
+    public init(server: ServerConfiguration) { self.server = server }
+  }
+
+  public let configuration: Configuration
+  let print: @Sendable (String) -> Void
+
+  public init(configuration: Configuration, print: @escaping @Sendable (String) -> Void) {
+    self.configuration = configuration
+    self.print = print
+  }
+
+  public func run(logger: Logger) async throws {
+    var server = configuration.server
+    if server.dispatch == nil { server.dispatch = DispatchConfiguration() }
+    guard let graph = server.graphPath else { throw FleetError(.failedPrecondition, "the demo needs a road graph") }
+    let routing = try await RoutingEngine.load(graph: graph)
+    server.routing = routing
+    let daemon = try await FleetDaemon.build(configuration: server, logger: logger)
+    let keys = try await DemoKeys.load(
+      directory: server.dataDirectory, provider: configuration.provider, storage: daemon.storage)
+    let places = DemoPlaces(network: routing.network)
+    let (host, dataDirectory) = (server.host, server.dataDirectory)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { try await daemon.run() }
+      group.addTask {
+        try await simulate(
+          daemon: daemon, host: host, dataDirectory: dataDirectory, routing: routing, keys: keys,
+          places: places)
+      }
+      // fleetd stops on SIGINT/SIGTERM (or fails to start); the simulation stops with it.
+      try await group.next()
+      group.cancelAll()
+    }
+  }
+
+  /// Once fleetd listens: the vehicles, the links, then drivers, riders and progress until cancelled.
+  func simulate(
+    daemon: FleetDaemon, host: String, dataDirectory: String, routing: RoutingEngine, keys: DemoKeys,
+    places: DemoPlaces
+  ) async throws {
+    let grpcPort = try await daemon.grpcPort()
+    let httpPort = await daemon.restPort()
+    try Task.checkCancellation()
+    let endpoint = FleetEndpoint(host: Self.loopback(host), port: grpcPort)
+    let web = "http://\(Self.displayHost(host)):\(httpPort)"
+    let backend = DemoBackend(endpoint: endpoint, provider: configuration.provider, keys: keys)
+    try await backend.createVehicles(count: configuration.vehicles, places: places)
+    print(
+      """
+      FleetKit demo: \(configuration.cityName), \(configuration.vehicles) simulated drivers, \
+      \(Self.number(configuration.ridersPerMinute)) riders a minute, \(Self.number(configuration.speedup))× speed.
+        fleetd:      gRPC \(endpoint.host):\(grpcPort), HTTP \(web), data in \(dataDirectory)
+        Fleet page:  \(web)/fleet#token=\(try keys.server.token(lifetime: 3600))
+      Tokens in these links last an hour. Ctrl-C stops the demo.
+      """)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for index in 1...configuration.vehicles {
+        let driver = try SimulatedDriver(
+          configuration: driverConfiguration(endpoint: endpoint, vehicle: DemoBackend.vehicleID(index)),
+          key: keys.serverKey, routing: routing
+        ) { _ in }
+        group.addTask {
+          // A driver whose fleetd went away for good ends quietly with the demo.
+          try? await driver.run()
+        }
+      }
+      group.addTask {
+        try await RiderStream(backend: backend, places: places, perMinute: configuration.ridersPerMinute).run()
+      }
+      group.addTask {
+        try await DemoProgress(backend: backend, web: web, print: print).run()
+      }
+      try await group.waitForAll()
+    }
+  }
+
+  func driverConfiguration(endpoint: FleetEndpoint, vehicle: String) -> SimulatedDriver.Configuration {
+    var driver = SimulatedDriver.Configuration(
+      endpoint: endpoint, providerID: configuration.provider, vehicleID: vehicle)
+    driver.speedup = configuration.speedup
+    driver.interval = .seconds(2)
+    return driver
+  }
+
+  static func loopback(_ host: String) -> String {
+    ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : host
+  }
+
+  static func displayHost(_ host: String) -> String {
+    let host = loopback(host)
+    return host.contains(":") ? "[\(host)]" : host
+  }
+
+  static func number(_ value: Double) -> String {
+    value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+  }
+}
+
+/// The demo's keys, kept in its data directory (`demo-keys/`) so that links stay valid across
+/// restarts: a server key for the simulation and the fleet page, a consumer key for riders.
+struct DemoKeys: Sendable {
+  let serverKey: ServiceAccountKey
+  let server: TokenSigner
+  let consumer: TokenSigner
+
+  static func load(directory: String, provider: String, storage: any FleetStorage) async throws -> DemoKeys {
+    let folder = URL(fileURLWithPath: directory).appendingPathComponent("demo-keys")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let ring = KeyRing(storage: storage)
+    let registered = try await ring.list().filter { $0.revokeTime == nil }.map(\.keyID)
+    func key(_ role: Role) async throws -> ServiceAccountKey {
+      let path = folder.appendingPathComponent("\(provider)-\(role.rawValue).json").path
+      if let existing = try? ServiceAccountKey.load(path: path), registered.contains(existing.privateKeyID) {
+        return existing
+      }
+      let file = try await ring.add(provider: provider, role: role)
+      try file.encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
+      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+      return file
+    }
+    let serverKey = try await key(.server)
+    return DemoKeys(
+      serverKey: serverKey, server: try TokenSigner(key: serverKey),
+      consumer: try TokenSigner(key: try await key(.consumer)))
+  }
+}
+
+extension TokenSigner {
+  func token(lifetime: TimeInterval) throws -> String { try token(tripID: nil, vehicleID: nil, lifetime: lifetime) }
+}
