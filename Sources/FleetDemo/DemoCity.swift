@@ -21,9 +21,9 @@ public struct DemoCity: Sendable {
     public var server: ServerConfiguration
     public var provider = "demo"
     public var vehicles = 30
-    public var ridersPerMinute = 12.0
+    public var ridersPerMinute = 8.0
     /// Simulated seconds per real second, for the drivers.
-    public var speedup = 2.0
+    public var speedup = 3.0
     /// The city's name, for the first line printed.
     public var cityName = "Monaco"
 

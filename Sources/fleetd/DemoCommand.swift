@@ -27,8 +27,8 @@ struct DemoCommand: AsyncParsableCommand {
   @Option(help: "OpenStreetMap extract (.osm.pbf) of another city (default: the bundled Monaco).")
   var osm: String?
   @Option(help: "Simulated drivers.") var vehicles = 30
-  @Option(help: "Riders booking a ride, per minute on average.") var ridersPerMinute = 12.0
-  @Option(help: "Simulated seconds per real second for the drivers.") var speedup = 2.0
+  @Option(help: "Riders booking a ride, per minute on average.") var ridersPerMinute = 8.0
+  @Option(help: "Simulated seconds per real second for the drivers.") var speedup = 3.0
   @Option(help: "fleetd's log level (trace … critical); the demo's own progress prints regardless.")
   var logLevel = "warning"
 

@@ -50,6 +50,8 @@ struct ServeCommand: AsyncParsableCommand {
       "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1)."
   )
   var searchCost: [String] = []
+  @Option(help: "Where Leaflet and Leaflet.markercluster are, for the web pages (Debian's libjs-leaflet: the default).")
+  var leafletDir = "/usr/share/javascript/leaflet"
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
   var logLevel = environment("FLEETD_LOG_LEVEL") ?? "info"
 
@@ -67,6 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
     configuration.geoOSMPath = geoOsm ?? environment("FLEETD_GEO_OSM") ?? extract
     configuration.mapAreasOSMPath = extract
+    configuration.leafletDirectory = leafletDir
     configuration.geoNamesPath = geonames ?? environment("FLEETD_GEONAMES")
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }

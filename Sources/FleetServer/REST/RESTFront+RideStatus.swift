@@ -22,7 +22,7 @@ extension RESTFront {
   /// authorization; the stream ends after the completed status. A change that would make an
   /// invalid status is skipped, never sent.
   func watchRideStatus(_ name: String, _ request: Request, requestID: String) async throws(FleetError) -> Response {
-    let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    let query = Self.query(of: request)
     let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
     let identifier = query.first { $0.0 == "ride_identifier" || $0.0 == "rideIdentifier" }?.1
     let (watch, caller) = try await gate.run(

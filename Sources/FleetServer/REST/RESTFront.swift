@@ -50,10 +50,7 @@ struct RESTFront: Sendable {
         response.headers[.connection] = "close"
         return response
       }
-      let query = request.uri.queryParameters
-      let call = RESTCall(
-        route: route, body: Data(buffer: body),
-        query: query.map { (String($0.key), String($0.value)) })
+      let call = RESTCall(route: route, body: Data(buffer: body), query: Self.query(of: request))
       let authorization = request.headers[.authorization]
       let timeout = request.headers[.init("x-server-timeout")!].flatMap(Double.init).map(Self.timeout)
       let json = try await gate.run(
@@ -73,7 +70,7 @@ struct RESTFront: Sendable {
   /// error body) if the stream fails. Browsers' EventSource cannot send headers, so the token
   /// may also come as `access_token` in the query (RFC 6750).
   func watch(_ name: String, _ request: Request, requestID: String) async throws(FleetError) -> Response {
-    let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    let query = Self.query(of: request)
     let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
     let call = RESTCall(
       route: RESTRoute(target: .watchTrip(name)), body: Data(), query: query.filter { $0.0 != "access_token" })
@@ -129,6 +126,19 @@ struct RESTFront: Sendable {
         }
         try await writer.finish(nil)
       })
+  }
+
+  /// The query's parameters in order, decoded as HTML forms encode them ("+" is a space, as
+  /// browsers' URLSearchParams write it, and Google's front ends read it).
+  static func query(of request: Request) -> [(String, String)] {
+    (request.uri.query ?? "").split(separator: "&").map { pair in
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      func decoded(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+      }
+      return (decoded(parts[0]), parts.count > 1 ? decoded(parts[1]) : "")
+    }
   }
 
   /// `X-Server-Timeout` in seconds, bounded to a day so that no value can overflow.

@@ -1,0 +1,360 @@
+"""fleetd's web pages in a real browser: headless Chromium (Debian's chromium and
+chromium-driver) through Selenium, against `fleetd demo` (fleetd, its dispatcher, simulated
+drivers and riders) on loopback. Asserts on page state, not pixels; saves screenshots.
+
+Run by `swift test` (FleetServerTests/BrowserTests.swift) with the system's python3:
+    FLEETD_BINARY=.build/debug/fleetd ARTIFACTS=.build/browser-artifacts python3 -m unittest -v Browser/test_pages.py
+"""
+
+import json
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+FLEETD = os.environ.get("FLEETD_BINARY", ".build/debug/fleetd")
+ARTIFACTS = os.environ.get("ARTIFACTS", ".build/browser-artifacts")
+VEHICLES = 8
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, predicate, timeout, interval=0.25):
+    """predicate's first truthy value within timeout seconds, or a failure naming `what`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
+
+
+def metres(a, b):
+    x = math.radians(b[1] - a[1]) * math.cos(math.radians((a[0] + b[0]) / 2))
+    y = math.radians(b[0] - a[0])
+    return math.hypot(x, y) * 6371000
+
+
+def along(path, p):
+    """How far along `path` ([[lat, lng], …]) its nearest point to `p` is, and how far off it p is."""
+    best = (0.0, metres(p, path[0]))
+    walked = 0.0
+    for a, b in zip(path, path[1:]):
+        seg = metres(a, b)
+        # Project in a local flat frame around p.
+        k = math.cos(math.radians(p[0]))
+        ax, ay, bx, by = a[1] * k, a[0], b[1] * k, b[0]
+        px, py = p[1] * k, p[0]
+        dx, dy = bx - ax, by - ay
+        t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+        q = [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t]
+        off = metres(p, q)
+        if off < best[1]:
+            best = (walked + seg * t, off)
+        walked += seg
+    return best
+
+
+class Demo:
+    """`fleetd demo` as a process, restartable on the same ports and data directory."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="fleetkit-browser-")
+        self.grpc, self.http = free_port(), free_port()
+        self.process = None
+        self.output = []
+
+    def start(self):
+        log = open(os.path.join(self.dir, "demo.log"), "a")
+        self.process = subprocess.Popen(
+            [FLEETD, "demo", "--data-dir", os.path.join(self.dir, "data"), "--grpc-port", str(self.grpc),
+             "--http-port", str(self.http), "--vehicles", str(VEHICLES), "--riders-per-minute", "4",
+             "--speedup", "6"],
+            stdout=subprocess.PIPE, stderr=log, text=True)
+        lines = []
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise AssertionError("fleetd demo ended before printing its pages:\n" + "".join(lines) +
+                                     open(os.path.join(self.dir, "demo.log")).read())
+            lines.append(line)
+            match = re.search(r"Fleet page:\s+(\S+)", line)
+            if match:
+                self.fleet_url = match.group(1)
+                break
+        # Keep reading, so that the demo never blocks on a full pipe.
+        threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
+        wait_for("fleetd's HTTP port", lambda: self._healthy(), 60)
+
+    def _drain(self, process):
+        for line in process.stdout:
+            self.output.append(line)
+
+    def _healthy(self):
+        try:
+            return urllib.request.urlopen(self.url("/healthz"), timeout=2).status == 200
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.http}{path}"
+
+    def key(self, role):
+        return os.path.join(self.dir, "data", "demo-keys", f"demo-{role}.json")
+
+    def token(self, role, trip=None, ttl=3600):
+        arguments = [FLEETD, "token", "--key", self.key(role), "--ttl", str(ttl)]
+        if trip:
+            arguments += ["--trip", trip]
+        return subprocess.run(arguments, check=True, capture_output=True, text=True).stdout.strip()
+
+    def call(self, method, path, body=None):
+        request = urllib.request.Request(
+            self.url(path), method=method, data=json.dumps(body).encode() if body is not None else None,
+            headers={"authorization": "Bearer " + self.token("server"), "content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+
+
+demo = None
+browser = None
+
+
+def setUpModule():
+    global demo, browser
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    demo = Demo()
+    demo.start()
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1200,800"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    browser.set_page_load_timeout(30)
+
+
+def tearDownModule():
+    if browser:
+        browser.quit()
+    if demo:
+        demo.stop()
+
+
+def screenshot(name):
+    browser.save_screenshot(os.path.join(ARTIFACTS, name))
+
+
+def console_errors():
+    return [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def js(script):
+    return browser.execute_script(script)
+
+
+class T1FleetPage(unittest.TestCase):
+    def test_fleet_page_shows_filters_and_clusters_the_fleet(self):
+        console_errors()  # only this page's from here on
+        browser.set_window_size(1200, 800)
+        browser.get(demo.fleet_url)
+        count = lambda: js("const e = document.getElementById('vehicle-count'); return e && Number(e.dataset.count)")
+        wait_for(f"{VEHICLES} vehicles on the fleet page", lambda: count() == VEHICLES, 60)
+        self.assertEqual(js("return window.fleetkitFleet.markers.size"), VEHICLES)
+        self.assertEqual(len(browser.find_elements(By.CSS_SELECTOR, "#vehicles tr")), VEHICLES)
+        # The basemap: tiles drawn by fleetd, loaded.
+        wait_for("map tiles", lambda: js("return document.querySelectorAll('img.leaflet-tile-loaded').length") >= 4, 30)
+        tile = js("return document.querySelector('img.leaflet-tile-loaded').src")
+        with urllib.request.urlopen(tile) as response:
+            self.assertEqual(response.headers["content-type"], "image/svg+xml")
+            self.assertIn("<path", response.read().decode())
+        self.assertIn("OpenStreetMap", browser.find_element(By.CSS_SELECTOR, ".leaflet-control-attribution").text)
+        # The dispatch queue, read with the server token.
+        wait_for("the dispatch queue", lambda: browser.find_elements(By.CSS_SELECTOR, "#queue [data-state=ASSIGNED]"), 30)
+        screenshot("fleet.png")
+        # A filter in ListVehicles' syntax: the XL cars only (every fourth), as fleetd itself counts them.
+        expected = len(demo.call("GET", "/v1/providers/demo/vehicles?vehicleTypeCategories=AUTO&pageSize=100&filter="
+                                 + urllib.parse.quote('attributes.class = "xl"'))["vehicles"])
+        self.assertEqual(expected, VEHICLES // 4)
+        box = browser.find_element(By.ID, "filter")
+        box.send_keys('attributes.class = "xl"', Keys.ENTER)
+        wait_for("the filtered count", lambda: count() == expected, 20)
+        self.assertEqual(js("return window.fleetkitFleet.markers.size"), expected)
+        screenshot("fleet-filtered.png")
+        # A filter fleetd refuses: its message under the box.
+        box.clear()
+        box.send_keys("attributes.class = ", Keys.ENTER)
+        message = wait_for("the filter's error", lambda: browser.find_element(By.ID, "filter-error").text, 20)
+        self.assertIn("filter", message)
+        box.clear()
+        box.send_keys(Keys.ENTER)
+        wait_for("every vehicle again", lambda: count() == VEHICLES, 20)
+        # A click on a vehicle shows its trips and route.
+        browser.find_element(By.CSS_SELECTOR, "#vehicles tr").click()
+        details = wait_for("the vehicle's details", lambda: browser.find_element(By.ID, "details").text, 10)
+        self.assertIn("car-", details)
+        # The refused filter's 400 is the only error the page may log.
+        errors = [e for e in console_errors() if not ("/vehicles?" in e["message"] and "status of 400" in e["message"])]
+        self.assertEqual(errors, [], "the fleet page logged errors")
+
+
+class T2SharingPage(unittest.TestCase):
+    def test_sharing_page_follows_a_ride_to_its_end_across_a_restart(self):
+        ride = "browser-ride"
+        # Fontvieille to the Larvotto: a ride of about 3 km.
+        demo.call("POST", f"/dispatch/v1/providers/demo/rides?rideId={ride}", {
+            "pickupPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
+            "dropoffPoint": {"point": {"latitude": 43.7456, "longitude": 7.4336}},
+        })
+        wait_for("the ride's vehicle",
+                 lambda: demo.call("GET", f"/dispatch/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
+        browser.set_window_size(390, 844)  # a phone
+        console_errors()  # only this page's from here on
+        browser.get(demo.url(f"/share/trips/{ride}#token=" + demo.token("consumer", trip=ride)))
+        status = lambda: js("return document.getElementById('banner').dataset.status")
+        wait_for("the trip on the page", lambda: status() not in ("", None), 30)
+        routes = {}          # per status: the first route the page showed for that leg
+        progress = {}        # per status: [(along the route, ETA seconds, metres)]
+        pickup_marker = {}   # per status: whether the pickup marker was on the map
+        restarted = False
+        saw_outage = False
+        deadline = time.monotonic() + 420
+        while time.monotonic() < deadline:
+            state = js("""
+              const s = window.fleetkitShare, trip = s.provider.trip;
+              const eta = document.getElementById('eta').dataset.seconds;
+              const distance = document.getElementById('distance').dataset.meters;
+              const message = document.getElementById('message');
+              return {status: document.getElementById('banner').dataset.status,
+                      position: s.mapView.vehiclePosition,
+                      path: trip && trip.remainingWaypoints && trip.remainingWaypoints.length
+                        ? fleetkit.journeySharing.waypointPath(trip.remainingWaypoints[0]) : null,
+                      eta: eta === undefined ? null : Number(eta),
+                      distance: distance === undefined ? null : Number(distance),
+                      pickup: !!s.mapView.stopMarkers.pickup,
+                      message: message.hidden ? null : message.dataset.kind};
+            """)
+            leg = state["status"]
+            if leg == "ERROR":
+                self.fail("the sharing page shows an error: " + browser.find_element(By.ID, "message").text)
+            pickup_marker.setdefault(leg, set()).add(state["pickup"])
+            if state["path"] and len(state["path"]) > 1 and leg not in routes:
+                routes[leg] = state["path"]
+            if state["position"] and leg in routes:
+                progress.setdefault(leg, []).append((along(routes[leg], state["position"]), state["eta"], state["distance"]))
+            if state["message"] == "transient":
+                saw_outage = True
+            if leg == "ENROUTE_TO_DROPOFF" and not restarted and len(progress.get(leg, [])) >= 6:
+                screenshot("share-enroute.png")
+                self.assertEqual(console_errors(), [], "the sharing page logged errors")
+                # fleetd goes away mid-ride and comes back: the page must carry on by itself.
+                demo.stop()
+                wait_for("the page to notice the outage",
+                         lambda: js("const m = document.getElementById('message'); return !m.hidden && m.dataset.kind === 'transient'"), 30)
+                saw_outage = True
+                screenshot("share-outage.png")
+                demo.start()
+                restarted = True
+            if leg == "COMPLETE":
+                break
+            time.sleep(0.5)
+        screenshot("share-complete.png")
+        self.assertEqual(status(), "COMPLETE", f"the ride did not complete; legs seen: {sorted(progress)}")
+        self.assertTrue(restarted and saw_outage, "fleetd was not restarted mid-ride")
+        self.assertIn("completed", browser.find_element(By.ID, "banner").text.lower())
+        # The pickup marker: shown before the pickup, gone after it.
+        self.assertEqual(pickup_marker.get("ENROUTE_TO_DROPOFF"), {False})
+        self.assertEqual(pickup_marker.get("COMPLETE"), {False})
+        if "ENROUTE_TO_PICKUP" in pickup_marker:
+            self.assertEqual(pickup_marker["ENROUTE_TO_PICKUP"], {True})
+        # The vehicle marker never moves backwards along a leg's route, and follows the driver.
+        for leg, samples in progress.items():
+            positions = [a for a, _, _ in samples if a[1] <= 40]
+            for (before, _), (after, _) in zip(positions, positions[1:]):
+                self.assertGreaterEqual(after, before - 3, f"the vehicle marker moved backwards during {leg}")
+        dropoff = [s for s in progress["ENROUTE_TO_DROPOFF"] if s[1] is not None and s[2] is not None]
+        self.assertGreater(len(dropoff), 5)
+        self.assertGreater(dropoff[-1][0][0] - dropoff[0][0][0], 300, "the vehicle marker did not follow the driver")
+        # ETA and distance fall along the way (small rises allowed: routes and speeds are re-estimated).
+        self.assertLess(dropoff[-1][1], dropoff[0][1])
+        self.assertLess(dropoff[-1][2], dropoff[0][2])
+        self.assertLessEqual(max(b[2] - a[2] for a, b in zip(dropoff, dropoff[1:])), 50)
+        browser.set_window_size(1200, 800)
+
+
+class T3SharingPageErrors(unittest.TestCase):
+    def message(self, path):
+        browser.get("about:blank")
+        browser.get(demo.url(path))
+        return wait_for("an error message", lambda: js(
+            "const m = document.getElementById('message'); return !m.hidden && m.textContent"), 20)
+
+    def test_bad_expired_and_foreign_tokens_and_unknown_trips_say_so(self):
+        self.assertIn("not valid", self.message("/share/trips/browser-ride#token=garbage"))
+        self.assertIn("not valid", self.message("/share/trips/browser-ride"))
+        expired = demo.token("consumer", trip="browser-ride", ttl=1)
+        time.sleep(2)
+        self.assertIn("expired", self.message("/share/trips/browser-ride#token=" + expired))
+        self.assertIn("no such trip", self.message("/share/trips/nope#token=" + demo.token("consumer", trip="nope")))
+        other = demo.token("consumer", trip="someone-elses")
+        self.assertIn("not for this trip", self.message("/share/trips/browser-ride#token=" + other))
+        screenshot("share-error.png")
+        self.assertEqual(js("return document.getElementById('banner').dataset.status"), "ERROR")
+
+
+class T4MissingLeaflet(unittest.TestCase):
+    def test_pages_say_how_to_install_leaflet_when_it_is_missing(self):
+        folder = tempfile.mkdtemp(prefix="fleetkit-no-leaflet-")
+        http = free_port()
+        process = subprocess.Popen(
+            [FLEETD, "serve", "--data-dir", folder, "--grpc-port", "0", "--http-port", str(http),
+             "--leaflet-dir", os.path.join(folder, "nowhere"), "--log-level", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            def healthy():
+                try:
+                    return urllib.request.urlopen(f"http://127.0.0.1:{http}/healthz", timeout=2).status == 200
+                except OSError:
+                    return False
+            wait_for("fleetd", healthy, 60)
+            browser.get(f"http://127.0.0.1:{http}/fleet#token=" + demo.token("server") + "&provider=demo")
+            text = wait_for("the missing-Leaflet message", lambda: js(
+                "const m = document.querySelector('.fk-missing'); return m && m.textContent"), 20)
+            self.assertIn("apt-get install libjs-leaflet", text)
+            screenshot("fleet-without-leaflet.png")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
