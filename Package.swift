@@ -246,6 +246,9 @@ let package = Package(
     ),
     .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
+      name: "FleetMapTests", dependencies: ["FleetMap", "FleetRouting", "FleetCore", "FleetTestSupport"],
+      swiftSettings: swiftSettings),
+    .testTarget(
       name: "FleetDispatchTests",
       dependencies: [
         "fleet",  // built before the tests: `fleet ride` and `fleet drive` run as processes

@@ -107,7 +107,7 @@ public struct MapAreas: Sendable {
 
   /// Ways joined end to end into closed rings; pieces that do not close (cut by the extract's
   /// edge) are left out.
-  static func closedRings(_ ways: [[Int64]]) -> [[Int64]] {
+  public static func closedRings(_ ways: [[Int64]]) -> [[Int64]] {
     var open = ways.filter { $0.count >= 2 }
     var rings: [[Int64]] = []
     while let first = open.popLast() {

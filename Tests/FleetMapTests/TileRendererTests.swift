@@ -1,0 +1,83 @@
+import FleetCore
+import FleetMap
+import FleetRouting
+import FleetTestSupport
+import Foundation
+import Testing
+
+@Suite("Map tiles from the road graph")
+struct TileRendererTests {
+  static func renderer() async throws -> TileRenderer {
+    let engine = try await sharedRoutingEngine(graph: try await monacoGraph())
+    let areas = try await onDedicatedThread(named: "areas") { try MapAreas(reading: PBFReader(path: monacoOSM)) }
+    return TileRenderer(network: engine.network, areas: areas)
+  }
+
+  /// Tile x/y of a position at zoom z (Web Mercator).
+  static func tile(_ latitude: Double, _ longitude: Double, z: Int) -> (x: Int, y: Int) {
+    let n = Double(1 << z)
+    let x = Int((longitude + 180) / 360 * n)
+    let radians = latitude * .pi / 180
+    let y = Int((1 - asinh(tan(radians)) / .pi) / 2 * n)
+    return (x, y)
+  }
+
+  @Test func aCityTileHasItsRoadsAndStreetNames() async throws {
+    let renderer = try await Self.renderer()
+    // Monte-Carlo's harbour front, at street level.
+    let (x, y) = Self.tile(43.7384, 7.4246, z: 17)
+    let svg = try #require(renderer.svg(z: 17, x: x, y: y))
+    #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+    #expect(svg.components(separatedBy: "<path d=\"M").count > 5)
+    #expect(svg.contains("<textPath"), "street names from zoom 16")
+    // Names are escaped for XML.
+    #expect(!svg.contains("'<") && !svg.contains("& "))
+  }
+
+  @Test func minorRoadsAndNamesWaitForTheirZoom() async throws {
+    let renderer = try await Self.renderer()
+    let (x, y) = Self.tile(43.7384, 7.4246, z: 12)
+    let overview = try #require(renderer.svg(z: 12, x: x, y: y))
+    #expect(!overview.contains("<textPath"))
+    // At zoom 12 only roads from tertiary up are drawn: fewer paths than the street-level tiles hold.
+    let (x15, y15) = Self.tile(43.7384, 7.4246, z: 15)
+    let street = try #require(renderer.svg(z: 15, x: x15, y: y15))
+    #expect(street.count > overview.count / 4)
+    #expect(overview.contains("stroke=\"#fcd6a4\"") || overview.contains("stroke=\"#a06b00\""), "primary roads at 12")
+    #expect(!overview.contains("stroke=\"#cfcac2\""), "no service roads at 12")
+    #expect(street.contains("stroke=\"#bbb5ab\""), "residential roads from 13")
+  }
+
+  @Test func waterAndGreenAreasComeFromTheExtract() async throws {
+    let renderer = try await Self.renderer()
+    // Monaco's harbour and the Jardin Exotique's slopes are in view at zoom 14.
+    let (x, y) = Self.tile(43.7347, 7.4206, z: 14)
+    let svg = try #require(renderer.svg(z: 14, x: x, y: y))
+    #expect(svg.contains("#aad3df"), "water")
+    #expect(svg.contains("#cdebb0"), "green areas")
+  }
+
+  @Test func tilesOutsideTheWorldAreRefusedAndEmptyOnesAreLand() async throws {
+    let renderer = try await Self.renderer()
+    #expect(renderer.svg(z: 3, x: 8, y: 0) == nil)
+    #expect(renderer.svg(z: 21, x: 0, y: 0) == nil)
+    #expect(renderer.svg(z: 2, x: -1, y: 0) == nil)
+    let far = try #require(renderer.svg(z: 10, x: 0, y: 0))
+    #expect(!far.contains("<path d=\"M"))
+  }
+
+  @Test func multipolygonWaysJoinIntoClosedRingsWhateverTheirDirection() {
+    let rings = MapAreas.closedRings([[1, 2, 3], [5, 4, 3], [5, 6, 1], [10, 11], [20, 21, 22, 20]])
+    #expect(rings.count == 2)
+    #expect(rings.contains { Set($0) == [1, 2, 3, 4, 5, 6] && $0.first == $0.last })
+    #expect(rings.contains { $0 == [20, 21, 22, 20] })
+  }
+
+  @Test func theCacheServesTheSameBytes() async throws {
+    let cache = TileCache(renderer: try await Self.renderer(), budgetBytes: 1 << 20)
+    let (x, y) = Self.tile(43.7384, 7.4246, z: 16)
+    let first = try #require(cache.tile(z: 16, x: x, y: y))
+    #expect(cache.tile(z: 16, x: x, y: y) == first)
+    #expect(cache.tile(z: 25, x: 0, y: 0) == nil)
+  }
+}
