@@ -49,10 +49,12 @@ public struct MapAreas: Sendable {
   }
 
   public private(set) var list: [Area] = []
+  /// The sea, where the extract has coastlines.
+  var coastline = Coastline(chains: [])
 
   public init() {}
 
-  init(_ list: [Area]) { self.list = list }
+  func seaRings(_ tile: TileProjection) -> [[Pixel]]? { coastline.seaRings(tile) }
 
   func areas(in bounds: GeoBounds) -> [Area] {
     list.filter { $0.bounds.intersects(bounds) }
@@ -77,7 +79,7 @@ public struct MapAreas: Sendable {
       way: { way in
         if relationWays[way.id] != nil { wayNodes[way.id] = way.nodeIDs }
         guard let kind = MapAreaKind.of(way.tags), way.nodeIDs.count >= 2 else { return }
-        // Areas are closed; a coastline is a line.
+        // Areas are closed; coastlines are joined into lines below.
         if kind == .coastline || way.nodeIDs.first == way.nodeIDs.last { single.append((kind, way.nodeIDs)) }
       }, relation: { _ in })
     var needed = Set<Int64>()
@@ -93,7 +95,9 @@ public struct MapAreas: Sendable {
       }, way: { _ in }, relation: { _ in })
     func ring(_ nodes: [Int64]) -> [FixedCoordinate] { nodes.compactMap { coordinates[$0] } }
     var list: [Area] = []
-    for s in single {
+    let coastlines = Coastline.joined(single.filter { $0.kind == .coastline }.map(\.nodes))
+    coastline = Coastline(chains: coastlines.map(ring))
+    for s in single where s.kind != .coastline {
       let points = ring(s.nodes)
       if points.count >= 2 { list.append(Area(kind: s.kind, rings: [points], bounds: Self.bounds(of: [points]))) }
     }
@@ -101,13 +105,16 @@ public struct MapAreas: Sendable {
       let rings = Self.closedRings(relation.ways.compactMap { wayNodes[$0] }).map(ring).filter { $0.count >= 3 }
       if !rings.isEmpty { list.append(Area(kind: relation.kind, rings: rings, bounds: Self.bounds(of: rings))) }
     }
+    for line in coastlines.map(ring) where line.count >= 2 {
+      list.append(Area(kind: .coastline, rings: [line], bounds: Self.bounds(of: [line])))
+    }
     // Water over green, whatever order the file had.
     self.list = list.sorted { ($0.kind == .green ? 0 : 1) < ($1.kind == .green ? 0 : 1) }
   }
 
   /// Ways joined end to end into closed rings; pieces that do not close (cut by the extract's
   /// edge) are left out.
-  public static func closedRings(_ ways: [[Int64]]) -> [[Int64]] {
+  static func closedRings(_ ways: [[Int64]]) -> [[Int64]] {
     var open = ways.filter { $0.count >= 2 }
     var rings: [[Int64]] = []
     while let first = open.popLast() {

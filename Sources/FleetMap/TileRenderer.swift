@@ -28,6 +28,7 @@ public struct TileRenderer: Sendable {
     }
     let tile = TileProjection(z: z, x: x, y: y)
     var svg = SVGTile()
+    if let sea = areas.seaRings(tile) { svg.addArea(sea, kind: .water) }
     for area in areas.areas(in: tile.bounds) where tile.z >= area.kind.minimumZoom {
       svg.addArea(area.rings.map { ring in ring.map { tile.pixel($0) } }, kind: area.kind)
     }

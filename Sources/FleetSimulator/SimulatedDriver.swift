@@ -191,7 +191,8 @@ public struct SimulatedDriver: Sendable {
     // Drive, watching for the plan to change under us (a cancellation, a new first stop).
     var replanned = false
     while !car.hasArrived {
-      try await Task.sleep(for: .milliseconds(100))
+      // Twice a second: soon enough to turn round, light enough for dozens of drivers at once.
+      try await Task.sleep(for: .milliseconds(500))
       if let now = try await backend.vehicle(), now.waypoints.first != next {
         replanned = true
         break

@@ -1,9 +1,10 @@
 import FleetCore
-import FleetMap
 import FleetRouting
 import FleetTestSupport
 import Foundation
 import Testing
+
+@testable import FleetMap
 
 @Suite("Map tiles from the road graph")
 struct TileRendererTests {
@@ -79,5 +80,50 @@ struct TileRendererTests {
     let first = try #require(cache.tile(z: 16, x: x, y: y))
     #expect(cache.tile(z: 16, x: x, y: y) == first)
     #expect(cache.tile(z: 25, x: 0, y: 0) == nil)
+  }
+}
+
+@Suite("The sea from coastlines")
+struct CoastlineTests {
+  @Test func aCoastlineAcrossATileLeavesTheSeaOnItsRight() throws {
+    // Eastward along the middle: land to the north (left), sea to the south (right).
+    let piece = [Pixel(x: -4, y: 128), Pixel(x: 260, y: 128)]
+    let rings = Coastline.close([piece], -4, 260)
+    #expect(rings.count == 1)
+    let ring = try #require(rings.first)
+    #expect(ring.contains(Pixel(x: 260, y: 260)) && ring.contains(Pixel(x: -4, y: 260)))
+    #expect(!ring.contains(Pixel(x: -4, y: -4)) && !ring.contains(Pixel(x: 260, y: -4)))
+    // Westward, the sea is to the north.
+    let north = try #require(Coastline.close([piece.reversed()], -4, 260).first)
+    #expect(north.contains(Pixel(x: -4, y: -4)) && !north.contains(Pixel(x: 260, y: 260)))
+  }
+
+  @Test func clippingKeepsThePartsInsideAndRefusesLinesEndingInside() throws {
+    let through = try #require(
+      Coastline.clip([Pixel(x: -50, y: 10), Pixel(x: 100, y: 10), Pixel(x: 100, y: 300)], 0, 256))
+    #expect(through.count == 1)
+    #expect(through[0].first == Pixel(x: 0, y: 10))
+    #expect(through[0].last == Pixel(x: 100, y: 256))
+    #expect(Coastline.clip([Pixel(x: -50, y: 10), Pixel(x: 100, y: 10)], 0, 256) == nil)
+  }
+
+  @Test func coastlineWaysJoinInTheirOwnDirection() {
+    let chains = Coastline.joined([[3, 4], [1, 2, 3], [7, 8], [10, 11, 10]])
+    #expect(chains.contains([1, 2, 3, 4]))
+    #expect(chains.contains([7, 8]))
+    #expect(chains.contains([10, 11, 10]))
+    // Ways the other way round are not joined: their water would be on the wrong side.
+    #expect(Coastline.joined([[1, 2], [3, 2]]).count == 2)
+  }
+
+  @Test func monacosHarbourAndTheOpenSeaAreWater() async throws {
+    let renderer = try await TileRendererTests.renderer()
+    // Port Hercule at zoom 17, and a tile of open sea south of Monaco at zoom 14.
+    let (hx, hy) = TileRendererTests.tile(43.7345, 7.4230, z: 17)
+    let harbour = try #require(renderer.svg(z: 17, x: hx, y: hy))
+    #expect(harbour.contains("fill=\"#aad3df\""))
+    let (sx, sy) = TileRendererTests.tile(43.70, 7.44, z: 14)
+    let sea = try #require(renderer.svg(z: 14, x: sx, y: sy))
+    #expect(sea.contains("<path d=\"M-4 -4L260 -4L260 260L-4 260Z"), "the whole tile is sea")
   }
 }

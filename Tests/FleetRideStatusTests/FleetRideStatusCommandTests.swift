@@ -79,6 +79,8 @@ import Testing
       try await fleetd.createTrip("ride", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
       let arguments = [
         "ride-status", "--http-port", "\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
+        // A loaded machine (the whole suite at once) may take seconds to answer.
+        "--deadline", "30",
       ]
 
       let (status, output) = try await FleetProcess.run(arguments + ["--trip", "ride", "--ride-identifier", "b-7"])
