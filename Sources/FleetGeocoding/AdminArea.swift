@@ -1,7 +1,7 @@
 import FleetCore
 
 /// An administrative boundary (OSM `boundary=administrative`) assembled into closed rings.
-struct AdminArea: Sendable {
+struct AdminArea: Sendable, Codable {
   var name: String
   /// OSM `admin_level`: 2 country, 4 region, 6 département/county, 8 municipality, 9–10
   /// districts and quarters.

@@ -115,7 +115,51 @@ public final class GeocodingEngine: ReverseGeocoding, Sendable {
   }
 }
 
+/// What geocoding reads from an extract, kept between starts: fleetd caches it by the
+/// extract's content hash (`GeoDataCache`), so that a restart does not read the extract again.
+public struct GeocodingExtract: Sendable {
+  let data: OSMGeoData
+
+  /// Reads the extract.
+  public init(osmPath: String) throws { data = try OSMGeoData(reading: PBFReader(path: osmPath)) }
+
+  /// A copy saved by `encoded()`; nil when it is from another format.
+  public init?(decoding bytes: Data) {
+    guard bytes.starts(with: Self.magic),
+      let data = try? PropertyListDecoder().decode(OSMGeoData.self, from: bytes.dropFirst(Self.magic.count))
+    else { return nil }
+    self.data = data
+  }
+
+  public func encoded() throws -> Data {
+    let encoder = PropertyListEncoder()
+    encoder.outputFormat = .binary
+    return Self.magic + (try encoder.encode(data))
+  }
+
+  /// The format's name and version: a change to what is read makes old copies unreadable.
+  static let magic = Data("FleetKit geocoding extract 1\n".utf8)
+}
+
 extension GeocodingEngine {
+  /// From an extract read earlier (or from the cache), and GeoNames' cities.
+  public static func load(extract: GeocodingExtract, geoNamesPath: String?, logger: Logger? = nil) async throws
+    -> GeocodingEngine
+  {
+    try await onDedicatedThread(named: "geocoding-build") {
+      let started = ContinuousClock.now
+      let cities = try geoNamesPath.map { path throws(FleetError) in try GeoNamesCities(contentsOf: path) }
+      let engine = try GeocodingEngine(data: extract.data, cities: cities, indexPath: nil)
+      logger?.info(
+        "geocoding ready",
+        metadata: [
+          "geo.addresses": "\(engine.summary.addresses)", "geo.places": "\(engine.summary.places)",
+          "geo.build_ms": "\(Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded()))",
+        ])
+      return engine
+    }
+  }
+
   /// Builds the engine on a thread of its own. The build is seconds of CPU on a large extract,
   /// and Swift's concurrency runs on a few shared threads: holding one that long starves every
   /// other task in the process (servers answering, timers firing).

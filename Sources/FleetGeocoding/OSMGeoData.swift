@@ -4,8 +4,8 @@ import Foundation
 
 /// What geocoding takes from an OpenStreetMap extract: addresses, named streets, places of
 /// interest, administrative boundaries and place names (suburbs, quarters).
-struct OSMGeoData: Sendable {
-  struct AddressPoint: Sendable {
+struct OSMGeoData: Sendable, Codable {
+  struct AddressPoint: Sendable, Codable {
     var coordinate: LatLng
     var houseNumber: String?
     var street: String
@@ -13,19 +13,19 @@ struct OSMGeoData: Sendable {
     var city: String?
   }
 
-  struct Street: Sendable {
+  struct Street: Sendable, Codable {
     var name: String
     var points: [LatLng]
   }
 
-  struct PlaceName: Sendable {
+  struct PlaceName: Sendable, Codable {
     var name: String
     /// OSM `place=*`: city, town, village, suburb, quarter, neighbourhood, …
     var kind: String
     var coordinate: LatLng
   }
 
-  struct PointOfInterest: Sendable {
+  struct PointOfInterest: Sendable, Codable {
     /// "node/123", "way/456".
     var id: String
     var name: String

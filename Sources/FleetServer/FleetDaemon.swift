@@ -42,9 +42,13 @@ public final class FleetDaemon: Sendable {
         metadata: ["graph": "\(graph)", "edges": "\(routing!.network.edges.count)"])
     }
     var geocoding = configuration.geocoding
-    if geocoding == nil, configuration.geoOSMPath != nil || configuration.geoNamesPath != nil {
+    if geocoding == nil, let osm = configuration.geoOSMPath {
+      let extract = try await GeoDataCache.extract(for: osm, in: configuration.dataDirectory, logger: logger)
       geocoding = try await GeocodingEngine.load(
-        osmPath: configuration.geoOSMPath, geoNamesPath: configuration.geoNamesPath, logger: logger)
+        extract: extract, geoNamesPath: configuration.geoNamesPath, logger: logger)
+    } else if geocoding == nil, configuration.geoNamesPath != nil {
+      geocoding = try await GeocodingEngine.load(
+        osmPath: nil, geoNamesPath: configuration.geoNamesPath, logger: logger)
     }
     // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself.
     let progress = routing.map { ProgressEngine(routing: $0) }

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeocoding
 import FleetRouting
 import FleetTestSupport
 import Foundation
@@ -36,5 +37,30 @@ struct GraphCacheTests {
     try Data([1, 2, 4]).write(to: URL(fileURLWithPath: b))
     #expect(try GraphCache.contentHash(of: a) != GraphCache.contentHash(of: b))
     #expect(try GraphCache.contentHash(of: a).count == 32)
+  }
+
+  @Test func geocodingDataIsReadOncePerExtract() async throws {
+    let directory = NSTemporaryDirectory() + "fleetkit-geo-cache-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let logger = Logger(label: "geo-cache-test")
+    let read = try await GeoDataCache.extract(for: monacoOSM, in: directory, logger: logger)
+    let files = try FileManager.default.contentsOfDirectory(atPath: directory + "/geocoding")
+    #expect(files.count == 1 && files[0].hasSuffix(".geodata"))
+    let cache = directory + "/geocoding/" + files[0]
+    let written = try FileManager.default.attributesOfItem(atPath: cache)[.modificationDate] as? Date
+    // Again: from the cache, the same answers as from the extract.
+    let cached = try await GeoDataCache.extract(for: monacoOSM, in: directory, logger: logger)
+    #expect(try FileManager.default.attributesOfItem(atPath: cache)[.modificationDate] as? Date == written)
+    let fresh = try await GeocodingEngine.load(extract: read, geoNamesPath: nil)
+    let again = try await GeocodingEngine.load(extract: cached, geoNamesPath: nil)
+    #expect(fresh.summary == again.summary)
+    #expect(fresh.summary.streets > 100)
+    let casino = LatLng(latitude: 43.7396, longitude: 7.4280)
+    #expect(try fresh.reverse(casino) == (try again.reverse(casino)))
+    // A damaged cache is read from the extract again.
+    try Data("FleetKit geocoding extract 1\ngarbage".utf8).write(to: URL(fileURLWithPath: cache))
+    let repaired = try await GeoDataCache.extract(for: monacoOSM, in: directory, logger: logger)
+    #expect(try await GeocodingEngine.load(extract: repaired, geoNamesPath: nil).summary == fresh.summary)
+    #expect(GeocodingExtract(decoding: try Data(contentsOf: URL(fileURLWithPath: cache))) != nil)
   }
 }
