@@ -96,7 +96,7 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     // Map tiles drawn from the road graph and the extract's water and green areas (SVG).
-    .target(name: "FleetMap", dependencies: ["FleetRouting"], swiftSettings: swiftSettings),
+    .target(name: "FleetMap", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
     // The dispatcher: batched (or greedy) assignment of booked rides to vehicles. The domain
     // never depends on it.
     .target(

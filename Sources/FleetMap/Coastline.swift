@@ -1,3 +1,4 @@
+import FleetCore
 import FleetRouting
 import Foundation
 
@@ -10,7 +11,7 @@ import Foundation
 struct Coastline: Sendable {
   struct Chain: Sendable {
     var points: [FixedCoordinate]
-    var bounds: GeoBounds
+    var bounds: Viewport
   }
 
   let chains: [Chain]

@@ -1,3 +1,4 @@
+import FleetCore
 import FleetRouting
 import Foundation
 
@@ -45,7 +46,7 @@ public struct MapAreas: Sendable {
     public var kind: MapAreaKind
     /// Outer and inner rings alike (drawn even-odd); a coastline's line as one "ring".
     public var rings: [[FixedCoordinate]]
-    var bounds: GeoBounds
+    var bounds: Viewport
   }
 
   public private(set) var list: [Area] = []
@@ -56,7 +57,7 @@ public struct MapAreas: Sendable {
 
   func seaRings(_ tile: TileProjection) -> [[Pixel]]? { coastline.seaRings(tile) }
 
-  func areas(in bounds: GeoBounds) -> [Area] {
+  func areas(in bounds: Viewport) -> [Area] {
     list.filter { $0.bounds.intersects(bounds) }
   }
 
@@ -140,11 +141,11 @@ public struct MapAreas: Sendable {
     return rings
   }
 
-  static func bounds(of rings: [[FixedCoordinate]]) -> GeoBounds {
+  static func bounds(of rings: [[FixedCoordinate]]) -> Viewport {
     let all = rings.joined()
     let lats = all.map { Double($0.latitudeE6) / 1e6 }
     let lngs = all.map { Double($0.longitudeE6) / 1e6 }
-    return GeoBounds(
+    return Viewport(
       south: lats.min() ?? 0, west: lngs.min() ?? 0, north: lats.max() ?? 0, east: lngs.max() ?? 0)
   }
 }

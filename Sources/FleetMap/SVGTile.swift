@@ -58,17 +58,14 @@ struct SVGTile {
   var labelCount = 0
 
   mutating func addArea(_ rings: [[Pixel]], kind: MapAreaKind) {
-    guard !rings.isEmpty else { return }
-    var d = ""
-    for ring in rings where ring.count >= 3 {
-      d += Self.path(ring) + "Z"
-    }
     if kind == .coastline {
-      body +=
-        "<path d=\"\(d.replacingOccurrences(of: "Z", with: ""))\" fill=\"none\" stroke=\"\(kind.colour)\" stroke-width=\"2\"/>"
-    } else {
-      body += "<path d=\"\(d)\" fill=\"\(kind.colour)\" fill-rule=\"evenodd\"/>"
+      let d = rings.map(Self.path).joined()
+      body += "<path d=\"\(d)\" fill=\"none\" stroke=\"\(kind.colour)\" stroke-width=\"2\"/>"
+      return
     }
+    let d = rings.filter { $0.count >= 3 }.map { Self.path($0) + "Z" }.joined()
+    guard !d.isEmpty else { return }
+    body += "<path d=\"\(d)\" fill=\"\(kind.colour)\" fill-rule=\"evenodd\"/>"
   }
 
   mutating func addRoads(_ lines: [[Pixel]], style: RoadStyle, zoom: Int, casing: Bool) {

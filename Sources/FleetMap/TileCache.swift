@@ -1,3 +1,4 @@
+import FleetCore
 import Foundation
 import Synchronization
 
@@ -25,7 +26,7 @@ public final class TileCache: Sendable {
     budget = budgetBytes
   }
 
-  public var bounds: GeoBounds { renderer.bounds }
+  public var bounds: Viewport { renderer.bounds }
 
   /// Tile z/x/y as SVG bytes, or nil when there is no such tile.
   public func tile(z: Int, x: Int, y: Int) -> Data? {

@@ -1,3 +1,4 @@
+import FleetCore
 import FleetRouting
 import Foundation
 
@@ -9,7 +10,7 @@ public struct TileRenderer: Sendable {
   let areas: MapAreas
   let index: EdgeGrid
   /// The network's extent, for a page's first view.
-  public let bounds: GeoBounds
+  public let bounds: Viewport
 
   public init(network: RoadNetwork, areas: MapAreas = MapAreas()) {
     self.network = network
@@ -54,22 +55,15 @@ public struct TileRenderer: Sendable {
   }
 }
 
-/// A rectangle in degrees.
-public struct GeoBounds: Sendable, Hashable, Codable {
-  public var south: Double
-  public var west: Double
-  public var north: Double
-  public var east: Double
-
-  public init(south: Double, west: Double, north: Double, east: Double) {
-    self.south = south
-    self.west = west
-    self.north = north
-    self.east = east
+extension Viewport {
+  init(south: Double, west: Double, north: Double, east: Double) {
+    self.init(low: LatLng(latitude: south, longitude: west), high: LatLng(latitude: north, longitude: east))
   }
 
-  func intersects(_ other: GeoBounds) -> Bool {
-    south <= other.north && other.south <= north && west <= other.east && other.west <= east
+  /// For boxes that do not cross the antimeridian (tiles and extracts here never do).
+  func intersects(_ other: Viewport) -> Bool {
+    low.latitude <= other.high.latitude && other.low.latitude <= high.latitude
+      && low.longitude <= other.high.longitude && other.low.longitude <= high.longitude
   }
 }
 
@@ -106,22 +100,22 @@ struct TileProjection {
 
   /// The tile's extent, grown by `margin` tiles on each side (roads just outside still draw
   /// their casing and round caps into it).
-  func bounds(margin: Double = 0) -> GeoBounds {
+  func bounds(margin: Double = 0) -> Viewport {
     let n = Double(1 << z)
     func longitude(_ tx: Double) -> Double { tx / n * 360 - 180 }
     func latitude(_ ty: Double) -> Double { atan(sinh(.pi * (1 - 2 * ty / n))) * 180 / .pi }
-    return GeoBounds(
+    return Viewport(
       south: latitude(Double(y) + 1 + margin), west: longitude(Double(x) - margin),
       north: latitude(Double(y) - margin), east: longitude(Double(x) + 1 + margin))
   }
 
-  var bounds: GeoBounds { bounds() }
+  var bounds: Viewport { bounds() }
 }
 
 /// Road edges by grid cell (about 1 km), for the edges a tile covers.
 struct EdgeGrid: Sendable {
   static let cellDegrees = 0.01
-  let bounds: GeoBounds
+  let bounds: Viewport
   let columns: Int
   let rows: Int
   /// The edges of cell k are `entries[cellStart[k]..<cellStart[k + 1]]`.
@@ -129,33 +123,26 @@ struct EdgeGrid: Sendable {
   let entries: [Int32]
 
   init(network: RoadNetwork) {
-    var boxes: [GeoBounds] = []
+    var boxes: [Viewport] = []
     boxes.reserveCapacity(network.edges.count)
     for edge in network.edges {
-      var box = GeoBounds(south: 90, west: 180, north: -90, east: -180)
-      for p in network.shape(of: edge) {
-        let c = network.points[Int(p)]
-        let lat = Double(c.latitudeE6) / 1e6
-        let lng = Double(c.longitudeE6) / 1e6
-        box.south = min(box.south, lat)
-        box.north = max(box.north, lat)
-        box.west = min(box.west, lng)
-        box.east = max(box.east, lng)
-      }
-      boxes.append(box)
+      let shape = network.shape(of: edge).map { network.points[Int($0)] }
+      let lats = shape.map { Double($0.latitudeE6) / 1e6 }
+      let lngs = shape.map { Double($0.longitudeE6) / 1e6 }
+      boxes.append(Viewport(south: lats.min()!, west: lngs.min()!, north: lats.max()!, east: lngs.max()!))
     }
-    let all = GeoBounds(
-      south: boxes.map(\.south).min() ?? 0, west: boxes.map(\.west).min() ?? 0,
-      north: boxes.map(\.north).max() ?? 0, east: boxes.map(\.east).max() ?? 0)
+    let all = Viewport(
+      south: boxes.map(\.low.latitude).min() ?? 0, west: boxes.map(\.low.longitude).min() ?? 0,
+      north: boxes.map(\.high.latitude).max() ?? 0, east: boxes.map(\.high.longitude).max() ?? 0)
     bounds = all
-    columns = max(1, Int(((all.east - all.west) / Self.cellDegrees).rounded(.up)) + 1)
-    rows = max(1, Int(((all.north - all.south) / Self.cellDegrees).rounded(.up)) + 1)
+    columns = max(1, Int(((all.high.longitude - all.low.longitude) / Self.cellDegrees).rounded(.up)) + 1)
+    rows = max(1, Int(((all.high.latitude - all.low.latitude) / Self.cellDegrees).rounded(.up)) + 1)
     var counts = [Int32](repeating: 0, count: columns * rows + 1)
     let columns = self.columns
     let rows = self.rows
-    func clampedCells(_ box: GeoBounds, _ body: (Int) -> Void) {
-      let (c0, r0) = Self.cell(box.west, box.south, in: all)
-      let (c1, r1) = Self.cell(box.east, box.north, in: all)
+    func clampedCells(_ box: Viewport, _ body: (Int) -> Void) {
+      let (c0, r0) = Self.cell(box.low.longitude, box.low.latitude, in: all)
+      let (c1, r1) = Self.cell(box.high.longitude, box.high.latitude, in: all)
       for r in min(r0, rows - 1)...min(r1, rows - 1) {
         for c in min(c0, columns - 1)...min(c1, columns - 1) { body(r * columns + c) }
       }
@@ -174,15 +161,20 @@ struct EdgeGrid: Sendable {
     self.entries = entries
   }
 
-  static func cell(_ longitude: Double, _ latitude: Double, in all: GeoBounds) -> (Int, Int) {
-    (max(0, Int((longitude - all.west) / cellDegrees)), max(0, Int((latitude - all.south) / cellDegrees)))
+  static func cell(_ longitude: Double, _ latitude: Double, in all: Viewport) -> (Int, Int) {
+    (
+      max(0, Int((longitude - all.low.longitude) / cellDegrees)),
+      max(0, Int((latitude - all.low.latitude) / cellDegrees))
+    )
   }
 
   /// Every edge whose box meets `area`, once each.
-  func edges(in area: GeoBounds) -> [Int32] {
+  func edges(in area: Viewport) -> [Int32] {
     guard !entries.isEmpty, area.intersects(bounds) else { return [] }
-    let (c0, r0) = Self.cell(max(area.west, bounds.west), max(area.south, bounds.south), in: bounds)
-    let (c1, r1) = Self.cell(min(area.east, bounds.east), min(area.north, bounds.north), in: bounds)
+    let (c0, r0) = Self.cell(
+      max(area.low.longitude, bounds.low.longitude), max(area.low.latitude, bounds.low.latitude), in: bounds)
+    let (c1, r1) = Self.cell(
+      min(area.high.longitude, bounds.high.longitude), min(area.high.latitude, bounds.high.latitude), in: bounds)
     var found = Set<Int32>()
     for r in r0...min(r1, rows - 1) {
       for c in c0...min(c1, columns - 1) {

@@ -18,12 +18,7 @@ struct DemoCommand: AsyncParsableCommand {
 
   @Option(help: "Data directory of the demo's fleetd (not the one of `fleetd serve`).")
   var dataDir = "./fleet-demo-data"
-  @Option(help: "Address to listen on (env FLEETD_HOST).")
-  var host = environment("FLEETD_HOST") ?? "127.0.0.1"
-  @Option(help: "gRPC port; 0 picks one (env FLEETD_GRPC_PORT).")
-  var grpcPort = environment("FLEETD_GRPC_PORT").flatMap(Int.init) ?? 50051
-  @Option(help: "REST, pages, /metrics and /healthz port; 0 picks one (env FLEETD_HTTP_PORT).")
-  var httpPort = environment("FLEETD_HTTP_PORT").flatMap(Int.init) ?? 8080
+  @OptionGroup var listen: ListenOptions
   @Option(help: "OpenStreetMap extract (.osm.pbf) of another city (default: the bundled Monaco).")
   var osm: String?
   @Option(help: "Simulated drivers.") var vehicles = 30
@@ -60,9 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
     guard FileManager.default.fileExists(atPath: extract) else { throw ValidationError("no such file: \(extract)") }
     var server = ServerConfiguration()
     server.dataDirectory = dataDir
-    server.host = host
-    server.grpcPort = grpcPort
-    server.httpPort = httpPort
+    listen.apply(to: &server)
     server.graphPath = try GraphCache.graph(for: extract, in: dataDir, logger: logger)
     server.mapAreasOSMPath = extract
     server.geoOSMPath = extract

@@ -11,12 +11,7 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(help: "Data directory (env FLEETD_DATA_DIR).")
   var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
-  @Option(help: "Address to listen on (env FLEETD_HOST).")
-  var host = environment("FLEETD_HOST") ?? "127.0.0.1"
-  @Option(help: "gRPC port; 0 picks one (env FLEETD_GRPC_PORT).")
-  var grpcPort = environment("FLEETD_GRPC_PORT").flatMap(Int.init) ?? 50051
-  @Option(help: "REST, /metrics and /healthz port; 0 picks one (env FLEETD_HTTP_PORT).")
-  var httpPort = environment("FLEETD_HTTP_PORT").flatMap(Int.init) ?? 8080
+  @OptionGroup var listen: ListenOptions
   @Option(help: "Accepted token audience; repeat for several (default: Fleet Engine's).")
   var audience: [String] = []
   @Option(help: "Per-provider quota per minute, BUCKET=N (create, read, update, search, list, billing).")
@@ -58,9 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
   func run() async throws {
     var configuration = ServerConfiguration()
     configuration.dataDirectory = dataDir
-    configuration.host = host
-    configuration.grpcPort = grpcPort
-    configuration.httpPort = httpPort
+    listen.apply(to: &configuration)
     configuration.maximumRequestBytes = maxRequestBytes
     let extract = osm ?? environment("FLEETD_OSM")
     configuration.graphPath = graph ?? environment("FLEETD_GRAPH")
@@ -110,7 +103,10 @@ struct ServeCommand: AsyncParsableCommand {
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
     logger.notice(
       "fleetd listening",
-      metadata: ["grpc": "\(host):\(grpcPort)", "http": "\(host):\(httpPort)", "data.dir": "\(dataDir)"])
+      metadata: [
+        "grpc": "\(listen.host):\(listen.grpcPort)", "http": "\(listen.host):\(listen.httpPort)",
+        "data.dir": "\(dataDir)",
+      ])
     try await daemon.run()
   }
 

@@ -40,15 +40,14 @@ struct WebFront: Sendable {
 
   /// A page's first view and where its tiles come from.
   func mapInfo() -> Response {
-    var info: [String: Any] = [
-      "attribution": "© OpenStreetMap contributors",
-      "leaflet": FileManager.default.fileExists(atPath: leafletDirectory + "/leaflet.js"),
-    ]
+    var info: [String: Any] = ["attribution": "© OpenStreetMap contributors"]
     if let tiles {
       let b = tiles.bounds
       info["tiles"] = "/tiles/{z}/{x}/{y}.svg"
       info["maxZoom"] = TileRenderer.maximumZoom
-      info["bounds"] = ["south": b.south, "west": b.west, "north": b.north, "east": b.east]
+      info["bounds"] = [
+        "south": b.low.latitude, "west": b.low.longitude, "north": b.high.latitude, "east": b.high.longitude,
+      ]
     }
     let data = (try? JSONSerialization.data(withJSONObject: info, options: [.sortedKeys])) ?? Data("{}".utf8)
     return Self.response(data, type: "application/json; charset=utf-8", cache: "no-cache")

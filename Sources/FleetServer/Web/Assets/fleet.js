@@ -4,10 +4,7 @@
   'use strict';
   const js = fleetkit.journeySharing;
   const $ = (id) => document.getElementById(id);
-  const params = new URLSearchParams(location.hash.slice(1));
-  const token = params.get('token') || '';
-  const claims = js.tokenClaims(token);
-  const providerId = params.get('provider') || js.providerOfToken(claims);
+  const { params, token, claims, providerId, expired, authTokenFetcher } = js.fragmentCredentials(location.hash);
   const staleSeconds = Number(params.get('stale') || 300);
   const STATE_COLOURS = { busy: '#1a73e8', idle: '#188038', OFFLINE: '#80868b', UNKNOWN_VEHICLE_STATE: '#80868b' };
 
@@ -22,12 +19,11 @@
       : 'Add &provider=… to the address: the token does not say which provider it is for.');
     return;
   }
-  if (claims.exp && claims.exp * 1000 <= Date.now()) {
+  if (expired()) {
     showError('error', 'The token in this address has expired. Mint a new one (fleetd token --key …).');
     return;
   }
   $('provider').textContent = providerId;
-  const authTokenFetcher = async () => ({ token, expiresInSeconds: Math.max(0, (claims.exp || 0) - Date.now() / 1000) });
 
   const idOf = (vehicle) => vehicle.name.split('/').pop();
   const stateOf = (vehicle) => vehicle.vehicleState === 'ONLINE'

@@ -96,18 +96,25 @@
     return (url || (global.location ? global.location.origin : '')).replace(/\/+$/, '');
   }
 
+  /** What every provider takes: the provider (Fleet Engine's project) and fleetd's address. */
+  class LocationProvider extends Emitter {
+    constructor(options) {
+      super();
+      this.providerId = options.providerId || options.projectId;
+      if (!this.providerId) throw new TypeError('providerId is required');
+      this.serverUrl = trimmedServer(options.serverUrl);
+    }
+  }
+
   /**
    * One trip, live: `update` events carry `{trip}` (Fleet Engine's Trip in proto3 JSON),
    * `error` events `{error}` (a FleetEngineError). Starts when a map view takes it, or on start().
    */
-  class FleetEngineTripLocationProvider extends Emitter {
+  class FleetEngineTripLocationProvider extends LocationProvider {
     constructor(options) {
-      super();
       options = options || {};
-      this.providerId = options.providerId || options.projectId;
-      if (!this.providerId) throw new TypeError('providerId is required');
+      super(options);
       this._tripId = options.tripId || '';
-      this.serverUrl = trimmedServer(options.serverUrl);
       this.pollingIntervalMillis = pollingInterval(options.pollingIntervalMillis, MINIMUM_POLLING_INTERVAL_MILLIS);
       this.useServerSentEvents = options.useServerSentEvents !== false && typeof EventSource !== 'undefined';
       this.staleLocationThresholdMillis = options.staleLocationThresholdMillis || 60000;
@@ -274,13 +281,10 @@
    * Every vehicle of a provider, polled with ListVehicles: `update` events carry `{vehicles}`
    * (those with a location no older than `staleLocationThresholdMillis`) and `{all}`.
    */
-  class FleetEngineFleetLocationProvider extends Emitter {
+  class FleetEngineFleetLocationProvider extends LocationProvider {
     constructor(options) {
-      super();
       options = options || {};
-      this.providerId = options.providerId || options.projectId;
-      if (!this.providerId) throw new TypeError('providerId is required');
-      this.serverUrl = trimmedServer(options.serverUrl);
+      super(options);
       this.vehicleFilter = options.vehicleFilter || '';
       this.pollingIntervalMillis = pollingInterval(options.pollingIntervalMillis, 1000);
       this.staleLocationThresholdMillis = options.staleLocationThresholdMillis || 300000;
@@ -743,6 +747,27 @@
     return match ? match[1] : null;
   }
 
+  /**
+   * A page's credentials from its address's fragment (`#token=…[&provider=…]`): the token, its
+   * claims, the provider (from `provider=` or the token's issuer), and an authTokenFetcher
+   * handing out that one token for as long as it lives.
+   */
+  function fragmentCredentials(hash) {
+    const params = new URLSearchParams((hash || '').replace(/^#/, ''));
+    const token = params.get('token') || '';
+    const claims = tokenClaims(token);
+    return {
+      params,
+      token,
+      claims,
+      providerId: params.get('provider') || providerOfToken(claims),
+      expired: () => !!claims && typeof claims.exp === 'number' && claims.exp * 1000 <= Date.now(),
+      authTokenFetcher: async () => ({
+        token, expiresInSeconds: Math.max(0, ((claims && claims.exp) || 0) - Date.now() / 1000),
+      }),
+    };
+  }
+
   global.fleetkit = global.fleetkit || {};
   global.fleetkit.journeySharing = {
     FleetEngineTripLocationProvider,
@@ -755,6 +780,7 @@
     distance,
     tokenClaims,
     providerOfToken,
+    fragmentCredentials,
     fetchMapInfo,
     missingLeafletMessage,
     DEFAULT_POLLING_INTERVAL_MILLIS,

@@ -4,11 +4,8 @@
   'use strict';
   const js = fleetkit.journeySharing;
   const $ = (id) => document.getElementById(id);
-  const params = new URLSearchParams(location.hash.slice(1));
   const tripId = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
-  const token = params.get('token') || '';
-  const claims = js.tokenClaims(token);
-  const providerId = params.get('provider') || js.providerOfToken(claims);
+  const { token, claims, providerId, expired, authTokenFetcher } = js.fragmentCredentials(location.hash);
 
   const STATUS_TEXT = {
     NEW: 'Your ride is booked',
@@ -27,8 +24,6 @@
     box.dataset.kind = kind || 'error';
     box.hidden = !text;
   }
-
-  function expired() { return claims && typeof claims.exp === 'number' && claims.exp * 1000 <= Date.now(); }
 
   if (!token || !claims) {
     fail('This link is not valid: it carries no trip token.');
@@ -54,10 +49,7 @@
   const provider = new js.FleetEngineTripLocationProvider({
     providerId,
     tripId,
-    authTokenFetcher: async () => ({
-      token,
-      expiresInSeconds: Math.max(0, (claims.exp || 0) - Date.now() / 1000),
-    }),
+    authTokenFetcher,
   });
   const mapView = new js.JourneySharingMapView({ element: $('map'), locationProviders: [provider] });
   window.fleetkitShare = { provider, mapView };
