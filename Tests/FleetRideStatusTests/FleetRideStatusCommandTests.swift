@@ -83,8 +83,9 @@ import Testing
         "--deadline", "30",
       ]
 
-      let (status, output) = try await FleetProcess.run(arguments + ["--trip", "ride", "--ride-identifier", "b-7"])
-      #expect(status == 0)
+      let (status, output, errors) = try await FleetProcess.runCapturingErrors(
+        arguments + ["--trip", "ride", "--ride-identifier", "b-7"])
+      #expect(status == 0, "fleet ride-status failed: \(errors)")
       let lines = output.split(separator: "\n")
       #expect(lines.count == 1)
       let ride = try RideStatusJSON.decode(Data(output.utf8))

@@ -38,13 +38,7 @@
     $('map').innerHTML = js.missingLeafletMessage;
   } else {
     map = L.map('map');
-    L.tileLayer('/tiles/{z}/{x}/{y}.svg', {
-      maxZoom: 20, attribution: '© <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors',
-    }).addTo(map);
-    map.setView([0, 0], 2);
-    js.fetchMapInfo('').then((info) => {
-      if (info && info.bounds) map.fitBounds([[info.bounds.south, info.bounds.west], [info.bounds.north, info.bounds.east]]);
-    });
+    js.addBasemap(map, '', null, () => true);
     cluster = L.markerClusterGroup({ maxClusterRadius: 45, disableClusteringAtZoom: 17 });
     map.addLayer(cluster);
     selectedLayer = L.layerGroup().addTo(map);

@@ -497,16 +497,7 @@
         return;
       }
       this.map = L.map(this.element, { zoomControl: true });
-      L.tileLayer(options.tileUrl || `${this.serverUrl}/tiles/{z}/{x}/{y}.svg`, {
-        maxZoom: 20, attribution: '© <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors',
-      }).addTo(this.map);
-      this.map.setView([0, 0], 2);
-      fetchMapInfo(this.serverUrl).then((info) => {
-        if (info && info.bounds && !this._fitted) {
-          const b = info.bounds;
-          this.map.fitBounds([[b.south, b.west], [b.north, b.east]]);
-        }
-      });
+      addBasemap(this.map, this.serverUrl, options.tileUrl, () => !this._fitted);
       this.layers = {
         taken: L.polyline([], this.polylineOptions.taken).addTo(this.map),
         remaining: L.layerGroup().addTo(this.map),
@@ -725,6 +716,30 @@
     'On Debian or Ubuntu: <code>sudo apt-get install libjs-leaflet libjs-leaflet.markercluster</code>, ' +
     'then reload this page.</div>';
 
+  /**
+   * fleetd's tiles on a Leaflet map, its first view on the road graph's extent (unless
+   * `fitToExtent()` says otherwise), and a note when fleetd has no road graph.
+   */
+  function addBasemap(map, serverUrl, tileUrl, fitToExtent) {
+    L.tileLayer(tileUrl || `${serverUrl}/tiles/{z}/{x}/{y}.svg`, {
+      maxZoom: 20, attribution: '© <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors',
+    }).addTo(map);
+    map.setView([0, 0], 2);
+    fetchMapInfo(serverUrl).then((info) => {
+      if (info && info.bounds) {
+        if (fitToExtent()) map.fitBounds([[info.bounds.south, info.bounds.west], [info.bounds.north, info.bounds.east]]);
+      } else if (info) {
+        const note = L.control({ position: 'bottomleft' });
+        note.onAdd = () => {
+          const div = L.DomUtil.create('div', 'fk-no-basemap');
+          div.textContent = 'No basemap: fleetd runs without a road graph (start it with --osm FILE.osm.pbf).';
+          return div;
+        };
+        note.addTo(map);
+      }
+    });
+  }
+
   let mapInfo = null;
   function fetchMapInfo(serverUrl) {
     if (!mapInfo) mapInfo = fetch(`${serverUrl}/web/map.json`).then((r) => (r.ok ? r.json() : null)).catch(() => null);
@@ -781,6 +796,7 @@
     tokenClaims,
     providerOfToken,
     fragmentCredentials,
+    addBasemap,
     fetchMapInfo,
     missingLeafletMessage,
     DEFAULT_POLLING_INTERVAL_MILLIS,
