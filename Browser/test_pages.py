@@ -182,6 +182,28 @@ def js(script):
     return browser.execute_script(script)
 
 
+def drawn_route():
+    """The sharing page's active and remaining polylines as drawn, in drawing order."""
+    return js("""
+      const v = window.fleetkitShare.mapView;
+      const paths = Array.from(v.map.getPanes().overlayPane.querySelectorAll('path'));
+      const lines = (group) => group.getLayers().map((l) => ({
+        points: l.getLatLngs().map((p) => [p.lat, p.lng]), order: paths.indexOf(l.getElement())}));
+      return {active: lines(v.layers.active), remaining: lines(v.layers.remaining)};
+    """)
+
+
+def check_drawn_route(test, route):
+    """The active polyline is drawn over the remaining ones and the route has no gaps."""
+    active, remaining = route["active"], route["remaining"]
+    if not active or not remaining:
+        return
+    test.assertLess(max(l["order"] for l in remaining), min(l["order"] for l in active),
+                    "a remaining polyline is drawn over the active one")
+    test.assertLess(metres(active[-1]["points"][-1], remaining[0]["points"][0]), 1,
+                    "the remaining route does not start where the active one ends")
+
+
 class T1FleetPage(unittest.TestCase):
     def test_fleet_page_shows_filters_and_clusters_the_fleet(self):
         console_errors()  # only this page's from here on
@@ -266,6 +288,7 @@ class T2SharingPage(unittest.TestCase):
             leg = state["status"]
             if leg == "ERROR":
                 self.fail("the sharing page shows an error: " + browser.find_element(By.ID, "message").text)
+            check_drawn_route(self, drawn_route())
             pickup_marker.setdefault(leg, set()).add(state["pickup"])
             if state["path"] and len(state["path"]) > 1 and leg not in routes:
                 routes[leg] = state["path"]
@@ -309,6 +332,50 @@ class T2SharingPage(unittest.TestCase):
         self.assertLess(dropoff[-1][2], dropoff[0][2])
         self.assertLessEqual(max(b[2] - a[2] for a, b in zip(dropoff, dropoff[1:])), 50)
         browser.set_window_size(1200, 800)
+
+
+class T2bBackToBackRide(unittest.TestCase):
+    def test_a_rider_whose_car_finishes_another_ride_first_sees_the_whole_way(self):
+        def busy_car():
+            vehicles = demo.call("GET", "/v1/providers/demo/vehicles?vehicleTypeCategories=AUTO&pageSize=100")
+            for vehicle in vehicles.get("vehicles", []):
+                trips = vehicle.get("currentTrips", [])
+                if len(trips) == 1 and demo.call("GET", f"/v1/providers/demo/trips/{trips[0]}").get(
+                        "tripStatus") == "ENROUTE_TO_DROPOFF":
+                    return vehicle["name"].rsplit("/", 1)[-1]
+            return None
+        car = wait_for("a car carrying a rider", busy_car, 180, 1)
+        ride = "browser-back-to-back"
+        # The Casino square to Fontvieille, on the car that is still carrying someone else.
+        demo.call("POST", f"/v1/providers/demo/trips?tripId={ride}", {
+            "pickupPoint": {"point": {"latitude": 43.7395, "longitude": 7.4280}},
+            "dropoffPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
+            "vehicleId": car, "tripType": "EXCLUSIVE", "numberOfPassengers": 1})
+        try:
+            browser.set_window_size(390, 844)
+            console_errors()
+            browser.get(demo.url(f"/share/trips/{ride}#token=" + demo.token("consumer", trip=ride)))
+            waypoints = wait_for("the other ride's drop-off before this one's stops", lambda: js("""
+              const trip = window.fleetkitShare && window.fleetkitShare.provider.trip;
+              const shown = trip && (trip.remainingWaypoints || []);
+              return shown && shown.length === 3 ? shown.map((w) => [w.tripId || '', w.waypointType]) : null;
+            """), 30)
+            self.assertEqual(waypoints, [["", "DROP_OFF_WAYPOINT_TYPE"], [ride, "PICKUP_WAYPOINT_TYPE"],
+                                         [ride, "DROP_OFF_WAYPOINT_TYPE"]])
+            route = wait_for("the route drawn", lambda: (lambda r: r if r["active"] and len(r["remaining"]) == 2
+                                                         else None)(drawn_route()), 20)
+            check_drawn_route(self, route)
+            # The dotted route leads to the pickup marker, then to the drop-off marker.
+            pickup = js("const m = window.fleetkitShare.mapView.stopMarkers.pickup.getLatLng(); return [m.lat, m.lng]")
+            dropoff = js("const m = window.fleetkitShare.mapView.stopMarkers.dropoff.getLatLng(); return [m.lat, m.lng]")
+            self.assertLess(metres(route["remaining"][0]["points"][-1], pickup), 60)
+            self.assertLess(metres(route["remaining"][1]["points"][0], route["remaining"][0]["points"][-1]), 1)
+            self.assertLess(metres(route["remaining"][1]["points"][-1], dropoff), 60)
+            screenshot("share-back-to-back.png")
+            self.assertEqual(console_errors(), [], "the sharing page logged errors")
+        finally:
+            demo.call("PUT", f"/v1/providers/demo/trips/{ride}?updateMask=tripStatus", {"tripStatus": "CANCELED"})
+            browser.set_window_size(1200, 800)
 
 
 class T3SharingPageErrors(unittest.TestCase):

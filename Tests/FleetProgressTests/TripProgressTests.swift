@@ -136,6 +136,39 @@ struct TripProgressTests {
     #expect(van.remainingDistanceMeters == Int32(a.progress!.legs[0].distanceMeters.rounded()))
   }
 
+  /// A rider whose car first finishes another ride sees one unbroken route: the first leg from
+  /// the car to the other drop-off, the next from there to their own pickup.
+  @Test func aBackToBackRiderSeesTheWholeWayToTheirPickup() async throws {
+    let clock = SimulatedClock()
+    let fleet = try await makeFleet(clock: clock)
+    try await createVehicle(fleet, "cab", at: Place.palace)
+    try await createTrip(fleet, "first", vehicle: "cab", pickup: Place.palace, dropoff: Place.port)
+    try await setStatus(fleet, "first", .enrouteToPickup)
+    try await setStatus(fleet, "first", .arrivedAtPickup)
+    try await setStatus(fleet, "first", .enrouteToDropoff)
+    try await createTrip(fleet, "next", vehicle: "cab", pickup: Place.casino, dropoff: Place.larvotto)
+    // On the road below the palace, past the first pickup.
+    let onTheRoad = LatLng(latitude: 43.7315, longitude: 7.4210)
+    clock.advance(5)
+    _ = try await report(fleet, "cab", at: onTheRoad, time: clock.current)
+
+    let rider = Caller(provider: provider, role: .consumer, tripID: "next")
+    let shared = try fleet.getTrip(caller: rider, name: tripName("next"))
+    #expect(shared.remainingWaypoints.map(\.tripID) == ["", "next", "next"])
+    let legs = try #require(shared.progress).legs
+    #expect(legs.count == 3)
+    let first = try #require(legs.first?.path.first)
+    #expect(first.distance(to: onTheRoad) < 30)
+    for (leg, next) in zip(legs, legs.dropFirst()) {
+      let end = try #require(leg.path.last)
+      let start = try #require(next.path.first)
+      #expect(end.distance(to: start) < 1, "a leg starts where the one before it ends")
+    }
+    #expect(try #require(legs[0].path.last).distance(to: Place.port) < 60)
+    #expect(try #require(legs[1].path.last).distance(to: Place.casino) < 60)
+    #expect(try #require(legs[2].path.last).distance(to: Place.larvotto) < 60)
+  }
+
   @Test func aVehicleLeavingItsRouteIsRerouted() async throws {
     let clock = SimulatedClock()
     let fleet = try await makeFleet(clock: clock)

@@ -528,14 +528,15 @@
       const terminal = TERMINAL.includes(status);
       const remaining = terminal ? [] : (trip.remainingWaypoints || []);
       const activePath = waypointPath(remaining[0]);
-      // Polylines.
+      // Polylines: the remaining ones first, so that the active one is drawn over them where
+      // the route comes back along the same road (a car finishing another ride first).
       this.layers.active.clearLayers();
       this.layers.remaining.clearLayers();
-      if (activePath.length > 1) this._drawTraffic(activePath, remaining[0].trafficToWaypoint);
       for (const waypoint of remaining.slice(1)) {
         const path = waypointPath(waypoint);
         if (path.length > 1) L.polyline(path, this.polylineOptions.remaining).addTo(this.layers.remaining);
       }
+      if (activePath.length > 1) this._drawTraffic(activePath, remaining[0].trafficToWaypoint);
       // Stop markers.
       const beforePickup = ['NEW', 'ENROUTE_TO_PICKUP', 'ARRIVED_AT_PICKUP', 'UNKNOWN_TRIP_STATUS'].includes(status);
       this._stopMarker('pickup', beforePickup && !terminal ? point(trip.pickupPoint) : null, '#188038', 'P', trip);
