@@ -80,6 +80,7 @@ struct ServerAddress: ParsableArguments {
     guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
     var buffer = [UInt8](repeating: 0, count: 16)
     let n = recv(socket, &buffer, buffer.count, 0)
-    return n > 0 ? Array(buffer[..<n]) : []
+    // No answer within the second (a busy server) tells nothing about the port: the command goes on.
+    return n > 0 ? Array(buffer[..<n]) : nil
   }
 }
