@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "FleetCore", targets: ["FleetCore"]),
     .library(name: "FleetAuth", targets: ["FleetAuth"]),
     .library(name: "FleetStore", targets: ["FleetStore"]),
+    .library(name: "FleetPostgres", targets: ["FleetPostgres"]),
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),
@@ -39,6 +40,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -59,12 +61,25 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // Storage protocol and the embedded SQLite (GRDB) implementation.
+    // What every store shares: the row format, encoded changes, group commit.
+    .target(name: "FleetRowFormat", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    // The embedded default store: SQLite through GRDB.
     .target(
       name: "FleetStore",
       dependencies: [
-        "FleetCore",
+        "FleetCore", "FleetRowFormat",
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // The shared store for several fleetd instances: PostgreSQL through postgres-nio.
+    .target(
+      name: "FleetPostgres",
+      dependencies: [
+        "FleetCore", "FleetRowFormat",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings
@@ -206,8 +221,8 @@ let package = Package(
     .target(
       name: "FleetServer",
       dependencies: [
-        "FleetCore", "FleetAuth", "FleetStore", "FleetProto", "FleetRouting", "FleetProgress", "FleetGeocoding",
-        "FleetRideStatus", "FleetDispatch", "FleetMap",
+        "FleetCore", "FleetAuth", "FleetStore", "FleetPostgres", "FleetProto", "FleetRouting", "FleetProgress",
+        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -238,7 +253,8 @@ let package = Package(
     .executableTarget(
       name: "fleetd",
       dependencies: [
-        "FleetServer", "FleetAuth", "FleetStore", "FleetCore", "FleetRouting", "FleetDispatch", "FleetDemo",
+        "FleetServer", "FleetAuth", "FleetStore", "FleetPostgres", "FleetCore", "FleetRouting", "FleetDispatch",
+        "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -276,7 +292,7 @@ let package = Package(
       name: "FleetTestSupport",
       dependencies: [
         "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting", "FleetClient", "FleetGeocoding",
-        "FleetDispatch",
+        "FleetDispatch", "FleetPostgres",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Logging", package: "swift-log"),
@@ -328,7 +344,10 @@ let package = Package(
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetStoreTests",
-      dependencies: ["FleetStore", "FleetCore", .product(name: "GRDB", package: "GRDB.swift")],
+      dependencies: [
+        "FleetStore", "FleetRowFormat", "FleetPostgres", "FleetCore", "FleetTestSupport",
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetServerTests",

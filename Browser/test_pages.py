@@ -24,6 +24,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.common.exceptions import StaleElementReferenceException
 
 FLEETD = os.environ.get("FLEETD_BINARY", ".build/debug/fleetd")
 ARTIFACTS = os.environ.get("ARTIFACTS", ".build/browser-artifacts")
@@ -241,7 +242,14 @@ class T1FleetPage(unittest.TestCase):
         box.send_keys(Keys.ENTER)
         wait_for("every vehicle again", lambda: count() == VEHICLES, 20)
         # A click on a vehicle shows its trips and route.
-        browser.find_element(By.CSS_SELECTOR, "#vehicles tr").click()
+        def click_first_vehicle():
+            # The list is redrawn with each update: a row found just before one may be gone.
+            try:
+                browser.find_element(By.CSS_SELECTOR, "#vehicles tr").click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        wait_for("a click on a vehicle row", click_first_vehicle, 10)
         details = wait_for("the vehicle's details", lambda: browser.find_element(By.ID, "details").text, 10)
         self.assertIn("car-", details)
         # The refused filter's 400 is the only error the page may log.

@@ -17,6 +17,9 @@ from google.maps.fleetengine_v1.services.vehicle_service.transports import Vehic
 
 FLEETD = os.environ.get("FLEETD_BINARY", os.path.join(os.path.dirname(__file__), "..", ".build", "debug", "fleetd"))
 PROVIDER = "conformance"
+# With a PostgreSQL cluster's admin URL here (postgres://user@host:port/postgres), every fleetd of
+# the suite keeps its fleet in a database of its own there instead of SQLite.
+POSTGRES = os.environ.get("CONFORMANCE_POSTGRES")
 
 
 def free_port():
@@ -30,14 +33,27 @@ class Fleetd:
 
     def __init__(self, data_dir=None, extra=()):
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="fleetd-conformance-")
+        self.store = self._store() if POSTGRES else []
         self.extra = list(extra)
         self.keys = {}
         self.process = None
 
+    def _store(self):
+        """`--store` for this data directory: a new database, kept for a restart on the same directory."""
+        remembered = os.path.join(self.data_dir, "store-url")
+        if not os.path.exists(remembered):
+            name = "conformance_" + os.path.basename(self.data_dir).replace("-", "_").lower()
+            subprocess.run(["psql", POSTGRES, "-v", "ON_ERROR_STOP=1", "-qc", f"CREATE DATABASE {name}"],
+                           check=True, capture_output=True)
+            base, _, query = POSTGRES.partition("?")
+            with open(remembered, "w") as f:
+                f.write(base.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else ""))
+        return ["--store", open(remembered).read()]
+
     def add_key(self, role, provider=PROVIDER):
         path = os.path.join(self.data_dir, f"{provider}-{role}.json")
-        subprocess.run([FLEETD, "keys", "add", "--data-dir", self.data_dir, "--provider", provider,
-                        "--role", role, "--out", path], check=True, capture_output=True)
+        subprocess.run([FLEETD, "keys", "add", "--data-dir", self.data_dir] + self.store +
+                       ["--provider", provider, "--role", role, "--out", path], check=True, capture_output=True)
         self.keys[(provider, role)] = path
         return path
 
@@ -46,7 +62,7 @@ class Fleetd:
         self.log = open(os.path.join(self.data_dir, "fleetd.log"), "ab")
         self.process = subprocess.Popen(
             [FLEETD, "serve", "--data-dir", self.data_dir, "--grpc-port", str(self.grpc_port),
-             "--http-port", str(self.http_port)] + self.extra, stdout=self.log, stderr=self.log)
+             "--http-port", str(self.http_port)] + self.store + self.extra, stdout=self.log, stderr=self.log)
         deadline = time.time() + 30
         while time.time() < deadline:
             try:

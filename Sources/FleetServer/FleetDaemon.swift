@@ -3,6 +3,7 @@ import FleetCore
 import FleetDispatch
 import FleetGeocoding
 import FleetMap
+import FleetPostgres
 import FleetProgress
 import FleetRouting
 import FleetStore
@@ -17,11 +18,12 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// fleetd: the gRPC and REST servers over one `Fleet` on the embedded SQLite store. `fleetd serve`
-/// builds one and runs it; tests build one on port 0 and read the bound ports.
+/// fleetd: the gRPC and REST servers over one `Fleet`, on the embedded SQLite store or on
+/// PostgreSQL. `fleetd serve` builds one and runs it; tests build one on port 0 and read the
+/// bound ports.
 public final class FleetDaemon: Sendable {
   public let fleet: Fleet
-  public let storage: SQLiteFleetStore
+  public let storage: any ServerStorage
   let grpcTransport: HTTP2ServerTransport.Posix
   let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
   let http: Application<RouterResponder<FleetRequestContext>>
@@ -33,7 +35,19 @@ public final class FleetDaemon: Sendable {
   let dispatchMetrics: DispatchMetrics?
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
-    let storage = try SQLiteFleetStore(directory: configuration.dataDirectory, logger: logger)
+    let storage = try await ServerStorageOpener.open(
+      dataDirectory: configuration.dataDirectory, postgres: configuration.postgres, serving: true, logger: logger)
+    do {
+      return try await build(configuration: configuration, storage: storage, logger: logger)
+    } catch {
+      await storage.close()
+      throw error
+    }
+  }
+
+  static func build(configuration: ServerConfiguration, storage: any ServerStorage, logger: Logger) async throws
+    -> FleetDaemon
+  {
     var routing = configuration.routing
     if routing == nil, let graph = configuration.graphPath {
       routing = try await RoutingEngine.load(graph: graph)
@@ -72,7 +86,7 @@ public final class FleetDaemon: Sendable {
   }
 
   init(
-    configuration: ServerConfiguration, fleet: Fleet, storage: SQLiteFleetStore, routing: RoutingEngine?,
+    configuration: ServerConfiguration, fleet: Fleet, storage: any ServerStorage, routing: RoutingEngine?,
     geocoding: GeocodingEngine?, tiles: TileCache?, logger: Logger
   ) {
     self.fleet = fleet
@@ -141,7 +155,13 @@ public final class FleetDaemon: Sendable {
     let group = ServiceGroup(
       configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
     runningGroup.withLock { $0 = group }
-    try await group.run()
+    do {
+      try await group.run()
+    } catch {
+      await storage.close()
+      throw error
+    }
+    await storage.close()
   }
 
   /// Shuts down gracefully, as SIGTERM does: stop accepting, finish in-flight requests, return.

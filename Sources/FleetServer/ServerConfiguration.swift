@@ -2,12 +2,15 @@ import FleetAuth
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
+import FleetPostgres
 import FleetRouting
 
 /// Everything `fleetd serve` can be told, with documented defaults.
 public struct ServerConfiguration: Sendable {
   /// Where the SQLite file lives (created if missing).
   public var dataDirectory = "./fleet-data"
+  /// A PostgreSQL database to keep the fleet in instead of SQLite under `dataDirectory`.
+  public var postgres: PostgresAddress?
   public var host = "127.0.0.1"
   /// 0 picks a free port (tests).
   public var grpcPort = 50051

@@ -1,8 +1,8 @@
 import FleetCore
+import FleetRowFormat
 import Foundation
 import GRDB
 import Logging
-import Synchronization
 
 /// The embedded default store: one SQLite file (WAL) under the data directory, through GRDB.
 ///
@@ -15,7 +15,7 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
 
   let pool: DatabasePool
   let logger: Logger
-  let queue = Mutex(CommitQueue())
+  let committer: GroupCommit<EncodedChange>
 
   /// Opens (creating if needed) `<directory>/fleet.sqlite` and migrates its schema.
   public init(directory: String, logger: Logger = Logger(label: "fleetkit.store")) throws {
@@ -30,6 +30,11 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
       path: (directory as NSString).appendingPathComponent(Self.fileName), configuration: configuration)
     self.logger = logger
     try Self.migrator.migrate(pool)
+    committer = GroupCommit(
+      write: { [pool] changes in try await Self.write(changes, to: pool) },
+      failed: { error, size in
+        logger.error("commit failed", metadata: ["error": "\(error)", "batch.size": "\(size)"])
+      })
   }
 
   static var migrator: DatabaseMigrator {
@@ -78,24 +83,9 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
 
   // MARK: - Loading
 
-  public func loadTrips() async throws -> [Trip] { try await load("trips") }
-  public func loadVehicles() async throws -> [Vehicle] { try await load("vehicles") }
-
-  public func loadRides() async throws -> [Ride] {
-    try await pool.read { db in
-      let rows = try Row.fetchCursor(db, sql: "SELECT provider, id, body FROM rides WHERE body IS NOT NULL")
-      var rides: [Ride] = []
-      while let row = try rows.next() {
-        let body: Data = row["body"]
-        do {
-          rides.append(try Self.decoder.decode(Ride.self, from: body))
-        } catch {
-          throw StoreError.damagedRow(table: "rides", provider: row["provider"], id: row["id"], reason: "\(error)")
-        }
-      }
-      return rides
-    }
-  }
+  public func loadTrips() async throws -> [Trip] { try await load(.trips, StoredRows.trip(from:)) }
+  public func loadVehicles() async throws -> [Vehicle] { try await load(.vehicles, StoredRows.vehicle(from:)) }
+  public func loadRides() async throws -> [Ride] { try await load(.rides, StoredRows.ride(from:)) }
 
   public func highestRevision() async throws -> UInt64 {
     try await pool.read { db in
@@ -110,166 +100,45 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
     }
   }
 
-  func load<T: RowCodable & Decodable & Sendable>(_ table: String) async throws -> [T] {
+  func load<T: Sendable>(_ table: StoredTable, _ decode: @escaping @Sendable (Data) throws -> T) async throws -> [T] {
     try await pool.read { db in
-      let rows = try Row.fetchCursor(db, sql: "SELECT provider, id, body FROM \(table) WHERE body IS NOT NULL")
+      let rows = try Row.fetchCursor(
+        db, sql: "SELECT provider, id, body FROM \(table.rawValue) WHERE body IS NOT NULL")
       var values: [T] = []
       while let row = try rows.next() {
         let body: Data = row["body"]
         do {
-          values.append(try Self.decode(body))
+          values.append(try decode(body))
         } catch {
-          throw StoreError.damagedRow(table: table, provider: row["provider"], id: row["id"], reason: "\(error)")
+          throw StoreError.damagedRow(
+            table: table.rawValue, provider: row["provider"], id: row["id"], reason: "\(error)")
         }
       }
       return values
     }
   }
 
-  /// Reads either row format: binary, or the JSON of rows written before it.
-  static func decode<T: RowCodable & Decodable>(_ body: Data) throws -> T {
-    switch body.first {
-    case RowFormat.binaryV1:
-      var reader = RowReader([UInt8](body), from: 1)
-      let value = try T(row: &reader)
-      guard !reader.hasMore else { throw reader.damaged("unread bytes at the end (written by a newer fleetd?)") }
-      return value
-    case RowFormat.json: return try decoder.decode(T.self, from: body)
-    case let format:
-      throw RowFormatError(offset: 0, reason: "unknown row format \(format.map(String.init) ?? "(empty)")")
-    }
-  }
-
   // MARK: - Group commit
 
-  struct Entry {
-    let id: UInt64
-    let changes: [EncodedChange]
-    let continuation: CheckedContinuation<Turn, Never>
-  }
-
-  /// A change ready to write: encoded by the committing task, so the single writer only runs SQL.
-  enum EncodedChange: Sendable {
-    /// A row of `trips`, `vehicles` or `rides`; a nil body is a tombstone.
-    case row(table: Table, provider: String, id: String, revision: Int64, body: Data?)
-    case billableTrip(provider: String, id: String, reportTime: Double, body: Data)
-  }
-
-  enum Table: String, Sendable {
-    case trips, vehicles, rides
-
-    /// Upsert that keeps the newest revision whatever order commits land in.
-    var upsert: String {
-      """
-      INSERT INTO \(rawValue) (provider, id, revision, body) VALUES (?, ?, ?, ?)
-      ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
-      WHERE excluded.revision > \(rawValue).revision
-      """
-    }
-  }
-
-  // Billable trip reports (and trips and vehicles stored before the binary row format) are JSON.
-  // Non-finite numbers are written as strings so that encoding can never fail on a value that
-  // slipped past validation: a failed commit stops all writes (fail-stop).
-  static let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.nonConformingFloatEncodingStrategy = .convertToString(
-      positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-    return encoder
-  }()
-  static let decoder: JSONDecoder = {
-    let decoder = JSONDecoder()
-    decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-      positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-    return decoder
-  }()
-
-  static func encode(_ changes: [StoredChange]) throws -> [EncodedChange] {
-    try changes.map { change in
-      switch change {
-      case .putTrip(let t):
-        .row(table: .trips, provider: t.provider, id: t.id, revision: Int64(t.revision), body: Data(t.rowBytes))
-      case .putVehicle(let v):
-        .row(table: .vehicles, provider: v.provider, id: v.id, revision: Int64(v.revision), body: Data(v.rowBytes))
-      case .deleteTrip(let provider, let id, let revision):
-        .row(table: .trips, provider: provider, id: id, revision: Int64(revision), body: nil)
-      case .deleteVehicle(let provider, let id, let revision):
-        .row(table: .vehicles, provider: provider, id: id, revision: Int64(revision), body: nil)
-      case .putRide(let r):
-        .row(
-          table: .rides, provider: r.provider, id: r.id, revision: Int64(r.revision), body: try encoder.encode(r))
-      case .putBillableTrip(let r):
-        .billableTrip(
-          provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
-          body: try encoder.encode(r))
-      }
-    }
-  }
-
-  enum Turn {
-    /// This caller writes the queued batch.
-    case lead
-    case done(Result<Void, any Error>)
-  }
-
-  struct CommitQueue {
-    var nextID: UInt64 = 0
-    var waiting: [Entry] = []
-    var writing = false
-  }
-
   public func commit(_ changes: [StoredChange]) async throws {
-    let changes = try Self.encode(changes)
-    let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
-      let lead = queue.withLock { q -> Bool in
-        q.nextID += 1
-        q.waiting.append(Entry(id: q.nextID, changes: changes, continuation: continuation))
-        if q.writing { return false }
-        q.writing = true
-        return true
-      }
-      if lead { continuation.resume(returning: .lead) }
-    }
-    switch turn {
-    case .done(let result): try result.get()
-    case .lead: try await writeBatch()
-    }
+    try await committer.commit(try StoredRows.encode(changes))
   }
 
-  /// Writes everything queued in one transaction, hands the lead to the next waiter (if any), and
-  /// tells the batch's callers the outcome.
-  func writeBatch() async throws {
-    let batch = queue.withLock { q -> [Entry] in
-      defer { q.waiting = [] }
-      return q.waiting
-    }
-    let result: Result<Void, any Error>
-    do {
-      try await write(batch.flatMap(\.changes))
-      result = .success(())
-    } catch {
-      logger.error("commit failed", metadata: ["error": "\(error)", "batch.size": "\(batch.count)"])
-      result = .failure(error)
-    }
-    // A waiter that queued during the write leads the next batch; its own entry stays first in
-    // the queue, so it writes itself along with the others.
-    let nextLeader = queue.withLock { q -> Entry? in
-      if let next = q.waiting.first { return next }
-      q.writing = false
-      return nil
-    }
-    nextLeader?.continuation.resume(returning: .lead)
-    // The first entry is the leader itself (it queued before it led); it returns below.
-    for entry in batch.dropFirst() { entry.continuation.resume(returning: .done(result)) }
-    try result.get()
+  static func upsert(_ table: StoredTable) -> String {
+    // Keeps the newest revision whatever order commits land in.
+    """
+    INSERT INTO \(table.rawValue) (provider, id, revision, body) VALUES (?, ?, ?, ?)
+    ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
+    WHERE excluded.revision > \(table.rawValue).revision
+    """
   }
 
-  func write(_ changes: [EncodedChange]) async throws {
+  static func write(_ changes: [EncodedChange], to pool: DatabasePool) async throws {
     try await pool.write { db in
       for change in changes {
         switch change {
         case .row(let table, let provider, let id, let revision, let body):
-          try db.cachedStatement(sql: table.upsert).execute(arguments: [provider, id, revision, body])
+          try db.cachedStatement(sql: Self.upsert(table)).execute(arguments: [provider, id, revision, body])
         case .billableTrip(let provider, let id, let reportTime, let body):
           try db.cachedStatement(
             sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)"

@@ -62,7 +62,7 @@ struct ServerAddress: ParsableArguments {
   }
 
   /// The first bytes a port answers to `GET /healthz` over HTTP/1.1, or nil when it cannot be
-  /// reached or says nothing within a second.
+  /// reached or says nothing within 5 s.
   static func probe(host: String, port: Int) -> [UInt8]? {
     var hints = addrinfo()
     hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -72,7 +72,7 @@ struct ServerAddress: ParsableArguments {
     let socket = Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
     guard socket >= 0 else { return nil }
     defer { close(socket) }
-    var timeout = timeval(tv_sec: 1, tv_usec: 0)
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
     setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     guard connect(socket, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else { return nil }
@@ -80,7 +80,7 @@ struct ServerAddress: ParsableArguments {
     guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
     var buffer = [UInt8](repeating: 0, count: 16)
     let n = recv(socket, &buffer, buffer.count, 0)
-    // No answer within the second (a busy server) tells nothing about the port: the command goes on.
+    // No answer within 5 s (a very busy server) tells nothing about the port: the command goes on.
     return n > 0 ? Array(buffer[..<n]) : nil
   }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FleetAuth
 import FleetCore
-import FleetStore
 import Foundation
 
 struct APIKeysCommand: AsyncParsableCommand {
@@ -13,8 +12,7 @@ struct APIKeysCommand: AsyncParsableCommand {
   struct Add: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Make a key for an app and print it; it is shown only this once.")
-    @Option(help: "Data directory of the fleetd that should accept the key.")
-    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @OptionGroup var store: StoreOptions
     @Option(help: "The app the key is for.")
     var app: String
     @Option(help: "Requests per minute.")
@@ -23,8 +21,9 @@ struct APIKeysCommand: AsyncParsableCommand {
     var perDay = APIKeyRecord.defaultPerDay
 
     func run() async throws {
-      let ring = APIKeyRing(storage: try SQLiteFleetStore(directory: dataDir))
-      let (key, record) = try await ring.add(app: app, perMinute: perMinute, perDay: perDay)
+      let (key, record) = try await store.withStorage {
+        try await APIKeyRing(storage: $0).add(app: app, perMinute: perMinute, perDay: perDay)
+      }
       print(key)
       FileHandle.standardError.write(
         Data(
@@ -34,11 +33,10 @@ struct APIKeysCommand: AsyncParsableCommand {
 
   struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List API keys (IDs only; secrets are not kept).")
-    @Option(help: "Data directory.")
-    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @OptionGroup var store: StoreOptions
 
     func run() async throws {
-      let keys = try await APIKeyRing(storage: try SQLiteFleetStore(directory: dataDir)).list()
+      let keys = try await store.withStorage { try await APIKeyRing(storage: $0).list() }
       print("KEY ID        APP                 PER MINUTE  PER DAY     STATE")
       for key in keys {
         let state = key.revokeTime.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "active"
@@ -54,13 +52,12 @@ struct APIKeysCommand: AsyncParsableCommand {
   struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Revoke a key; a running fleetd refuses it within seconds.")
-    @Option(help: "Data directory.")
-    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The key ID (from 'fleetd apikeys list').")
     var id: String
 
     func run() async throws {
-      try await APIKeyRing(storage: try SQLiteFleetStore(directory: dataDir)).revoke(id: id)
+      try await store.withStorage { try await APIKeyRing(storage: $0).revoke(id: id) }
       print("revoked API key \(id)")
     }
   }

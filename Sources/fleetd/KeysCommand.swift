@@ -1,7 +1,6 @@
 import ArgumentParser
 import FleetAuth
 import FleetCore
-import FleetStore
 import Foundation
 
 struct KeysCommand: AsyncParsableCommand {
@@ -12,8 +11,7 @@ struct KeysCommand: AsyncParsableCommand {
   struct Add: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Create a key pair, register its public half, write the private half as a service-account JSON file.")
-    @Option(help: "Data directory of the fleetd that should accept the key.")
-    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @OptionGroup var store: StoreOptions
     @Option(help: "Provider (project) the key belongs to.")
     var provider: String
     @Option(help: "admin, server, driver, consumer or viewer.")
@@ -25,8 +23,7 @@ struct KeysCommand: AsyncParsableCommand {
       guard let role = Role(rawValue: role) else {
         throw ValidationError("--role must be one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
       }
-      let ring = KeyRing(storage: try SQLiteFleetStore(directory: dataDir))
-      let file = try await ring.add(provider: provider, role: role)
+      let file = try await store.withStorage { try await KeyRing(storage: $0).add(provider: provider, role: role) }
       try file.encoded().write(to: URL(fileURLWithPath: out), options: .atomic)
       try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: out)
       print("registered key \(file.privateKeyID) (provider \(provider), role \(role.rawValue)); private key in \(out)")
@@ -35,11 +32,10 @@ struct KeysCommand: AsyncParsableCommand {
 
   struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List registered keys.")
-    @Option(help: "Data directory.")
-    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @OptionGroup var store: StoreOptions
 
     func run() async throws {
-      let keys = try await KeyRing(storage: try SQLiteFleetStore(directory: dataDir)).list()
+      let keys = try await store.withStorage { try await KeyRing(storage: $0).list() }
       print("KEY ID".padding(toLength: 26, withPad: " ", startingAt: 0) + "PROVIDER            ROLE      STATE")
       for key in keys {
         let state = key.revokeTime.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "active"
@@ -54,13 +50,12 @@ struct KeysCommand: AsyncParsableCommand {
   struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Revoke a key; a running fleetd rejects its tokens within seconds.")
-    @Option(help: "Data directory.")
-    var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The key ID (private_key_id).")
     var keyID: String
 
     func run() async throws {
-      try await KeyRing(storage: try SQLiteFleetStore(directory: dataDir)).revoke(keyID: keyID)
+      try await store.withStorage { try await KeyRing(storage: $0).revoke(keyID: keyID) }
       print("revoked key \(keyID)")
     }
   }

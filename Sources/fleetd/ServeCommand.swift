@@ -7,10 +7,10 @@ import Logging
 
 struct ServeCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "serve", abstract: "Run the gRPC and REST servers on the embedded SQLite store.")
+    commandName: "serve",
+    abstract: "Run the gRPC and REST servers, on the embedded SQLite store or on PostgreSQL (--store).")
 
-  @Option(help: "Data directory (env FLEETD_DATA_DIR).")
-  var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+  @OptionGroup var storage: StoreOptions
   @OptionGroup var listen: ListenOptions
   @Option(help: "Accepted token audience; repeat for several (default: Fleet Engine's).")
   var audience: [String] = []
@@ -52,7 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
 
   func run() async throws {
     var configuration = ServerConfiguration()
-    configuration.dataDirectory = dataDir
+    configuration.dataDirectory = storage.dataDir
+    configuration.postgres = try storage.postgres
     listen.apply(to: &configuration)
     configuration.maximumRequestBytes = maxRequestBytes
     let extract = osm ?? environment("FLEETD_OSM")
@@ -98,14 +99,14 @@ struct ServeCommand: AsyncParsableCommand {
     }
     let logger = Logger(label: "fleetd")
     if let extract {
-      configuration.graphPath = try GraphCache.graph(for: extract, in: dataDir, logger: logger)
+      configuration.graphPath = try GraphCache.graph(for: extract, in: storage.dataDir, logger: logger)
     }
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
     logger.notice(
       "fleetd listening",
       metadata: [
         "grpc": "\(listen.host):\(listen.grpcPort)", "http": "\(listen.host):\(listen.httpPort)",
-        "data.dir": "\(dataDir)",
+        "data.dir": "\(storage.dataDir)", "store": "\(configuration.postgres?.description ?? "sqlite")",
       ])
     try await daemon.run()
   }

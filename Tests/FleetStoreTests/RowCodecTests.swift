@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import FleetRowFormat
 @testable import FleetStore
 
 @Suite("Row format")
@@ -104,7 +105,7 @@ struct RowCodecTests {
   }
 
   func roundTrip<T: RowCodable & Decodable>(_ value: T) throws -> T {
-    try SQLiteFleetStore.decode(Data(value.rowBytes))
+    try StoredRows.decode(Data(value.rowBytes))
   }
 
   @Test func everyFieldSurvivesTheRowFormat() throws {
@@ -134,7 +135,7 @@ struct RowCodecTests {
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let store = try SQLiteFleetStore(directory: dir)
     let vehicle = Self.fullVehicle
-    let json = try SQLiteFleetStore.encoder.encode(vehicle)
+    let json = try StoredRows.encoder.encode(vehicle)
     try await store.pool.write { db in
       try db.execute(
         sql: "INSERT INTO vehicles (provider, id, revision, body) VALUES (?, ?, ?, ?)",

@@ -433,15 +433,3 @@ extension Trip: RowCodable {
     revision = try row.varint()
   }
 }
-
-/// Failures of the store that name what they concern.
-enum StoreError: Error, CustomStringConvertible {
-  case damagedRow(table: String, provider: String, id: String, reason: String)
-
-  var description: String {
-    switch self {
-    case .damagedRow(let table, let provider, let id, let reason):
-      "\(table) row providers/\(provider)/\(id) cannot be read: \(reason)"
-    }
-  }
-}

@@ -1,0 +1,364 @@
+import FleetCore
+import FleetRowFormat
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// The store several fleetd instances can share: PostgreSQL through postgres-nio, with the same
+/// tables, row format and revision rules as the embedded SQLite store.
+///
+/// Durability: `commit` returns only after COMMIT, with `synchronous_commit` on for its sessions
+/// whatever the server's default. Throughput: group commit, as SQLite's store does: the changes
+/// of every caller waiting while a batch is written go into the next transaction, one multi-row
+/// statement per table (array parameters and `unnest`), never one statement per row.
+public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
+  public let address: PostgresAddress
+  let client: PostgresClient
+  let logger: Logger
+  let running: Task<Void, Never>
+  let committer: GroupCommit<EncodedChange>
+  /// The connection holding the sole-instance lock, while fleetd serves.
+  let soleInstanceLease = Mutex<Task<Void, Never>?>(nil)
+
+  /// Connects, waits until PostgreSQL answers (up to `timeout`), and migrates the schema.
+  public static func connect(
+    _ address: PostgresAddress, logger: Logger = Logger(label: "fleetkit.postgres"), timeout: Duration = .seconds(30)
+  ) async throws -> PostgresFleetStore {
+    let store = PostgresFleetStore(address: address, logger: logger)
+    do {
+      try await store.waitUntilReachable(timeout: timeout)
+      try await PostgresMigrations.migrate(store.client, logger: logger)
+    } catch {
+      await store.close()
+      throw error
+    }
+    return store
+  }
+
+  init(address: PostgresAddress, logger: Logger) {
+    self.address = address
+    self.logger = logger
+    var configuration = address.clientConfiguration
+    // Durable commits even where the server's default is off: an acknowledged write is on disk.
+    configuration.options.additionalStartupParameters = [
+      ("synchronous_commit", "on"), ("application_name", "fleetd"),
+    ]
+    configuration.options.maximumConnections = 8
+    let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    self.client = client
+    // The pool runs for the store's lifetime; `close()` ends it.
+    running = Task { await client.run() }
+    committer = GroupCommit(
+      write: { changes in try await Self.write(changes, with: client, logger: logger) },
+      failed: { error, size in
+        logger.error("commit failed", metadata: ["error": "\(String(reflecting: error))", "batch.size": "\(size)"])
+      })
+  }
+
+  /// Stops the connection pool; queries after this fail.
+  public func close() async {
+    if let lease = soleInstanceLease.withLock({ $0 }) {
+      lease.cancel()
+      await lease.value
+    }
+    running.cancel()
+    await running.value
+  }
+
+  /// Until several instances can share a database, one fleetd serves it: this takes a session
+  /// lock that a second fleetd finds taken, and holds it until `close()`.
+  public func claimSoleInstance() async throws {
+    let (outcome, report) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
+    let client = client
+    let logger = logger
+    let address = address
+    let lease = Task {
+      do {
+        try await client.withConnection { connection in
+          var claimed = false
+          let rows = try await connection.query(
+            "SELECT pg_try_advisory_lock(\(PostgresMigrations.lockKey + 1))", logger: logger)
+          for try await granted in rows.decode(Bool.self) { claimed = granted }
+          guard claimed else { throw PostgresStoreError.servedElsewhere(address: address.description) }
+          report.yield(.success(()))
+          while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        }
+      } catch {
+        report.yield(.failure(error))
+      }
+      report.finish()
+    }
+    soleInstanceLease.withLock { $0 = lease }
+    for await result in outcome { return try result.get() }
+  }
+
+  /// The pool retries connecting by itself, so a query to a server that is down waits rather
+  /// than fails: the wait is bounded here.
+  func waitUntilReachable(timeout: Duration) async throws {
+    let client = client
+    let logger = logger
+    let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+      group.addTask {
+        try await client.query("SELECT 1", logger: logger)
+        return true
+      }
+      group.addTask {
+        try await Task.sleep(for: timeout)
+        return false
+      }
+      defer { group.cancelAll() }
+      return try await group.next() ?? false
+    }
+    guard answered else {
+      throw PostgresStoreError.unreachable(
+        address: address.description,
+        reason: "no connection within \(timeout) (is it running, and does it accept this user and database?)")
+    }
+  }
+
+  /// A transaction whose failure is the error that caused it (postgres-nio wraps it).
+  static func transaction(
+    _ client: PostgresClient, logger: Logger, _ body: (PostgresConnection) async throws -> Void
+  ) async throws {
+    do {
+      try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+    } catch let error as PostgresTransactionError {
+      let cause = error.closureError ?? error.beginError ?? error.commitError ?? error
+      if cause is PSQLError { throw PostgresStoreError.failed(describe(cause)) }
+      throw cause
+    }
+  }
+
+  /// postgres-nio hides the server's message from `description`; this names it.
+  static func describe(_ error: any Error) -> String {
+    if let error = error as? PSQLError {
+      let message = error.serverInfo?[.message] ?? ""
+      return message.isEmpty ? "\(error.code)" : "\(message) (\(error.serverInfo?[.sqlState] ?? "\(error.code)"))"
+    }
+    return "\(error)"
+  }
+
+  // MARK: - Loading
+
+  public func loadTrips() async throws -> [Trip] { try await load(.trips, StoredRows.trip(from:)) }
+  public func loadVehicles() async throws -> [Vehicle] { try await load(.vehicles, StoredRows.vehicle(from:)) }
+  public func loadRides() async throws -> [Ride] { try await load(.rides, StoredRows.ride(from:)) }
+
+  func load<T>(_ table: StoredTable, _ decode: (Data) throws -> T) async throws -> [T] {
+    let rows = try await client.query(
+      PostgresQuery(unsafeSQL: "SELECT provider, id, body FROM \(table.rawValue) WHERE body IS NOT NULL"),
+      logger: logger)
+    var values: [T] = []
+    for try await (provider, id, body) in rows.decode((String, String, ByteBuffer).self) {
+      do {
+        values.append(try decode(Data(body.readableBytesView)))
+      } catch {
+        throw StoreError.damagedRow(table: table.rawValue, provider: provider, id: id, reason: "\(error)")
+      }
+    }
+    return values
+  }
+
+  public func highestRevision() async throws -> UInt64 {
+    let rows = try await client.query(
+      """
+      SELECT COALESCE(MAX(r), 0) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL
+        SELECT MAX(revision) FROM vehicles UNION ALL SELECT MAX(revision) FROM rides) AS highest
+      """, logger: logger)
+    for try await (revision) in rows.decode(Int64.self) { return UInt64(max(0, revision)) }
+    return 0
+  }
+
+  // MARK: - Group commit
+
+  public func commit(_ changes: [StoredChange]) async throws {
+    try await committer.commit(try StoredRows.encode(changes))
+  }
+
+  /// One transaction: per table, one statement for all of the batch's rows. The newest revision
+  /// wins whatever order commits land in, as in the SQLite store.
+  static func write(_ changes: [EncodedChange], with client: PostgresClient, logger: Logger) async throws {
+    var rows: [StoredTable: RowColumns] = [:]
+    var billable = BillableColumns()
+    for change in StoredRows.newestPerRow(changes) {
+      switch change {
+      case .row(let table, let provider, let id, let revision, let body):
+        rows[table, default: RowColumns()].append(provider: provider, id: id, revision: revision, body: body)
+      case .billableTrip(let provider, let id, let reportTime, let body):
+        billable.append(provider: provider, id: id, reportTime: reportTime, body: body)
+      }
+    }
+    try await transaction(client, logger: logger) { connection in
+      for table in StoredTable.allCases {
+        guard let columns = rows[table] else { continue }
+        try await connection.query(columns.upsert(into: table), logger: logger)
+      }
+      if !billable.providers.isEmpty {
+        try await connection.query(
+          """
+          INSERT INTO billable_trips (provider, id, report_time, body)
+          SELECT * FROM unnest(\(billable.providers)::text[], \(billable.ids)::text[],
+            \(billable.reportTimes)::float8[], \(billable.bodies)::bytea[])
+          """, logger: logger)
+      }
+    }
+  }
+
+  /// A batch's rows of one table as arrays, one per column.
+  struct RowColumns {
+    var providers: [String] = []
+    var ids: [String] = []
+    var revisions: [Int64] = []
+    var bodies: [ByteBuffer] = []
+    /// Tombstones: arrays of bytea cannot carry NULL through postgres-nio, so a flag does.
+    var deleted: [Bool] = []
+
+    mutating func append(provider: String, id: String, revision: Int64, body: Data?) {
+      providers.append(provider)
+      ids.append(id)
+      revisions.append(revision)
+      bodies.append(ByteBuffer(bytes: body ?? Data()))
+      deleted.append(body == nil)
+    }
+
+    func upsert(into table: StoredTable) -> PostgresQuery {
+      var bindings = PostgresBindings(capacity: 5)
+      bindings.append(providers)
+      bindings.append(ids)
+      bindings.append(revisions)
+      bindings.append(bodies)
+      bindings.append(deleted)
+      let name = table.rawValue
+      return PostgresQuery(
+        unsafeSQL: """
+          INSERT INTO \(name) (provider, id, revision, body)
+          SELECT provider, id, revision, CASE WHEN deleted THEN NULL ELSE body END
+          FROM unnest($1::text[], $2::text[], $3::int8[], $4::bytea[], $5::bool[])
+            AS batch(provider, id, revision, body, deleted)
+          ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
+          WHERE excluded.revision > \(name).revision
+          """, binds: bindings)
+    }
+  }
+
+  struct BillableColumns {
+    var providers: [String] = []
+    var ids: [String] = []
+    var reportTimes: [Double] = []
+    var bodies: [ByteBuffer] = []
+
+    mutating func append(provider: String, id: String, reportTime: Double, body: Data) {
+      providers.append(provider)
+      ids.append(id)
+      reportTimes.append(reportTime)
+      bodies.append(ByteBuffer(bytes: body))
+    }
+  }
+
+  // MARK: - Signing keys
+
+  public func signingKey(id: String) async throws -> SigningKey? {
+    try await signingKeys(
+      "SELECT key_id, provider, role, public_key_pem, client_email, create_time, revoke_time FROM signing_keys WHERE key_id = \(id)"
+    ).first
+  }
+
+  public func signingKeys() async throws -> [SigningKey] {
+    try await signingKeys(
+      "SELECT key_id, provider, role, public_key_pem, client_email, create_time, revoke_time FROM signing_keys ORDER BY create_time"
+    )
+  }
+
+  func signingKeys(_ query: PostgresQuery) async throws -> [SigningKey] {
+    let rows = try await client.query(query, logger: logger)
+    var keys: [SigningKey] = []
+    for try await (keyID, provider, role, pem, email, created, revoked) in rows.decode(
+      (String, String, String, String, String, Double, Double?).self)
+    {
+      keys.append(
+        SigningKey(
+          keyID: keyID, provider: provider, role: Role(rawValue: role) ?? .viewer, publicKeyPEM: pem,
+          clientEmail: email, createTime: Date(timeIntervalSince1970: created),
+          revokeTime: revoked.map { Date(timeIntervalSince1970: $0) }))
+    }
+    return keys
+  }
+
+  public func saveSigningKey(_ key: SigningKey) async throws {
+    try await client.query(
+      """
+      INSERT INTO signing_keys (key_id, provider, role, public_key_pem, client_email, create_time, revoke_time)
+      VALUES (\(key.keyID), \(key.provider), \(key.role.rawValue), \(key.publicKeyPEM), \(key.clientEmail),
+        \(key.createTime.timeIntervalSince1970), \(key.revokeTime?.timeIntervalSince1970))
+      ON CONFLICT (key_id) DO UPDATE SET revoke_time = excluded.revoke_time
+      """, logger: logger)
+  }
+
+  // MARK: - API keys
+
+  public func apiKey(secretHash: String) async throws -> APIKeyRecord? {
+    try await apiKeys(
+      "SELECT id, app, secret_hash, per_minute, per_day, create_time, revoke_time FROM api_keys WHERE secret_hash = \(secretHash)"
+    ).first
+  }
+
+  public func apiKey(id: String) async throws -> APIKeyRecord? {
+    try await apiKeys(
+      "SELECT id, app, secret_hash, per_minute, per_day, create_time, revoke_time FROM api_keys WHERE id = \(id)"
+    ).first
+  }
+
+  public func apiKeys() async throws -> [APIKeyRecord] {
+    try await apiKeys(
+      "SELECT id, app, secret_hash, per_minute, per_day, create_time, revoke_time FROM api_keys ORDER BY create_time")
+  }
+
+  func apiKeys(_ query: PostgresQuery) async throws -> [APIKeyRecord] {
+    let rows = try await client.query(query, logger: logger)
+    var keys: [APIKeyRecord] = []
+    for try await (id, app, hash, perMinute, perDay, created, revoked) in rows.decode(
+      (String, String, String, Int64, Int64, Double, Double?).self)
+    {
+      keys.append(
+        APIKeyRecord(
+          id: id, app: app, secretHash: hash, perMinute: Int(perMinute), perDay: Int(perDay),
+          createTime: Date(timeIntervalSince1970: created), revokeTime: revoked.map { Date(timeIntervalSince1970: $0) })
+      )
+    }
+    return keys
+  }
+
+  public func saveAPIKey(_ key: APIKeyRecord) async throws {
+    try await client.query(
+      """
+      INSERT INTO api_keys (id, app, secret_hash, per_minute, per_day, create_time, revoke_time)
+      VALUES (\(key.id), \(key.app), \(key.secretHash), \(Int64(key.perMinute)), \(Int64(key.perDay)),
+        \(key.createTime.timeIntervalSince1970), \(key.revokeTime?.timeIntervalSince1970))
+      ON CONFLICT (id) DO UPDATE SET per_minute = excluded.per_minute, per_day = excluded.per_day,
+        revoke_time = excluded.revoke_time
+      """, logger: logger)
+  }
+}
+
+/// Failures of the PostgreSQL store that say what to do.
+public enum PostgresStoreError: Error, CustomStringConvertible {
+  case unreachable(address: String, reason: String)
+  case newerSchema(migration: String)
+  /// PostgreSQL refused or lost a transaction; the server's message when it sent one.
+  case failed(String)
+  case servedElsewhere(address: String)
+
+  public var description: String {
+    switch self {
+    case .unreachable(let address, let reason):
+      "PostgreSQL at \(address) cannot be reached: \(reason)"
+    case .newerSchema(let migration):
+      "the database has migration '\(migration)', which this fleetd does not know: it was written by a newer fleetd"
+    case .failed(let reason): "PostgreSQL: \(reason)"
+    case .servedElsewhere(let address):
+      "another fleetd already serves \(address); one fleetd per database for now (stop it, or give this one another database)"
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import Logging
+import PostgresNIO
+
+/// The schema's history, as the SQLite store keeps it: named migrations applied once each, in
+/// order, recorded in `fleetkit_migrations` (the shape of GRDB's `grdb_migrations`). Instances
+/// starting together take a lock, so each migration runs exactly once.
+enum PostgresMigrations {
+  struct Migration {
+    let identifier: String
+    let statements: [String]
+  }
+
+  /// Any number fleetd instances share: they wait for each other's migrations.
+  static let lockKey: Int64 = 0x666c_6565_746b_6974  // "fleetkit"
+
+  static let all: [Migration] = [
+    Migration(
+      identifier: "v1",
+      statements: [
+        // body is NULL for a tombstone: a deletion kept so that an older write cannot resurrect it.
+        """
+        CREATE TABLE trips (
+          provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA,
+          PRIMARY KEY (provider, id))
+        """,
+        """
+        CREATE TABLE vehicles (
+          provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA,
+          PRIMARY KEY (provider, id))
+        """,
+        """
+        CREATE TABLE billable_trips (
+          provider TEXT NOT NULL, id TEXT NOT NULL, report_time DOUBLE PRECISION NOT NULL, body BYTEA NOT NULL)
+        """,
+        """
+        CREATE TABLE signing_keys (
+          key_id TEXT PRIMARY KEY, provider TEXT NOT NULL, role TEXT NOT NULL, public_key_pem TEXT NOT NULL,
+          client_email TEXT NOT NULL, create_time DOUBLE PRECISION NOT NULL, revoke_time DOUBLE PRECISION)
+        """,
+      ]),
+    Migration(
+      identifier: "v2: api keys",
+      statements: [
+        """
+        CREATE TABLE api_keys (
+          id TEXT PRIMARY KEY, app TEXT NOT NULL, secret_hash TEXT NOT NULL UNIQUE, per_minute BIGINT NOT NULL,
+          per_day BIGINT NOT NULL, create_time DOUBLE PRECISION NOT NULL, revoke_time DOUBLE PRECISION)
+        """
+      ]),
+    Migration(
+      identifier: "v3: rides",
+      statements: [
+        // Booked rides (the dispatcher's records) as JSON, kept by revision like trips and vehicles.
+        """
+        CREATE TABLE rides (
+          provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA,
+          PRIMARY KEY (provider, id))
+        """
+      ]),
+  ]
+
+  /// Applies the migrations the database lacks, in one transaction under a lock; refuses a
+  /// database migrated by a newer fleetd.
+  static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+    try await PostgresFleetStore.transaction(client, logger: logger) { connection in
+      try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+      try await connection.query(
+        "CREATE TABLE IF NOT EXISTS fleetkit_migrations (identifier TEXT NOT NULL PRIMARY KEY)", logger: logger)
+      var applied = Set<String>()
+      for try await identifier in try await connection.query(
+        "SELECT identifier FROM fleetkit_migrations", logger: logger
+      ).decode(String.self) {
+        applied.insert(identifier)
+      }
+      let known = Set(all.map(\.identifier))
+      if let unknown = applied.subtracting(known).sorted().first {
+        throw PostgresStoreError.newerSchema(migration: unknown)
+      }
+      for migration in all where !applied.contains(migration.identifier) {
+        for statement in migration.statements {
+          try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.query(
+          "INSERT INTO fleetkit_migrations (identifier) VALUES (\(migration.identifier))", logger: logger)
+        logger.notice("schema migrated", metadata: ["migration": "\(migration.identifier)"])
+      }
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import FleetCore
+import FleetPostgres
+import FleetServer
+import Logging
+
+/// Where the fleet is kept, the same in every command that reads or writes it: the data
+/// directory (SQLite, and the caches) and, for several instances, a PostgreSQL database.
+struct StoreOptions: ParsableArguments {
+  @Option(help: "Data directory: the SQLite store and the caches (env FLEETD_DATA_DIR).")
+  var dataDir = environment("FLEETD_DATA_DIR") ?? "./fleet-data"
+  @Option(
+    help: ArgumentHelp(
+      "Keep the fleet in PostgreSQL instead of SQLite, shared by every fleetd given the same URL (env FLEETD_STORE).",
+      valueName: "postgres://user@host:port/db"))
+  var store = environment("FLEETD_STORE")
+
+  func validate() throws {
+    do { _ = try postgres } catch { throw ValidationError(error.message) }
+  }
+
+  /// The PostgreSQL address, or nil for SQLite in the data directory.
+  var postgres: PostgresAddress? {
+    get throws(FleetError) {
+      guard let store, !store.isEmpty else { return nil }
+      return try PostgresAddress(store)
+    }
+  }
+
+  /// Opens the store for a command that runs briefly (keys, API keys); `body` runs with it.
+  func withStorage<T>(_ body: (any ServerStorage) async throws -> T) async throws -> T {
+    var logger = Logger(label: "fleetd")
+    logger.logLevel = .warning
+    let storage = try await ServerStorageOpener.open(dataDirectory: dataDir, postgres: try postgres, logger: logger)
+    do {
+      let result = try await body(storage)
+      await storage.close()
+      return result
+    } catch {
+      await storage.close()
+      throw error
+    }
+  }
+}

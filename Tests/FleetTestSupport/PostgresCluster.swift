@@ -1,0 +1,193 @@
+import FleetCore
+import FleetPostgres
+import Foundation
+import Synchronization
+
+/// A throwaway PostgreSQL cluster for the tests: `initdb` in a temporary directory (as the
+/// `postgres` user when the tests run as root, which initdb refuses), its own port on loopback,
+/// never a system cluster. One per test process, started on first use; a watchdog stops it and
+/// removes its files when the test process ends, however it ends.
+public final class PostgresCluster: Sendable {
+  public let directory: String
+  public let port: Int
+  let binaries: String
+  let user = "fleet"
+  let databases = Mutex(0)
+
+  static let shared = Mutex<Task<PostgresCluster, any Error>?>(nil)
+
+  /// The process's cluster.
+  public static func start() async throws -> PostgresCluster {
+    let task = shared.withLock { task in
+      if let task { return task }
+      // initdb and pg_ctl block: on a thread of their own, not the tests' cooperative pool.
+      let started = Task { try await onDedicatedThread(named: "postgres cluster") { try PostgresCluster.create() } }
+      task = started
+      return started
+    }
+    return try await task.value
+  }
+
+  init(directory: String, port: Int, binaries: String) {
+    self.directory = directory
+    self.port = port
+    self.binaries = binaries
+  }
+
+  static func create() throws -> PostgresCluster {
+    guard let binaries = installedBinaries() else {
+      throw ClusterError("PostgreSQL is not installed: sudo apt-get install postgresql")
+    }
+    let directory = NSTemporaryDirectory() + "fleetkit-postgres-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let cluster = PostgresCluster(directory: directory, port: try freePort(), binaries: binaries)
+    if getuid() == 0 { try run("/bin/chown", ["-R", "postgres:postgres", directory]) }
+    try cluster.asOwner(
+      "\(binaries)/initdb", ["-D", cluster.dataDirectory, "-U", cluster.user, "-A", "trust", "--no-sync", "-E", "UTF8"])
+    try cluster.watch()
+    try cluster.startServer()
+    return cluster
+  }
+
+  var dataDirectory: String { directory + "/data" }
+
+  /// A new, empty database in the cluster, as a `--store` URL.
+  public func newDatabase() async throws -> String {
+    let name = databases.withLock { n in
+      n += 1
+      return "fleet_\(getpid())_\(n)"
+    }
+    try await psql("CREATE DATABASE \(name)")
+    return url(database: name)
+  }
+
+  public func url(database: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(database)?sslmode=disable" }
+
+  public func address(database: String) throws -> PostgresAddress { try PostgresAddress(url(database: database)) }
+
+  /// Runs SQL as the cluster's superuser; returns what psql printed (unaligned, tuples only).
+  @discardableResult
+  public func psql(_ sql: String, database: String = "postgres") throws -> String {
+    try Self.run(
+      "\(binaries)/psql",
+      ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-Atc", sql])
+  }
+
+  /// `pg_ctl restart -m immediate`: a crash and recovery, as a power cut would leave it.
+  public func restartImmediately() throws {
+    try asOwner(
+      "\(binaries)/pg_ctl",
+      ["-D", dataDirectory, "-l", logFile, "-m", "immediate", "-w", "restart", "-o", serverOptions],
+      detached: true)
+  }
+
+  var logFile: String { directory + "/server.log" }
+
+  var serverOptions: String { "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200" }
+
+  func startServer() throws {
+    try asOwner(
+      "\(binaries)/pg_ctl", ["-D", dataDirectory, "-l", logFile, "-w", "start", "-o", serverOptions], detached: true)
+  }
+
+  /// Stops the server and removes the cluster once this process is gone.
+  func watch() throws {
+    let script = """
+      while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+      \(ownerPrefix)\(binaries)/pg_ctl -D \(dataDirectory) -m immediate stop >/dev/null 2>&1
+      rm -rf \(directory)
+      """
+    let watchdog = Process()
+    watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+    watchdog.arguments = ["-c", script]
+    watchdog.standardOutput = FileHandle.nullDevice
+    watchdog.standardError = FileHandle.nullDevice
+    try watchdog.run()
+  }
+
+  var ownerPrefix: String { getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : "" }
+
+  /// `detached`: for pg_ctl starting the server, which keeps its output descriptors open.
+  func asOwner(_ tool: String, _ arguments: [String], detached: Bool = false) throws {
+    if getuid() == 0 {
+      try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments, detached: detached)
+    } else {
+      try Self.run(tool, arguments, detached: detached)
+    }
+  }
+
+  /// The newest installed server's binaries (Debian: /usr/lib/postgresql/N/bin).
+  static func installedBinaries() -> String? {
+    let root = "/usr/lib/postgresql"
+    let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+    return versions.compactMap(Int.init).sorted().reversed().map { "\(root)/\($0)/bin" }
+      .first { FileManager.default.fileExists(atPath: $0 + "/initdb") }
+  }
+
+  @discardableResult
+  static func run(_ tool: String, _ arguments: [String], detached: Bool = false) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+    if detached { return try spawnDetached(tool, arguments) }
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    let complained = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw ClusterError(
+        "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: complained + printed, as: UTF8.self))")
+    }
+    return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// Runs a tool whose children outlive it (pg_ctl starting the server) and waits for the tool
+  /// alone: Foundation's Process would wait for every process holding its exit monitor.
+  static func spawnDetached(_ tool: String, _ arguments: [String]) throws -> String {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+      posix_spawn_file_actions_addopen(
+        &actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+    }
+    let argv = ([tool] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+    guard spawned == 0 else { throw ClusterError("\(tool) could not start: \(String(cString: strerror(spawned)))") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    guard status == 0 else {
+      throw ClusterError("\(tool) \(arguments.joined(separator: " ")) failed with status \(status)")
+    }
+    return ""
+  }
+
+  static func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+        bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+      }
+    }
+    guard bound else { throw ClusterError("no free port for PostgreSQL") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+}
+
+public struct ClusterError: Error, CustomStringConvertible {
+  public let description: String
+  init(_ description: String) { self.description = description }
+}
