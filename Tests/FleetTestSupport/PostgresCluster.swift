@@ -156,10 +156,15 @@ public final class PostgresCluster: Sendable {
       posix_spawn_file_actions_addopen(
         &actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
     }
-    let argv = ([tool] + arguments).map { strdup($0) } + [nil]
+    // Nothing else of this process may reach the server: an inherited socket of another test
+    // would keep that test's connection open after it closed it. bash closes every descriptor
+    // above 2, then becomes the tool.
+    let closeAll =
+      "for fd in $(ls /proc/$$/fd); do [ $fd -gt 2 ] && eval \"exec $fd>&-\"; done 2>/dev/null; exec \"$@\""
+    let argv = (["/bin/bash", "-c", closeAll, "bash", tool] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+    let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
     guard spawned == 0 else { throw ClusterError("\(tool) could not start: \(String(cString: strerror(spawned)))") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
