@@ -39,7 +39,6 @@ public struct PostgresAddress: Sendable, Hashable, CustomStringConvertible {
           throw .invalid("--store: sslmode must be disable, prefer or require, got '\(value)'")
         }
         sslMode = mode
-      case ("application_name", _), ("connect_timeout", _): continue
       case (let name, _): throw .invalid("--store: unknown parameter '\(name)' (known: sslmode, host)")
       }
     }

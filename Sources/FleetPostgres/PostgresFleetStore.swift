@@ -79,7 +79,7 @@ public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
         try await client.withConnection { connection in
           var claimed = false
           let rows = try await connection.query(
-            "SELECT pg_try_advisory_lock(\(PostgresMigrations.lockKey + 1))", logger: logger)
+            "SELECT pg_try_advisory_lock(\(PostgresMigrations.soleInstanceLockKey))", logger: logger)
           for try await granted in rows.decode(Bool.self) { claimed = granted }
           guard claimed else { throw PostgresStoreError.servedElsewhere(address: address.description) }
           report.yield(.success(()))

@@ -10,24 +10,26 @@ enum PostgresMigrations {
     let statements: [String]
   }
 
-  /// Any number fleetd instances share: they wait for each other's migrations.
+  /// Taken by an instance while it migrates: others starting meanwhile wait for it.
   static let lockKey: Int64 = 0x666c_6565_746b_6974  // "fleetkit"
+  /// Held by the serving fleetd for as long as it runs (`claimSoleInstance`).
+  static let soleInstanceLockKey = lockKey + 1
+
+  /// Entities by provider and ID with their revision; body is NULL for a tombstone (a deletion
+  /// kept so that an older write cannot resurrect it).
+  static func entityTable(_ name: String) -> String {
+    """
+    CREATE TABLE \(name) (
+      provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA, PRIMARY KEY (provider, id))
+    """
+  }
 
   static let all: [Migration] = [
     Migration(
       identifier: "v1",
       statements: [
-        // body is NULL for a tombstone: a deletion kept so that an older write cannot resurrect it.
-        """
-        CREATE TABLE trips (
-          provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA,
-          PRIMARY KEY (provider, id))
-        """,
-        """
-        CREATE TABLE vehicles (
-          provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA,
-          PRIMARY KEY (provider, id))
-        """,
+        entityTable("trips"),
+        entityTable("vehicles"),
         """
         CREATE TABLE billable_trips (
           provider TEXT NOT NULL, id TEXT NOT NULL, report_time DOUBLE PRECISION NOT NULL, body BYTEA NOT NULL)
@@ -51,11 +53,7 @@ enum PostgresMigrations {
       identifier: "v3: rides",
       statements: [
         // Booked rides (the dispatcher's records) as JSON, kept by revision like trips and vehicles.
-        """
-        CREATE TABLE rides (
-          provider TEXT NOT NULL, id TEXT NOT NULL, revision BIGINT NOT NULL, body BYTEA,
-          PRIMARY KEY (provider, id))
-        """
+        entityTable("rides")
       ]),
   ]
 

@@ -1,5 +1,4 @@
 import FleetCore
-import FleetPostgres
 import Foundation
 import Synchronization
 
@@ -63,22 +62,14 @@ public final class PostgresCluster: Sendable {
 
   public func url(database: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(database)?sslmode=disable" }
 
-  public func address(database: String) throws -> PostgresAddress { try PostgresAddress(url(database: database)) }
-
-  /// Runs SQL as the cluster's superuser; returns what psql printed (unaligned, tuples only).
+  /// Runs SQL as the cluster's superuser (on a thread of its own: psql blocks); returns what
+  /// psql printed (unaligned, tuples only).
   @discardableResult
-  public func psql(_ sql: String, database: String = "postgres") throws -> String {
-    try Self.run(
-      "\(binaries)/psql",
-      ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-Atc", sql])
-  }
-
-  /// `pg_ctl restart -m immediate`: a crash and recovery, as a power cut would leave it.
-  public func restartImmediately() throws {
-    try asOwner(
-      "\(binaries)/pg_ctl",
-      ["-D", dataDirectory, "-l", logFile, "-m", "immediate", "-w", "restart", "-o", serverOptions],
-      detached: true)
+  public func psql(_ sql: String, database: String = "postgres") async throws -> String {
+    let arguments = [
+      "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-Atc", sql,
+    ]
+    return try await onDedicatedThread(named: "psql") { [binaries] in try Self.run("\(binaries)/psql", arguments) }
   }
 
   var logFile: String { directory + "/server.log" }
