@@ -56,9 +56,11 @@ public struct APIKeyQuotas: Sendable {
   public init() {}
 
   /// Takes one request from `key`'s quotas at `now`, or throws RESOURCE_EXHAUSTED saying which
-  /// quota and when it refills.
-  public mutating func acquire(_ key: APIKeyRecord, now: Date) throws(FleetError) {
-    let perMinute = Double(max(key.perMinute, 1))
+  /// quota and when it refills. With `share` instances serving, each allows its part.
+  public mutating func acquire(_ key: APIKeyRecord, now: Date, share: Int = 1) throws(FleetError) {
+    let share = max(share, 1)
+    let perMinute = Double(max(key.perMinute, 1)) / Double(share)
+    let perDay = max(key.perDay / share, 1)
     let day = Int((now.timeIntervalSince1970 / 86_400).rounded(.down))
     var state = usage[key.id] ?? Usage(tokens: perMinute, refilled: now, day: day, usedToday: 0)
     state.tokens = min(perMinute, state.tokens + max(0, now.timeIntervalSince(state.refilled)) * perMinute / 60)
@@ -68,7 +70,7 @@ public struct APIKeyQuotas: Sendable {
       state.usedToday = 0
     }
     defer { usage[key.id] = state }
-    guard state.usedToday < key.perDay else {
+    guard state.usedToday < perDay else {
       let midnight = Double(day + 1) * 86_400 - now.timeIntervalSince1970
       throw FleetError(
         .resourceExhausted,

@@ -2,46 +2,55 @@ import Foundation
 import Synchronization
 
 extension Fleet {
-  /// After a durable change: the progress of every vehicle it touched is recomputed, then every
-  /// trip it touched (and every trip on those vehicles) goes to its watchers.
-  func propagate(_ changes: [StoredChange]) {
-    var vehicles: [Vehicle] = []
+  /// The progress of every vehicle a write puts, computed before its commit so that the
+  /// commit can store it with the change.
+  func computeProgress(of changes: [StoredChange]) -> [VehicleProgressRecord] {
+    guard let engine = progressEngine else { return [] }
+    let now = now()
+    return changes.compactMap { change in
+      guard case .putVehicle(let vehicle) = change else { return nil }
+      return VehicleProgressRecord(
+        provider: vehicle.provider, vehicleID: vehicle.id, revision: vehicle.revision,
+        progress: engine.progress(of: vehicle, now: now))
+    }
+  }
+
+  /// After a durable change: the progress computed for its vehicles is kept, then every trip it
+  /// touched (and every trip on those vehicles) goes to its watchers.
+  func propagate(_ changes: [StoredChange], progress: [VehicleProgressRecord]) {
     var trips = Set<ResourceName>()
     for change in changes {
       switch change {
       case .putVehicle(let vehicle):
-        vehicles.append(vehicle)
+        for id in vehicle.currentTrips { trips.insert(ResourceName(provider: vehicle.provider, kind: .trips, id: id)) }
       case .putTrip(let trip):
         trips.insert(trip.name)
       case .deleteTrip(let provider, let id, _):
         trips.insert(ResourceName(provider: provider, kind: .trips, id: id))
       case .deleteVehicle(let provider, let id, _):
         progressEngine?.forget(ResourceName(provider: provider, kind: .vehicles, id: id))
-        state.withLock { _ = $0.progress[provider]?.removeValue(forKey: id) }
       case .putBillableTrip, .putRide:
         break
       }
     }
-    recomputeProgress(of: vehicles)
-    for vehicle in vehicles {
-      for id in vehicle.currentTrips { trips.insert(ResourceName(provider: vehicle.provider, kind: .trips, id: id)) }
-    }
+    state.withLock { s in Self.keep(progress, in: &s) }
     publish(trips)
   }
 
-  /// Runs the progress engine for each vehicle (outside the lock) and keeps the result, unless
-  /// the vehicle changed again meanwhile: that newer change computes its own.
-  func recomputeProgress(of vehicles: [Vehicle]) {
-    guard let engine = progressEngine else { return }
-    let now = now()
-    for vehicle in vehicles {
-      let progress = engine.progress(of: vehicle, now: now)
-      state.withLock { s in
-        guard s.vehicles[vehicle.provider]?[vehicle.id]?.revision == vehicle.revision else { return }
-        s.progress[vehicle.provider, default: [:]][vehicle.id] = progress
-        s.sequence += 1
-      }
+  /// Keeps computed progress, unless its vehicle changed again meanwhile: that newer change
+  /// brings its own.
+  static func keep(_ records: [VehicleProgressRecord], in s: inout State) {
+    for record in records {
+      guard s.vehicles[record.provider]?[record.vehicleID]?.revision == record.revision else { continue }
+      s.progress[record.provider, default: [:]][record.vehicleID] = record.progress
+      s.sequence += 1
     }
+  }
+
+  /// Runs the progress engine for each vehicle (outside the lock) and keeps the result.
+  func recomputeProgress(of vehicles: [Vehicle]) {
+    let records = computeProgress(of: vehicles.map(StoredChange.putVehicle))
+    state.withLock { s in Self.keep(records, in: &s) }
   }
 
   /// A vehicle as responses show it: with the server's progress in the fields Fleet Engine's

@@ -218,8 +218,7 @@ extension Fleet {
           "trip \(name) is active and assigned to vehicle '\(trip.vehicleID)'; complete or cancel it, or clear trip.vehicle_id, first"
         )
       }
-      s.trips[name.provider]![trip.id] = nil
-      return ((), [.deleteTrip(provider: name.provider, id: trip.id, revision: s.nextRevision())])
+      return ((), [s.removeTrip(provider: name.provider, id: trip.id)])
     }
   }
 

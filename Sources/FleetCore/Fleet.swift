@@ -17,7 +17,11 @@ public final class Fleet: Sendable {
     var ridesInDispatch: Set<ResourceName> = []
     /// Each provider's vehicles by position, for searches near a point.
     var grids: [String: VehicleGrid] = [:]
+    /// The highest revision seen, this instance's or another's (a Lamport clock).
     var revision: UInt64 = 0
+    /// Instances sharing a store write revisions with their tag in the low bits, so that no two
+    /// instances ever write the same revision.
+    var revisionTag = RevisionTag.single
     /// Each vehicle's progress, computed after its last change (derived, never stored).
     var progress: [String: [String: VehicleRouteProgress]] = [:]
     /// Grows with every change a watcher could see (entities and progress), so that watchers
@@ -25,49 +29,132 @@ public final class Fleet: Sendable {
     var sequence: UInt64 = 0
     /// Set when a commit failed: memory may then be ahead of disk, so writes stop (fail-stop).
     var storageFailure: String?
+    /// Entities changed in memory whose commit has not returned: the newest such revision, and
+    /// the committed value to put back if that commit fails.
+    var uncommitted: [EntityKey: Uncommitted] = [:]
+    /// While a write runs: the revision each entity it touches had before it.
+    var touched: [EntityKey: UInt64]?
+
+    struct Uncommitted {
+      var revision: UInt64
+      var committed: Entity
+    }
 
     mutating func nextRevision() -> UInt64 {
-      revision += 1
+      revision = revisionTag.next(after: revision)
       return revision
     }
 
     /// Stores a changed trip under a new revision and returns the change to commit.
     mutating func put(_ trip: Trip) -> StoredChange {
       var trip = trip
+      let key = EntityKey(.trip, provider: trip.provider, id: trip.id)
+      let before = trips[trip.provider]?[trip.id]
       trip.revision = nextRevision()
-      sequence += 1
-      trips[trip.provider, default: [:]][trip.id] = trip
+      willChange(key, from: before.map(Entity.trip) ?? .absent(key), to: trip.revision)
+      install(.trip(trip))
       return .putTrip(trip)
     }
 
     /// Stores a changed vehicle under a new revision and returns the change to commit.
     mutating func put(_ vehicle: Vehicle) -> StoredChange {
       var vehicle = vehicle
+      let key = EntityKey(.vehicle, provider: vehicle.provider, id: vehicle.id)
+      let before = vehicles[vehicle.provider]?[vehicle.id]
       vehicle.revision = nextRevision()
-      sequence += 1
-      vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
-      grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
+      willChange(key, from: before.map(Entity.vehicle) ?? .absent(key), to: vehicle.revision)
+      install(.vehicle(vehicle))
       return .putVehicle(vehicle)
     }
 
     /// Stores a changed ride under a new revision and returns the change to commit.
     mutating func put(_ ride: Ride) -> StoredChange {
       var ride = ride
+      let key = EntityKey(.ride, provider: ride.provider, id: ride.id)
+      let before = rides[ride.provider]?[ride.id]
       ride.revision = nextRevision()
-      rides[ride.provider, default: [:]][ride.id] = ride
-      if ride.dispatchState == .waiting || ride.dispatchState == .assigned {
-        ridesInDispatch.insert(ride.name)
-      } else {
-        ridesInDispatch.remove(ride.name)
-      }
+      willChange(key, from: before.map(Entity.ride) ?? .absent(key), to: ride.revision)
+      install(.ride(ride))
       return .putRide(ride)
     }
 
     /// Forgets a deleted vehicle and returns the change to commit.
     mutating func removeVehicle(provider: String, id: String) -> StoredChange {
-      vehicles[provider]?[id] = nil
-      grids[provider]?.remove(id)
-      return .deleteVehicle(provider: provider, id: id, revision: nextRevision())
+      let key = EntityKey(.vehicle, provider: provider, id: id)
+      let revision = nextRevision()
+      willChange(key, from: vehicles[provider]?[id].map(Entity.vehicle) ?? .absent(key), to: revision)
+      install(.absent(key))
+      return .deleteVehicle(provider: provider, id: id, revision: revision)
+    }
+
+    /// Forgets a deleted trip and returns the change to commit.
+    mutating func removeTrip(provider: String, id: String) -> StoredChange {
+      let key = EntityKey(.trip, provider: provider, id: id)
+      let revision = nextRevision()
+      willChange(key, from: trips[provider]?[id].map(Entity.trip) ?? .absent(key), to: revision)
+      install(.absent(key))
+      return .deleteTrip(provider: provider, id: id, revision: revision)
+    }
+
+    /// Notes what a write changes: the revision it expects the store to have, and the value to
+    /// restore if its commit fails.
+    mutating func willChange(_ key: EntityKey, from before: Entity, to revision: UInt64) {
+      if touched != nil, touched![key] == nil { touched![key] = before.revision }
+      if uncommitted[key] != nil {
+        uncommitted[key]!.revision = revision
+      } else {
+        uncommitted[key] = Uncommitted(revision: revision, committed: before)
+      }
+    }
+
+    /// Puts an entity (or its absence) in memory, with its indexes.
+    mutating func install(_ entity: Entity) {
+      sequence += 1
+      switch entity {
+      case .trip(let trip):
+        trips[trip.provider, default: [:]][trip.id] = trip
+      case .vehicle(let vehicle):
+        vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+        grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
+      case .ride(let ride):
+        rides[ride.provider, default: [:]][ride.id] = ride
+        if ride.dispatchState == .waiting || ride.dispatchState == .assigned {
+          ridesInDispatch.insert(ride.name)
+        } else {
+          ridesInDispatch.remove(ride.name)
+        }
+      case .absent(let key):
+        switch key.kind {
+        case .trip: trips[key.provider]?[key.id] = nil
+        case .vehicle:
+          vehicles[key.provider]?[key.id] = nil
+          grids[key.provider]?.remove(key.id)
+          progress[key.provider]?[key.id] = nil
+        case .ride:
+          rides[key.provider]?[key.id] = nil
+          ridesInDispatch.remove(ResourceName(provider: key.provider, kind: .rides, id: key.id))
+        }
+      }
+    }
+
+    /// The entity in memory now.
+    func entity(_ key: EntityKey) -> Entity {
+      switch key.kind {
+      case .trip: trips[key.provider]?[key.id].map(Entity.trip) ?? .absent(key)
+      case .vehicle: vehicles[key.provider]?[key.id].map(Entity.vehicle) ?? .absent(key)
+      case .ride: rides[key.provider]?[key.id].map(Entity.ride) ?? .absent(key)
+      }
+    }
+
+    /// After a commit returns: its entities are committed, or (when it failed) put back to their
+    /// committed values, unless a later write changed them again (that write settles them).
+    mutating func settle(_ changes: [StoredChange], committed: Bool) {
+      for change in changes {
+        guard let (key, revision) = change.entity, let pending = uncommitted[key], pending.revision == revision
+        else { continue }
+        uncommitted[key] = nil
+        if !committed { install(pending.committed) }
+      }
     }
   }
 
@@ -81,6 +168,8 @@ public final class Fleet: Sendable {
   let travel: (any TravelEstimator)?
   let configuration: FleetConfiguration
   let watchers = TripWatchers()
+  /// Following the other instances' commits, when the store is shared.
+  let replication: Replication?
 
   /// Loads the stored fleet. `clock` is injectable for tests.
   public init(
@@ -88,6 +177,11 @@ public final class Fleet: Sendable {
     configuration: FleetConfiguration = FleetConfiguration(), clock: @escaping @Sendable () -> Date = { Date() }
   ) async throws {
     var initial = State()
+    // A shared store's log is read from before the tables are loaded: changes committed
+    // meanwhile are then replayed, and replaying a change already loaded does nothing.
+    let shared = storage as? any SharedFleetStorage
+    let cursor = try await shared?.feed.latestSequence()
+    if let shared { initial.revisionTag = RevisionTag(instance: shared.instanceTag) }
     initial.revision = try await storage.highestRevision()
     for trip in try await storage.loadTrips() {
       initial.trips[trip.provider, default: [:]][trip.id] = trip
@@ -109,6 +203,7 @@ public final class Fleet: Sendable {
     self.progressEngine = progress
     self.travel = travel
     self.configuration = configuration
+    self.replication = shared.map { Replication(feed: $0.feed, origin: $0.instanceTag, cursor: cursor ?? 0) }
     // Progress is derived, so it is recomputed at start for every vehicle with a position.
     recomputeProgress(of: initial.vehicles.values.flatMap(\.values))
   }
@@ -124,27 +219,61 @@ public final class Fleet: Sendable {
     try state.withLock { (s: inout State) throws(FleetError) -> T in try body(s) }
   }
 
-  /// Applies a change under the lock, then waits until its stored changes are durable.
+  /// Applies a change under the lock, then waits until its stored changes are durable. On a
+  /// shared store, a write that another instance overtook is run again on the fresh state, and
+  /// answered ABORTED if that keeps happening.
   func write<T: Sendable>(
     _ body: (inout State, Date) throws(FleetError) -> (T, [StoredChange])
   ) async throws(FleetError) -> T {
-    let now = now()
-    let (result, changes) = try state.withLock { (s: inout State) throws(FleetError) -> (T, [StoredChange]) in
-      if let failure = s.storageFailure {
-        throw FleetError(.unavailable, "storage failed earlier (\(failure)); restart fleetd to recover")
+    let attempts = 8
+    var conflict: StorageConflict?
+    for attempt in 0..<attempts {
+      if attempt > 0 {
+        // Instances that keep overtaking each other on one entity step apart, at random; then
+        // the other instance's commit, which is in the log, is read before trying again.
+        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...(1 << attempt))))
+        do { try await replication?.catchUp(self) } catch { throw Self.unavailable(error) }
       }
-      return try body(&s, now)
+      let now = now()
+      let (result, changes, expected) = try state.withLock {
+        (s: inout State) throws(FleetError) -> (T, [StoredChange], [EntityKey: UInt64]) in
+        if let failure = s.storageFailure {
+          throw FleetError(.unavailable, "storage failed earlier (\(failure)); restart fleetd to recover")
+        }
+        s.touched = [:]
+        defer { s.touched = nil }
+        let (result, changes) = try body(&s, now)
+        return (result, changes, s.touched ?? [:])
+      }
+      guard !changes.isEmpty else { return result }
+      let progress = computeProgress(of: changes)
+      do {
+        try await storage.commit(FleetCommit(changes: changes, expectedRevisions: expected, progress: progress))
+      } catch let refused as StorageConflict {
+        state.withLock { $0.settle(changes, committed: false) }
+        conflict = refused
+        continue
+      } catch {
+        state.withLock { s in
+          s.settle(changes, committed: false)
+          // An embedded store's memory is its only copy of a failed change's neighbours: stop.
+          // A shared store recovers by itself, and the database is the truth.
+          if replication == nil { s.storageFailure = String(describing: error) }
+        }
+        throw Self.unavailable(error)
+      }
+      state.withLock { $0.settle(changes, committed: true) }
+      propagate(changes, progress: progress)
+      return result
     }
-    guard !changes.isEmpty else { return result }
-    do {
-      try await storage.commit(changes)
-    } catch {
-      let message = String(describing: error)
-      state.withLock { $0.storageFailure = message }
-      throw FleetError(.unavailable, "the change could not be stored: \(message)")
-    }
-    propagate(changes)
-    return result
+    throw FleetError(
+      .aborted,
+      "the write was overtaken by other fleetd instances \(attempts) times (\(conflict.map(String.init(describing:)) ?? "")); retry it"
+    )
+  }
+
+  static func unavailable(_ error: any Error) -> FleetError {
+    FleetError(.unavailable, "the change could not be stored: \(error)")
   }
 }
 

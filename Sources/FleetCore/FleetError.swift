@@ -12,6 +12,7 @@ public struct FleetError: Error, Sendable, Equatable, CustomStringConvertible {
     case deadlineExceeded = "DEADLINE_EXCEEDED"
     case unimplemented = "UNIMPLEMENTED"
     case unavailable = "UNAVAILABLE"
+    case aborted = "ABORTED"
     case `internal` = "INTERNAL"
   }
 

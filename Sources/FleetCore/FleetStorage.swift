@@ -64,6 +64,8 @@ public struct SigningKey: Sendable, Hashable, Codable {
 }
 
 /// The storage port of the domain. `commit` returns only once the changes are durable.
+/// A store used by one instance may ignore a commit's expected revisions and progress: its
+/// memory is the only writer.
 public protocol FleetStorage: Sendable {
   func loadTrips() async throws -> [Trip]
   func loadVehicles() async throws -> [Vehicle]
@@ -71,8 +73,13 @@ public protocol FleetStorage: Sendable {
   /// The highest revision ever stored (trips, vehicles, rides), deletions (tombstones) included, so that new revisions
   /// always sort after everything on disk.
   func highestRevision() async throws -> UInt64
-  func commit(_ changes: [StoredChange]) async throws
+  func commit(_ commit: FleetCommit) async throws
   func signingKey(id: String) async throws -> SigningKey?
   func signingKeys() async throws -> [SigningKey]
   func saveSigningKey(_ key: SigningKey) async throws
+}
+
+extension FleetStorage {
+  /// Commits changes that nothing else could have written concurrently.
+  public func commit(_ changes: [StoredChange]) async throws { try await commit(FleetCommit(changes: changes)) }
 }

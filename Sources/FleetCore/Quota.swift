@@ -42,9 +42,11 @@ public struct QuotaLimiter: Sendable {
   public init(configuration: QuotaConfiguration) { self.configuration = configuration }
 
   /// Takes one token at `now` (seconds on any monotonic clock), or throws RESOURCE_EXHAUSTED with
-  /// the delay after which one will be available.
-  public mutating func acquire(provider: String, bucket: QuotaBucket, now: Double) throws(FleetError) {
-    let limit = Double(configuration.perMinute[bucket] ?? Int.max)
+  /// the delay after which one will be available. With `share` instances serving one fleet, each
+  /// allows its part of the provider's quota, so that together they allow it once.
+  public mutating func acquire(provider: String, bucket: QuotaBucket, now: Double, share: Int = 1) throws(FleetError) {
+    let configured = Double(configuration.perMinute[bucket] ?? Int.max)
+    let limit = configured / Double(max(share, 1))
     let rate = limit / 60
     var state = buckets[provider]?[bucket] ?? Bucket(tokens: limit, updated: now)
     state.tokens = min(limit, state.tokens + max(0, now - state.updated) * rate)
@@ -54,7 +56,7 @@ public struct QuotaLimiter: Sendable {
       let wait = (1 - state.tokens) / rate
       throw FleetError(
         .resourceExhausted,
-        "quota '\(bucket.rawValue)' of \(Int(limit)) requests per minute for provider '\(provider)' is exhausted; retry in \(String(format: "%.3f", wait)) s",
+        "quota '\(bucket.rawValue)' of \(Int(configured)) requests per minute for provider '\(provider)' is exhausted; retry in \(String(format: "%.3f", wait)) s",
         retryAfter: .milliseconds(Int64((wait * 1000).rounded(.up))))
     }
     state.tokens -= 1

@@ -6,52 +6,79 @@ import NIOCore
 import PostgresNIO
 import Synchronization
 
-/// The store several fleetd instances can share: PostgreSQL through postgres-nio, with the same
+/// The store several fleetd instances share: PostgreSQL through postgres-nio, with the same
 /// tables, row format and revision rules as the embedded SQLite store.
 ///
 /// Durability: `commit` returns only after COMMIT, with `synchronous_commit` on for its sessions
-/// whatever the server's default. Throughput: group commit, as SQLite's store does: the changes
+/// whatever the server's default. Throughput: group commit, as SQLite's store does: the commits
 /// of every caller waiting while a batch is written go into the next transaction, one multi-row
 /// statement per table (array parameters and `unnest`), never one statement per row.
-public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
+///
+/// Sharing: each transaction checks the revisions its writes expect (a write another instance
+/// overtook is refused as a `StorageConflict`, the rest of the batch goes on) and logs the batch
+/// to `changes`, with one NOTIFY, under a lock that makes the log's order the commit order.
+public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
   public let address: PostgresAddress
+  public let instanceTag: UInt64
   let client: PostgresClient
   let logger: Logger
   let running: Task<Void, Never>
-  let committer: GroupCommit<EncodedChange>
-  /// The connection holding the sole-instance lock, while fleetd serves.
-  let soleInstanceLease = Mutex<Task<Void, Never>?>(nil)
+  let committer: GroupCommit<PendingWrite>
+  /// Live instances sharing the database, as the last heartbeat counted them.
+  let liveInstanceCount = Mutex(1)
+
+  /// The channel each committed batch is announced on.
+  static let channel = "fleetkit_changes"
 
   /// Connects, waits until PostgreSQL answers (up to `timeout`), and migrates the schema.
   public static func connect(
     _ address: PostgresAddress, logger: Logger = Logger(label: "fleetkit.postgres"), timeout: Duration = .seconds(30)
   ) async throws -> PostgresFleetStore {
-    let store = PostgresFleetStore(address: address, logger: logger)
+    let (client, running) = Self.startClient(address, logger: logger)
     do {
-      try await store.waitUntilReachable(timeout: timeout)
-      try await PostgresMigrations.migrate(store.client, logger: logger)
+      try await waitUntilReachable(client, address: address, logger: logger, timeout: timeout)
+      try await PostgresMigrations.migrate(client, logger: logger)
+      let tag = try await allocateInstanceTag(client, logger: logger)
+      return PostgresFleetStore(address: address, instanceTag: tag, client: client, running: running, logger: logger)
     } catch {
-      await store.close()
+      running.cancel()
+      await running.value
       throw error
     }
-    return store
   }
 
-  init(address: PostgresAddress, logger: Logger) {
-    self.address = address
-    self.logger = logger
+  /// A tag from the shared sequence, within the 16 bits revisions keep for it (never 0, which
+  /// is the tag of revisions written before instances shared the database).
+  static func allocateInstanceTag(_ client: PostgresClient, logger: Logger) async throws -> UInt64 {
+    for try await next in try await client.query("SELECT nextval('instance_tags')", logger: logger).decode(Int64.self) {
+      return UInt64(next) % 0xFFFF + 1
+    }
+    throw PostgresStoreError.failed("no instance tag")
+  }
+
+  static func startClient(_ address: PostgresAddress, logger: Logger) -> (PostgresClient, Task<Void, Never>) {
     var configuration = address.clientConfiguration
     // Durable commits even where the server's default is off: an acknowledged write is on disk.
     configuration.options.additionalStartupParameters = [
       ("synchronous_commit", "on"), ("application_name", "fleetd"),
     ]
-    configuration.options.maximumConnections = 8
+    // Commits, reads, the LISTEN connection and the dispatch lease share the pool.
+    configuration.options.maximumConnections = 10
     let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-    self.client = client
     // The pool runs for the store's lifetime; `close()` ends it.
-    running = Task { await client.run() }
+    return (client, Task { await client.run() })
+  }
+
+  init(
+    address: PostgresAddress, instanceTag: UInt64, client: PostgresClient, running: Task<Void, Never>, logger: Logger
+  ) {
+    self.address = address
+    self.instanceTag = instanceTag
+    self.client = client
+    self.running = running
+    self.logger = logger
     committer = GroupCommit(
-      write: { changes in try await Self.write(changes, with: client, logger: logger) },
+      answering: { writes in try await Self.write(writes, origin: instanceTag, with: client, logger: logger) },
       failed: { error, size in
         logger.error("commit failed", metadata: ["error": "\(String(reflecting: error))", "batch.size": "\(size)"])
       })
@@ -59,46 +86,15 @@ public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
 
   /// Stops the connection pool; queries after this fail.
   public func close() async {
-    if let lease = soleInstanceLease.withLock({ $0 }) {
-      lease.cancel()
-      await lease.value
-    }
     running.cancel()
     await running.value
   }
 
-  /// Until several instances can share a database, one fleetd serves it: this takes a session
-  /// lock that a second fleetd finds taken, and holds it until `close()`.
-  public func claimSoleInstance() async throws {
-    let (outcome, report) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
-    let client = client
-    let logger = logger
-    let address = address
-    let lease = Task {
-      do {
-        try await client.withConnection { connection in
-          var claimed = false
-          let rows = try await connection.query(
-            "SELECT pg_try_advisory_lock(\(PostgresMigrations.soleInstanceLockKey))", logger: logger)
-          for try await granted in rows.decode(Bool.self) { claimed = granted }
-          guard claimed else { throw PostgresStoreError.servedElsewhere(address: address.description) }
-          report.yield(.success(()))
-          while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-        }
-      } catch {
-        report.yield(.failure(error))
-      }
-      report.finish()
-    }
-    soleInstanceLease.withLock { $0 = lease }
-    for await result in outcome { return try result.get() }
-  }
-
   /// The pool retries connecting by itself, so a query to a server that is down waits rather
   /// than fails: the wait is bounded here.
-  func waitUntilReachable(timeout: Duration) async throws {
-    let client = client
-    let logger = logger
+  static func waitUntilReachable(
+    _ client: PostgresClient, address: PostgresAddress, logger: Logger, timeout: Duration
+  ) async throws {
     let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
       group.addTask {
         try await client.query("SELECT 1", logger: logger)
@@ -119,11 +115,12 @@ public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
   }
 
   /// A transaction whose failure is the error that caused it (postgres-nio wraps it).
-  static func transaction(
-    _ client: PostgresClient, logger: Logger, _ body: (PostgresConnection) async throws -> Void
-  ) async throws {
+  @discardableResult
+  static func transaction<T>(
+    _ client: PostgresClient, logger: Logger, _ body: (PostgresConnection) async throws -> T
+  ) async throws -> T {
     do {
-      try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+      return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
     } catch let error as PostgresTransactionError {
       let cause = error.closureError ?? error.beginError ?? error.commitError ?? error
       if cause is PSQLError { throw PostgresStoreError.failed(describe(cause)) }
@@ -173,24 +170,44 @@ public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
 
   // MARK: - Group commit
 
-  public func commit(_ changes: [StoredChange]) async throws {
-    try await committer.commit(try StoredRows.encode(changes))
+  public func commit(_ commit: FleetCommit) async throws {
+    try await committer.commit(try PendingWrite(commit))
   }
 
-  /// One transaction: per table, one statement for all of the batch's rows. The newest revision
-  /// wins whatever order commits land in, as in the SQLite store.
-  static func write(_ changes: [EncodedChange], with client: PostgresClient, logger: Logger) async throws {
-    var rows: [StoredTable: RowColumns] = [:]
-    var billable = BillableColumns()
-    for change in StoredRows.newestPerRow(changes) {
-      switch change {
-      case .row(let table, let provider, let id, let revision, let body):
-        rows[table, default: RowColumns()].append(provider: provider, id: id, revision: revision, body: body)
-      case .billableTrip(let provider, let id, let reportTime, let body):
-        billable.append(provider: provider, id: id, reportTime: reportTime, body: body)
-      }
-    }
+  /// One transaction for a batch of writes, under the commit lock: the stored revisions of
+  /// every entity the batch touches are read, each write is checked against them in order (a
+  /// write another instance overtook is refused, and so is a later write built on it), and the
+  /// accepted ones are written with one statement per table, logged as one batch and announced
+  /// with one NOTIFY.
+  static func write(
+    _ writes: [PendingWrite], origin: UInt64, with client: PostgresClient, logger: Logger
+  ) async throws -> [(any Error)?] {
     try await transaction(client, logger: logger) { connection in
+      try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresMigrations.commitLockKey))", logger: logger)
+      var stored = try await storedRevisions(of: writes, on: connection, logger: logger)
+      var outcomes: [(any Error)?] = []
+      var accepted: [PendingWrite] = []
+      for write in writes {
+        let conflicts = write.conflicts(with: stored)
+        guard conflicts.isEmpty else {
+          outcomes.append(StorageConflict(entities: conflicts))
+          continue
+        }
+        write.apply(to: &stored)
+        accepted.append(write)
+        outcomes.append(nil)
+      }
+      guard !accepted.isEmpty else { return outcomes }
+      var rows: [StoredTable: RowColumns] = [:]
+      var billable = BillableColumns()
+      for change in StoredRows.newestPerRow(accepted.flatMap(\.rows)) {
+        switch change {
+        case .row(let table, let provider, let id, let revision, let body):
+          rows[table, default: RowColumns()].append(provider: provider, id: id, revision: revision, body: body)
+        case .billableTrip(let provider, let id, let reportTime, let body):
+          billable.append(provider: provider, id: id, reportTime: reportTime, body: body)
+        }
+      }
       for table in StoredTable.allCases {
         guard let columns = rows[table] else { continue }
         try await connection.query(columns.upsert(into: table), logger: logger)
@@ -203,7 +220,46 @@ public final class PostgresFleetStore: FleetStorage, APIKeyStorage {
             \(billable.reportTimes)::float8[], \(billable.bodies)::bytea[])
           """, logger: logger)
       }
+      let logged = try ChangeLog.encode(accepted.map(\.logged))
+      try await connection.query(
+        """
+        WITH logged AS (
+          INSERT INTO changes (sequence, origin, body) VALUES (nextval('changes_sequence'), \(Int64(origin)), \(logged))
+          RETURNING sequence)
+        SELECT pg_notify(\(channel), sequence::text) FROM logged
+        """, logger: logger)
+      return outcomes
     }
+  }
+
+  /// The revision stored for every entity a batch touches (tombstones included).
+  static func storedRevisions(
+    of writes: [PendingWrite], on connection: PostgresConnection, logger: Logger
+  ) async throws -> StoredRevisions {
+    var keys: [StoredTable: Set<EntityKey>] = [:]
+    for write in writes {
+      for key in write.expected.keys { keys[StoredTable(key.kind), default: []].insert(key) }
+    }
+    var stored = StoredRevisions()
+    for (table, tableKeys) in keys {
+      let providers = tableKeys.map(\.provider)
+      let ids = tableKeys.map(\.id)
+      var bindings = PostgresBindings(capacity: 2)
+      bindings.append(providers)
+      bindings.append(ids)
+      let rows = try await connection.query(
+        PostgresQuery(
+          unsafeSQL: """
+            SELECT t.provider, t.id, t.revision, t.body IS NULL FROM unnest($1::text[], $2::text[]) AS b(provider, id)
+            JOIN \(table.rawValue) t ON t.provider = b.provider AND t.id = b.id
+            """, binds: bindings), logger: logger)
+      for try await (provider, id, revision, deleted) in rows.decode((String, String, Int64, Bool).self) {
+        let key = EntityKey(table.kind, provider: provider, id: id)
+        stored.revision[key] = UInt64(revision)
+        if !deleted { stored.live[key] = UInt64(revision) }
+      }
+    }
+    return stored
   }
 
   /// A batch's rows of one table as arrays, one per column.
@@ -348,7 +404,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
   case newerSchema(migration: String)
   /// PostgreSQL refused or lost a transaction; the server's message when it sent one.
   case failed(String)
-  case servedElsewhere(address: String)
 
   public var description: String {
     switch self {
@@ -357,8 +412,6 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
     case .newerSchema(let migration):
       "the database has migration '\(migration)', which this fleetd does not know: it was written by a newer fleetd"
     case .failed(let reason): "PostgreSQL: \(reason)"
-    case .servedElsewhere(let address):
-      "another fleetd already serves \(address); one fleetd per database for now (stop it, or give this one another database)"
     }
   }
 }

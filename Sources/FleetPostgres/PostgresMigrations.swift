@@ -12,8 +12,11 @@ enum PostgresMigrations {
 
   /// Taken by an instance while it migrates: others starting meanwhile wait for it.
   static let lockKey: Int64 = 0x666c_6565_746b_6974  // "fleetkit"
-  /// Held by the serving fleetd for as long as it runs (`claimSoleInstance`).
-  static let soleInstanceLockKey = lockKey + 1
+  /// Taken by every writing transaction: commits are serialised, so the change log's order is
+  /// the commit order and a follower that has read a batch has seen every batch before it.
+  static let commitLockKey = lockKey + 1
+  /// Held by the instance whose dispatcher runs (the dispatch lease).
+  static let dispatchLeaseKey = lockKey + 2
 
   /// Entities by provider and ID with their revision; body is NULL for a tombstone (a deletion
   /// kept so that an older write cannot resurrect it).
@@ -54,6 +57,27 @@ enum PostgresMigrations {
       statements: [
         // Booked rides (the dispatcher's records) as JSON, kept by revision like trips and vehicles.
         entityTable("rides")
+      ]),
+    Migration(
+      identifier: "v4: change log",
+      statements: [
+        // Each committed batch, in commit order, for the other instances to follow.
+        """
+        CREATE TABLE changes (
+          sequence BIGINT PRIMARY KEY, origin BIGINT NOT NULL, committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+          body BYTEA NOT NULL)
+        """,
+        "CREATE SEQUENCE changes_sequence",
+        // Where pruning has reached: an instance behind it must reload.
+        "CREATE TABLE changes_pruned (id INT PRIMARY KEY CHECK (id = 1), through BIGINT NOT NULL)",
+        "INSERT INTO changes_pruned VALUES (1, 0)",
+        // Each running instance: its tag keeps its revisions apart; seen_at counts the live ones.
+        "CREATE SEQUENCE instance_tags",
+        """
+        CREATE TABLE instances (
+          tag BIGINT PRIMARY KEY, host TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+          seen_at TIMESTAMPTZ NOT NULL DEFAULT now())
+        """,
       ]),
   ]
 

@@ -1,18 +1,21 @@
 import Synchronization
 
-/// Group commit: changes that arrive while a batch is being written go into the next batch, one
+/// Group commit: commits that arrive while a batch is being written go into the next batch, one
 /// transaction for all of them. One waiting caller is promoted to write each batch, so there is
 /// no background task and no caller waits behind more than one batch.
+///
+/// `Item` is one caller's commit. The writer answers each item (a shared store may refuse one
+/// item and write the others), or throws for the whole batch.
 public final class GroupCommit<Item: Sendable>: Sendable {
   struct Entry {
-    let items: [Item]
+    let item: Item
     let continuation: CheckedContinuation<Turn, Never>
   }
 
   enum Turn {
     /// This caller writes the queued batch.
     case lead
-    case done(Result<Void, any Error>)
+    case done((any Error)?)
   }
 
   struct Queue {
@@ -21,23 +24,36 @@ public final class GroupCommit<Item: Sendable>: Sendable {
   }
 
   let queue = Mutex(Queue())
-  let write: @Sendable ([Item]) async throws -> Void
+  let write: @Sendable ([Item]) async throws -> [(any Error)?]
   let failed: @Sendable (any Error, Int) -> Void
 
-  /// `write` stores one batch in one transaction; `failed` is told a batch's error and size.
+  /// `write` stores one batch in one transaction and answers each item (nil: written);
+  /// `failed` is told a batch's error and size.
   public init(
-    write: @escaping @Sendable ([Item]) async throws -> Void,
+    answering write: @escaping @Sendable ([Item]) async throws -> [(any Error)?],
     failed: @escaping @Sendable (any Error, Int) -> Void = { _, _ in }
   ) {
     self.write = write
     self.failed = failed
   }
 
-  /// Returns once `items` are written (in this caller's batch or another's).
-  public func commit(_ items: [Item]) async throws {
+  /// A writer that stores every item of a batch or none.
+  public convenience init(
+    write: @escaping @Sendable ([Item]) async throws -> Void,
+    failed: @escaping @Sendable (any Error, Int) -> Void = { _, _ in }
+  ) {
+    self.init(
+      answering: { items in
+        try await write(items)
+        return Array(repeating: nil, count: items.count)
+      }, failed: failed)
+  }
+
+  /// Returns once `item` is written (in this caller's batch or another's).
+  public func commit(_ item: Item) async throws {
     let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
       let lead = queue.withLock { q -> Bool in
-        q.waiting.append(Entry(items: items, continuation: continuation))
+        q.waiting.append(Entry(item: item, continuation: continuation))
         if q.writing { return false }
         q.writing = true
         return true
@@ -45,7 +61,7 @@ public final class GroupCommit<Item: Sendable>: Sendable {
       if lead { continuation.resume(returning: .lead) }
     }
     switch turn {
-    case .done(let result): try result.get()
+    case .done(let error): if let error { throw error }
     case .lead: try await writeBatch()
     }
   }
@@ -57,13 +73,13 @@ public final class GroupCommit<Item: Sendable>: Sendable {
       defer { q.waiting = [] }
       return q.waiting
     }
-    let result: Result<Void, any Error>
+    var outcomes: [(any Error)?]
     do {
-      try await write(batch.flatMap(\.items))
-      result = .success(())
+      outcomes = try await write(batch.map(\.item))
+      precondition(outcomes.count == batch.count, "a group-commit writer must answer every item")
     } catch {
       failed(error, batch.count)
-      result = .failure(error)
+      outcomes = Array(repeating: error, count: batch.count)
     }
     // A waiter that queued during the write leads the next batch; its own entry stays first in
     // the queue, so it writes itself along with the others.
@@ -74,7 +90,7 @@ public final class GroupCommit<Item: Sendable>: Sendable {
     }
     nextLeader?.continuation.resume(returning: .lead)
     // The first entry is the leader itself (it queued before it led); it returns below.
-    for entry in batch.dropFirst() { entry.continuation.resume(returning: .done(result)) }
-    try result.get()
+    for (entry, outcome) in zip(batch, outcomes).dropFirst() { entry.continuation.resume(returning: .done(outcome)) }
+    if let own = outcomes.first ?? nil { throw own }
   }
 }

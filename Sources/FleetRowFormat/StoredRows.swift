@@ -4,6 +4,22 @@ import Foundation
 /// The tables every store keeps entities in, by provider and ID, each row with its revision.
 public enum StoredTable: String, Sendable, CaseIterable {
   case trips, vehicles, rides
+
+  public init(_ kind: EntityKind) {
+    switch kind {
+    case .trip: self = .trips
+    case .vehicle: self = .vehicles
+    case .ride: self = .rides
+    }
+  }
+
+  public var kind: EntityKind {
+    switch self {
+    case .trips: .trip
+    case .vehicles: .vehicle
+    case .rides: .ride
+    }
+  }
 }
 
 /// A change ready to write: encoded by the committing task, so that a store's single writer
@@ -52,6 +68,26 @@ public enum StoredRows {
           provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
           body: try encoder.encode(r))
       }
+    }
+  }
+
+  /// The change a stored row (or tombstone) stands for.
+  public static func change(table: StoredTable, provider: String, id: String, revision: UInt64, body: Data?) throws
+    -> StoredChange
+  {
+    guard let body else {
+      switch table {
+      case .trips: return .deleteTrip(provider: provider, id: id, revision: revision)
+      case .vehicles: return .deleteVehicle(provider: provider, id: id, revision: revision)
+      case .rides:
+        throw StoreError.damagedRow(
+          table: table.rawValue, provider: provider, id: id, reason: "rides are never deleted")
+      }
+    }
+    switch table {
+    case .trips: return .putTrip(try trip(from: body))
+    case .vehicles: return .putVehicle(try vehicle(from: body))
+    case .rides: return .putRide(try ride(from: body))
     }
   }
 

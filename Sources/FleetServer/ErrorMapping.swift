@@ -17,6 +17,7 @@ extension FleetError.Code {
     case .deadlineExceeded: .deadlineExceeded
     case .unimplemented: .unimplemented
     case .unavailable: .unavailable
+    case .aborted: .aborted
     case .internal: .internalError
     }
   }
@@ -32,6 +33,7 @@ extension FleetError.Code {
     case .deadlineExceeded: .gatewayTimeout
     case .unimplemented: .notImplemented
     case .unavailable: .serviceUnavailable
+    case .aborted: .conflict
     case .internal: .internalServerError
     }
   }

@@ -36,7 +36,7 @@ public final class FleetDaemon: Sendable {
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let storage = try await ServerStorageOpener.open(
-      dataDirectory: configuration.dataDirectory, postgres: configuration.postgres, serving: true, logger: logger)
+      dataDirectory: configuration.dataDirectory, postgres: configuration.postgres, logger: logger)
     do {
       return try await build(configuration: configuration, storage: storage, logger: logger)
     } catch {
@@ -95,7 +95,14 @@ public final class FleetDaemon: Sendable {
     let registry = PrometheusCollectorRegistry()
     let verifier = TokenVerifier(configuration: configuration.auth) { keyID in try await storage.signingKey(id: keyID) }
     let metrics = RequestMetrics(registry: registry)
-    let gate = RequestGate(verifier: verifier, quotas: configuration.quotas, metrics: metrics, logger: logger)
+    let shared = storage as? any SharedFleetStorage
+    let quotaShare: @Sendable () -> Int = { shared?.liveInstances ?? 1 }
+    let barrier: @Sendable () async throws -> Void = {
+      if let shared, shared.liveInstances > 1 { try await fleet.catchUpWithOtherInstances() }
+    }
+    let gate = RequestGate(
+      verifier: verifier, quotas: configuration.quotas, quotaShare: quotaShare, barrier: barrier, metrics: metrics,
+      logger: logger)
     var rpcs = FleetRPCs(fleet: fleet)
     rpcs.dispatching = configuration.dispatch != nil
     dispatcher = configuration.dispatch.map { Dispatcher(fleet: fleet, configuration: $0, logger: logger) }
@@ -116,8 +123,10 @@ public final class FleetDaemon: Sendable {
     let router = Router(context: FleetRequestContext.self)
     RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)
     OSRMFront(engine: routing).addRoutes(to: router)
-    GeoFront(engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage)), metrics: metrics)
-      .addRoutes(to: router)
+    GeoFront(
+      engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage), quotaShare: quotaShare), metrics: metrics
+    )
+    .addRoutes(to: router)
     WebFront(tiles: tiles, leafletDirectory: configuration.leafletDirectory).addRoutes(to: router)
     router.get("/healthz") { _, _ -> Response in
       let healthy = fleet.isHealthy
@@ -149,8 +158,13 @@ public final class FleetDaemon: Sendable {
     var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
       .init(service: GRPCService(server: grpcServer)), .init(service: http),
     ]
+    let shared = storage as? any SharedFleetStorage
+    if let shared { services.append(.init(service: SharingService(fleet: fleet, storage: shared))) }
     if let dispatcher, let dispatchMetrics {
-      services.append(.init(service: DispatchService(dispatcher: dispatcher, metrics: dispatchMetrics)))
+      services.append(
+        .init(
+          service: DispatchService(
+            fleet: fleet, dispatcher: dispatcher, lease: shared?.dispatchLease, metrics: dispatchMetrics)))
     }
     let group = ServiceGroup(
       configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
@@ -193,14 +207,42 @@ struct GRPCService: Service {
 }
 
 /// The dispatcher's rounds as a swift-service-lifecycle service: stops between rounds on
-/// graceful shutdown, so that no round is cut in the middle of its writes.
+/// graceful shutdown, so that no round is cut in the middle of its writes. On a shared store it
+/// runs only while this instance holds the dispatch lease, after reading every commit made
+/// before it took the lease.
 struct DispatchService: Service {
+  let fleet: Fleet
   let dispatcher: Dispatcher
+  let lease: (any DispatchLease)?
   let metrics: DispatchMetrics
 
   func run() async throws {
     await cancelWhenGracefulShutdown {
-      await dispatcher.run { round in metrics.record(round) }
+      guard let lease else { return await dispatcher.run { round in metrics.record(round) } }
+      await lease.whileLeading(probe: .seconds(1)) {
+        do {
+          try await fleet.catchUpWithOtherInstances()
+        } catch {
+          return
+        }
+        await dispatcher.run { round in metrics.record(round) }
+      }
+    }
+  }
+}
+
+/// On a shared store: applies the other instances' commits as they come, and keeps this
+/// instance counted and the change log pruned.
+struct SharingService: Service {
+  let fleet: Fleet
+  let storage: any SharedFleetStorage
+
+  func run() async throws {
+    await cancelWhenGracefulShutdown {
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask { await fleet.followOtherInstances() }
+        group.addTask { await storage.maintain(interval: .seconds(2), keepChanges: .seconds(15 * 60)) }
+      }
     }
   }
 }

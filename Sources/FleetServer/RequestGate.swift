@@ -12,12 +12,30 @@ final class RequestGate: Sendable {
   let metrics: RequestMetrics
   let logger: Logger
   let epoch = ContinuousClock.now
+  /// How many instances share the quotas (each allows its part).
+  let quotaShare: @Sendable () -> Int
+  /// Run before each call: with several instances, it applies the others' commits made before
+  /// the request arrived, so that a client sees its own writes whichever instance it reaches.
+  let barrier: @Sendable () async throws -> Void
 
-  init(verifier: TokenVerifier, quotas: QuotaConfiguration, metrics: RequestMetrics, logger: Logger) {
+  init(
+    verifier: TokenVerifier, quotas: QuotaConfiguration, quotaShare: @escaping @Sendable () -> Int = { 1 },
+    barrier: @escaping @Sendable () async throws -> Void = {}, metrics: RequestMetrics, logger: Logger
+  ) {
     self.verifier = verifier
+    self.quotaShare = quotaShare
+    self.barrier = barrier
     self.quotas = Mutex(QuotaLimiter(configuration: quotas))
     self.metrics = metrics
     self.logger = logger
+  }
+
+  func synchronize() async throws(FleetError) {
+    do {
+      try await barrier()
+    } catch {
+      throw FleetError(.unavailable, "the other fleetd instances' changes cannot be read: \(error)")
+    }
   }
 
   func run<T: Sendable>(
@@ -31,9 +49,11 @@ final class RequestGate: Sendable {
       let verified = try await verifier.verify(authorizationHeader: authorization)
       caller = verified
       let now = (start - epoch).seconds
+      let share = quotaShare()
       try quotas.withLock { (q: inout QuotaLimiter) throws(FleetError) in
-        try q.acquire(provider: verified.provider, bucket: operation.bucket, now: now)
+        try q.acquire(provider: verified.provider, bucket: operation.bucket, now: now, share: share)
       }
+      try await synchronize()
       result = .success(try await Self.within(timeout) { () async throws(FleetError) -> T in try await body(verified) })
     } catch {
       result = .failure(error)

@@ -17,22 +17,14 @@ extension SQLiteFleetStore: ServerStorage {
 extension PostgresFleetStore: ServerStorage {}
 
 public enum ServerStorageOpener {
-  /// PostgreSQL when `postgres` is given, else SQLite under `dataDirectory`. `serving`: the store
-  /// of a running fleetd, which must be the only one on its database.
-  public static func open(dataDirectory: String, postgres: PostgresAddress?, serving: Bool = false, logger: Logger)
+  /// PostgreSQL when `postgres` is given (any number of fleetd instances may share it), else
+  /// SQLite under `dataDirectory`.
+  public static func open(dataDirectory: String, postgres: PostgresAddress?, logger: Logger)
     async throws -> any ServerStorage
   {
     guard let postgres else { return try SQLiteFleetStore(directory: dataDirectory, logger: logger) }
     let store = try await PostgresFleetStore.connect(postgres, logger: logger)
-    if serving {
-      do {
-        try await store.claimSoleInstance()
-      } catch {
-        await store.close()
-        throw error
-      }
-    }
-    logger.notice("store: PostgreSQL", metadata: ["store": "\(postgres)"])
+    logger.notice("store: PostgreSQL", metadata: ["store": "\(postgres)", "instance": "\(store.instanceTag)"])
     return store
   }
 }

@@ -15,7 +15,7 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
 
   let pool: DatabasePool
   let logger: Logger
-  let committer: GroupCommit<EncodedChange>
+  let committer: GroupCommit<[EncodedChange]>
 
   /// Opens (creating if needed) `<directory>/fleet.sqlite` and migrates its schema.
   public init(directory: String, logger: Logger = Logger(label: "fleetkit.store")) throws {
@@ -31,7 +31,7 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
     self.logger = logger
     try Self.migrator.migrate(pool)
     committer = GroupCommit(
-      write: { [pool] changes in try await Self.write(changes, to: pool) },
+      write: { [pool] batch in try await Self.write(batch.flatMap { $0 }, to: pool) },
       failed: { error, size in
         logger.error("commit failed", metadata: ["error": "\(error)", "batch.size": "\(size)"])
       })
@@ -120,8 +120,10 @@ public final class SQLiteFleetStore: FleetStorage, APIKeyStorage {
 
   // MARK: - Group commit
 
-  public func commit(_ changes: [StoredChange]) async throws {
-    try await committer.commit(try StoredRows.encode(changes))
+  /// Memory is the only writer, so expected revisions need no check; progress is derived and
+  /// recomputed at start.
+  public func commit(_ commit: FleetCommit) async throws {
+    try await committer.commit(try StoredRows.encode(commit.changes))
   }
 
   static func upsert(_ table: StoredTable) -> String {

@@ -11,9 +11,9 @@ final class MemoryStorage: FleetStorage {
   func loadVehicles() async throws -> [Vehicle] { [] }
   func loadRides() async throws -> [Ride] { [] }
   func highestRevision() async throws -> UInt64 { 0 }
-  func commit(_ changes: [StoredChange]) async throws {
+  func commit(_ commit: FleetCommit) async throws {
     if failing.withLock({ $0 }) { throw CocoaError(.fileWriteUnknown) }
-    committed.withLock { $0 += changes }
+    committed.withLock { $0 += commit.changes }
   }
   func signingKey(id: String) async throws -> SigningKey? { nil }
   func signingKeys() async throws -> [SigningKey] { [] }

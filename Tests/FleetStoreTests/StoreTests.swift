@@ -208,7 +208,7 @@ struct PostgresStoreTests {
     let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
     let migrations = try await cluster.psql(
       "SELECT identifier FROM fleetkit_migrations ORDER BY identifier", database: database)
-    #expect(migrations.split(separator: "\n") == ["v1", "v2: api keys", "v3: rides"])
+    #expect(migrations.split(separator: "\n") == ["v1", "v2: api keys", "v3: rides", "v4: change log"])
   }
 
   @Test func aDatabaseFromANewerFleetdIsRefused() async throws {
@@ -221,24 +221,6 @@ struct PostgresStoreTests {
       try await PostgresFleetStore.connect(try PostgresAddress(url))
     }
     #expect("\(try #require(error))".contains("v99: from the future"))
-  }
-
-  @Test func oneServingFleetdPerDatabaseUntilItStops() async throws {
-    let url = try await PostgresCluster.start().newDatabase()
-    let first = try await PostgresFleetStore.connect(try PostgresAddress(url))
-    try await first.claimSoleInstance()
-    let second = try await PostgresFleetStore.connect(try PostgresAddress(url))
-    let refused = await #expect(throws: PostgresStoreError.self) { try await second.claimSoleInstance() }
-    #expect("\(try #require(refused))".contains("another fleetd already serves"))
-    await second.close()
-    // Key commands (no claim) still work beside the serving one.
-    let tool = try await PostgresFleetStore.connect(try PostgresAddress(url))
-    #expect(try await tool.signingKeys().isEmpty)
-    await tool.close()
-    await first.close()
-    let next = try await PostgresFleetStore.connect(try PostgresAddress(url))
-    try await next.claimSoleInstance()
-    await next.close()
   }
 
   @Test func anUnreachableServerIsNamedInTheError() async throws {

@@ -12,9 +12,15 @@ final class APIKeyGate: Sendable {
   let now: @Sendable () -> Date
   let cache = Mutex<[String: (record: APIKeyRecord?, fetched: Date)]>([:])
   let quotas = Mutex(APIKeyQuotas())
+  /// How many instances share the keys' quotas (each allows its part).
+  let quotaShare: @Sendable () -> Int
 
-  init(ring: APIKeyRing, cacheTTL: TimeInterval = 5, now: @escaping @Sendable () -> Date = { Date() }) {
+  init(
+    ring: APIKeyRing, cacheTTL: TimeInterval = 5, quotaShare: @escaping @Sendable () -> Int = { 1 },
+    now: @escaping @Sendable () -> Date = { Date() }
+  ) {
     self.ring = ring
+    self.quotaShare = quotaShare
     self.cacheTTL = cacheTTL
     self.now = now
   }
@@ -43,7 +49,8 @@ final class APIKeyGate: Sendable {
       }
     }
     guard let record else { throw .unauthenticated("the API key is not valid (unknown or revoked)") }
-    try quotas.withLock { quotas throws(FleetError) in try quotas.acquire(record, now: time) }
+    let share = quotaShare()
+    try quotas.withLock { quotas throws(FleetError) in try quotas.acquire(record, now: time, share: share) }
     return record
   }
 }
