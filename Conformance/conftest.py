@@ -1,5 +1,6 @@
 """Starts real fleetd processes for the conformance suite and mints tokens the way a provider's
 token server would: with google-auth, from the service-account files `fleetd keys add` writes."""
+import itertools
 import json
 import os
 import socket
@@ -20,6 +21,9 @@ PROVIDER = "conformance"
 # With a PostgreSQL cluster's admin URL here (postgres://user@host:port/postgres), every fleetd of
 # the suite keeps its fleet in a database of its own there instead of SQLite.
 POSTGRES = os.environ.get("CONFORMANCE_POSTGRES")
+# With PostgreSQL: how many fleetd processes serve each test's fleet. Calls go to them in turn,
+# as a load balancer without sticky sessions would send them.
+INSTANCES = int(os.environ.get("CONFORMANCE_INSTANCES", "1"))
 
 
 def free_port():
@@ -28,15 +32,108 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Fleetd:
-    """One fleetd process on loopback with its own data directory and keys."""
+class RoundRobin(grpc.Channel):
+    """Channels to several fleetd instances behind one: each call goes to the next instance."""
 
-    def __init__(self, data_dir=None, extra=()):
+    def __init__(self, channels):
+        self.channels = channels
+        self.turn = itertools.count()
+
+    def _callable(self, kind, method, *args, **kwargs):
+        callables = [getattr(c, kind)(method, *args, **kwargs) for c in self.channels]
+        turn = self.turn
+
+        class Next:
+            def _next(self):
+                return callables[next(turn) % len(callables)]
+
+            def __call__(self, *a, **k):
+                return self._next()(*a, **k)
+
+            def with_call(self, *a, **k):
+                return self._next().with_call(*a, **k)
+
+            def future(self, *a, **k):
+                return self._next().future(*a, **k)
+
+        return Next()
+
+    def unary_unary(self, method, *args, **kwargs):
+        return self._callable("unary_unary", method, *args, **kwargs)
+
+    def unary_stream(self, method, *args, **kwargs):
+        return self._callable("unary_stream", method, *args, **kwargs)
+
+    def stream_unary(self, method, *args, **kwargs):
+        return self._callable("stream_unary", method, *args, **kwargs)
+
+    def stream_stream(self, method, *args, **kwargs):
+        return self._callable("stream_stream", method, *args, **kwargs)
+
+    def subscribe(self, callback, try_to_connect=False):
+        for c in self.channels:
+            c.subscribe(callback, try_to_connect)
+
+    def unsubscribe(self, callback):
+        for c in self.channels:
+            c.unsubscribe(callback)
+
+    def close(self):
+        for c in self.channels:
+            c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class Instance:
+    """One fleetd process."""
+
+    def __init__(self, data_dir, name, arguments):
+        self.grpc_port, self.http_port = free_port(), free_port()
+        self.log = open(os.path.join(data_dir, f"fleetd{name}.log"), "ab")
+        self.process = subprocess.Popen(
+            [FLEETD, "serve", "--data-dir", data_dir, "--grpc-port", str(self.grpc_port),
+             "--http-port", str(self.http_port)] + arguments, stdout=self.log, stderr=self.log)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"fleetd exited with {self.process.returncode}; see {self.log.name}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/healthz", timeout=1)
+                break
+            except Exception:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("fleetd did not start")
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.grpc_port}")
+
+    def running(self):
+        return self.process.poll() is None
+
+    def kill(self, sig_kill=True):
+        if self.running():
+            (self.process.kill if sig_kill else self.process.terminate)()
+            self.process.wait(timeout=30)
+        self.channel.close()
+
+
+class Fleetd:
+    """fleetd on loopback with its own data directory and keys: one process, or with
+    CONFORMANCE_INSTANCES=N several sharing one PostgreSQL database, called in turn."""
+
+    def __init__(self, data_dir=None, extra=(), instances=None):
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="fleetd-conformance-")
         self.store = self._store() if POSTGRES else []
         self.extra = list(extra)
         self.keys = {}
         self.process = None
+        self.count = instances or (INSTANCES if POSTGRES else 1)
+        self.instances = []
 
     def _store(self):
         """`--store` for this data directory: a new database, kept for a restart on the same directory."""
@@ -58,24 +155,24 @@ class Fleetd:
         return path
 
     def start(self):
-        self.grpc_port, self.http_port = free_port(), free_port()
-        self.log = open(os.path.join(self.data_dir, "fleetd.log"), "ab")
-        self.process = subprocess.Popen(
-            [FLEETD, "serve", "--data-dir", self.data_dir, "--grpc-port", str(self.grpc_port),
-             "--http-port", str(self.http_port)] + self.store + self.extra, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/healthz", timeout=1)
-                break
-            except Exception:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError("fleetd did not start")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.grpc_port}")
+        # One after another: the first builds the data directory's caches, the others find them.
+        self.instances = [Instance(self.data_dir, "" if i == 0 else f"-{i}", self.store + self.extra)
+                          for i in range(self.count)]
+        if self.count > 1:
+            # Every instance counts the others (heartbeats every 2 s) before calls are shared out.
+            time.sleep(2.5)
+        first = self.instances[0]
+        self.process, self.grpc_port, self.http_port = first.process, first.grpc_port, first.http_port
+        self.channel = first.channel if self.count == 1 else RoundRobin([i.channel for i in self.instances])
         self.trips = fe.TripServiceClient(transport=TripServiceGrpcTransport(channel=self.channel))
         self.vehicles = fe.VehicleServiceClient(transport=VehicleServiceGrpcTransport(channel=self.channel))
         return self
+
+    def client(self, instance):
+        """Clients that call only one of the instances."""
+        channel = self.instances[instance].channel
+        return (fe.TripServiceClient(transport=TripServiceGrpcTransport(channel=channel)),
+                fe.VehicleServiceClient(transport=VehicleServiceGrpcTransport(channel=channel)))
 
     def token(self, role="server", provider=PROVIDER, trip=None, vehicle=None, lifetime=3600, now=None, **overrides):
         """A Fleet Engine JWT minted with google-auth from the key file."""
@@ -99,16 +196,13 @@ class Fleetd:
         return [("authorization", "Bearer " + self.token(**kwargs))]
 
     def kill(self, sig_kill=True):
-        if self.process and self.process.poll() is None:
-            (self.process.kill if sig_kill else self.process.terminate)()
-            self.process.wait(timeout=30)
-        self.channel.close()
+        for instance in self.instances:
+            instance.kill(sig_kill)
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-            self.channel.close()
+        for instance in self.instances:
+            if instance.running():
+                instance.kill(sig_kill=False)
 
 
 @pytest.fixture

@@ -328,7 +328,8 @@ def test_unauthenticated(fleetd):
 
 
 def test_resource_exhausted():
-    server = Fleetd(extra=["--quota", "read=3"]).start()
+    # One instance: how several share a quota is test_instances.py's.
+    server = Fleetd(extra=["--quota", "read=3"], instances=1).start()
     try:
         md = server.md()
         for _ in range(3):
@@ -371,6 +372,8 @@ def test_acknowledged_writes_survive_kill_9():
 def test_sigterm_shuts_down_gracefully():
     server = Fleetd().start()
     server.vehicles.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="v", vehicle=vehicle()), metadata=server.md())
-    server.process.terminate()
-    assert server.process.wait(timeout=20) == 0
+    for instance in server.instances:
+        instance.process.terminate()
+    for instance in server.instances:
+        assert instance.process.wait(timeout=20) == 0
     server.channel.close()
