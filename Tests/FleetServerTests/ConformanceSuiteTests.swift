@@ -68,12 +68,28 @@ struct ConformanceSuiteTests {
     try await passesTheSuite(environment: ["CONFORMANCE_POSTGRES": cluster.url(database: "postgres")])
   }
 
+  /// Two fleetd processes on one PostgreSQL database: the whole suite with calls shared out in
+  /// turn, then the faults (an instance killed, its listening connection killed, PostgreSQL
+  /// restarted) and what several instances share (changes, quotas, keys). The cluster is this
+  /// test's own, since it is restarted.
+  @Test(.timeLimit(.minutes(15)))
+  func twoInstancesOnOnePostgreSQLPassTheSuiteAndSurviveFaults() async throws {
+    let cluster = try await PostgresCluster.startPrivate()
+    let environment = [
+      "CONFORMANCE_POSTGRES": cluster.url(database: "postgres"), "CONFORMANCE_INSTANCES": "2",
+      "CONFORMANCE_PG_RESTART": cluster.restartCommand,
+    ]
+    try await passesTheSuite(environment: environment, files: ["Conformance/test_conformance.py", "Conformance/test_instances.py"])
+  }
+
   /// Runs pytest on a thread of its own: it takes minutes, and blocking one of the tests'
   /// cooperative threads that long (two on this machine) starves every other test.
-  func passesTheSuite(environment: [String: String]) async throws {
+  func passesTheSuite(
+    environment: [String: String], files: [String] = ["Conformance/test_conformance.py"]
+  ) async throws {
     let (status, output) = try await onDedicatedThread(named: "conformance suite") {
       try Self.run(
-        [try Self.python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "Conformance"],
+        [try Self.python(), "-m", "pytest", "-q", "-p", "no:cacheprovider"] + files,
         environment: environment.merging(["FLEETD_BINARY": Self.fleetdBinary]) { $1 })
     }
     print(output)
