@@ -319,3 +319,59 @@ def test_a_key_revoked_through_one_instance_is_refused_by_all(pair):
                 refused.add(instance)
         time.sleep(0.2)
     assert refused == {0, 1}
+
+
+MONACO = os.path.join(os.path.dirname(__file__), "..", "data", "monaco.osm.pbf")
+
+
+@pytest.fixture(scope="module")
+def monaco_graph(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("graph") / "monaco.graph")
+    subprocess.run([FLEETD, "graph", "build", "--osm", MONACO, "--out", path], check=True, capture_output=True)
+    return path
+
+
+def test_a_driver_moving_to_the_other_instance_mid_trip_keeps_its_progress(monaco_graph):
+    server = Fleetd(extra=["--graph", monaco_graph], instances=2).start()
+    try:
+        md = server.md()
+        clients = [server.client(0), server.client(1)]
+        start, pickup = (43.7352, 7.4214), (43.7384, 7.4246)
+        clients[0][1].create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id="car", vehicle=vehicle()),
+                                     metadata=md)
+        clients[0][0].create_trip(request=fe.CreateTripRequest(parent=P, trip_id="ride", trip=trip(vehicle_id="car")),
+                                  metadata=md)
+        clients[0][0].update_trip(request=fe.UpdateTripRequest(name=f"{P}/trips/ride", trip=fe.Trip(
+            trip_status=fe.TripStatus.ENROUTE_TO_PICKUP), update_mask=mask("trip_status")), metadata=md)
+
+        t0 = time.time() - 300
+
+        def report(instance, point, minute):
+            # Fixes a minute apart, as a driver moving at city speed would send them.
+            seconds = t0 + 60 * minute
+            location = fe.VehicleLocation(location={"latitude": point[0], "longitude": point[1]},
+                                          update_time={"seconds": int(seconds)})
+            clients[instance][1].update_vehicle(request=fe.UpdateVehicleRequest(
+                name=f"{P}/vehicles/car", vehicle=fe.Vehicle(last_location=location),
+                update_mask=mask("last_location")), metadata=md)
+
+        def remaining(instance):
+            t = clients[instance][0].get_trip(request=fe.GetTripRequest(name=f"{P}/trips/ride"), metadata=md)
+            return t.remaining_distance_meters, t.eta_to_first_waypoint.timestamp(), [(p.latitude, p.longitude) for p in t.route]
+
+        report(0, start, 0)  # the driver's app talks to A
+        first = remaining(0)
+        route = first[2]
+        assert len(route) > 5 and first[0] > 0
+        assert remaining(1) == first  # B serves the progress A computed
+        report(0, route[len(route) // 4], 1)
+        on_a = remaining(0)
+        assert 0 < on_a[0] < first[0]
+        assert remaining(1) == on_a
+        report(1, route[len(route) // 2], 2)  # then, reconnected, to B
+        report(1, route[3 * len(route) // 4], 3)
+        on_b = remaining(1)
+        assert 0 < on_b[0] < on_a[0]  # progress went on from where it was
+        assert remaining(0) == on_b
+    finally:
+        server.stop()
