@@ -375,3 +375,47 @@ def test_a_driver_moving_to_the_other_instance_mid_trip_keeps_its_progress(monac
         assert remaining(0) == on_b
     finally:
         server.stop()
+
+
+def rest(instance, method, path, token, body=None):
+    request = urllib.request.Request(f"http://127.0.0.1:{instance.http_port}{path}", method=method,
+                                     data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def book_and_wait(instance, md, token, ride_id, vehicles_client, vehicle_id, at):
+    vehicles_client.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=vehicle_id, vehicle=vehicle(
+        last_location=fe.VehicleLocation(location={"latitude": at[0], "longitude": at[1]}))), metadata=md)
+    rest(instance, "POST", f"/dispatch/v1/{P}/rides?rideId={ride_id}", token, {
+        "pickupPoint": {"point": {"latitude": 43.7384, "longitude": 7.4246}},
+        "dropoffPoint": {"point": {"latitude": 43.7396, "longitude": 7.4275}}})
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        ride = rest(instance, "GET", f"/dispatch/v1/{P}/rides/{ride_id}", token)
+        if ride["state"] != "WAITING":
+            return ride
+        time.sleep(0.2)
+    raise AssertionError(f"ride {ride_id} was not assigned within 20 s")
+
+
+def test_the_dispatcher_moves_to_another_instance_when_its_own_dies():
+    server = Fleetd(extra=["--dispatch", "--dispatch-interval", "0.5"], instances=2).start()
+    try:
+        md, token = server.md(), server.token()
+        holder = [i for i in range(2) if b"dispatch lease taken" in open(server.instances[i].log.name, "rb").read()]
+        assert len(holder) == 1, holder  # exactly one instance dispatches
+        leader, survivor = holder[0], 1 - holder[0]
+        _, vehicles_s = server.client(survivor)
+        first = book_and_wait(server.instances[survivor], md, token, "r1", vehicles_s, "v1", (43.7380, 7.4240))
+        assert first["state"] == "ASSIGNED" and first["vehicleId"] == "v1"
+        server.instances[leader].kill(sig_kill=True)
+        second = book_and_wait(server.instances[survivor], md, token, "r2", vehicles_s, "v2", (43.7386, 7.4250))
+        assert second["state"] == "ASSIGNED" and second["vehicleId"] == "v2"
+        # The first ride kept its car, once: the new dispatcher neither forgot nor reassigned it.
+        assert rest(server.instances[survivor], "GET", f"/dispatch/v1/{P}/rides/r1", token)["vehicleId"] == "v1"
+        v1 = vehicles_s.get_vehicle(request=fe.GetVehicleRequest(name=f"{P}/vehicles/v1"), metadata=md)
+        assert list(v1.current_trips) == ["r1"]
+    finally:
+        server.stop()

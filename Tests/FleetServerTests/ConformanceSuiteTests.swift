@@ -79,7 +79,8 @@ struct ConformanceSuiteTests {
       "CONFORMANCE_POSTGRES": cluster.url(database: "postgres"), "CONFORMANCE_INSTANCES": "2",
       "CONFORMANCE_PG_RESTART": cluster.restartCommand,
     ]
-    try await passesTheSuite(environment: environment, files: ["Conformance/test_conformance.py", "Conformance/test_instances.py"])
+    try await passesTheSuite(
+      environment: environment, files: ["Conformance/test_conformance.py", "Conformance/test_instances.py"])
   }
 
   /// Runs pytest on a thread of its own: it takes minutes, and blocking one of the tests'
