@@ -102,8 +102,6 @@ final class Replication: Sendable {
       if batches.count < 256 { return }
     }
   }
-
-  var cursor: UInt64 { progress.withLock { $0.cursor } }
 }
 
 extension Fleet {
@@ -143,9 +141,6 @@ extension Fleet {
   public func catchUpWithOtherInstances() async throws {
     try await replication?.catchUp(self)
   }
-
-  /// The change-log position this instance has applied.
-  public var replicationCursor: UInt64? { replication?.cursor }
 
   /// Applies another instance's committed batch: its entities, unless memory already holds a
   /// newer revision; the progress stored with them; then the watchers of every trip it touched.
