@@ -110,7 +110,15 @@ extension PostgresFleetStore: ChangeFeed {
     return 0
   }
 
+  /// Bounded in time like commits: a catch-up stuck on a dead connection would hold every
+  /// request behind the read barrier.
   public func batches(after cursor: UInt64, limit: Int) async throws -> [ReplicatedBatch] {
+    try await Self.within(.seconds(5), "the change log did not answer within 5 s (was the connection lost?)") {
+      try await self.readBatches(after: cursor, limit: limit)
+    }
+  }
+
+  func readBatches(after cursor: UInt64, limit: Int) async throws -> [ReplicatedBatch] {
     // With the pruning mark in the same statement: a cursor behind it has missed changes.
     let rows = try await client.query(
       """

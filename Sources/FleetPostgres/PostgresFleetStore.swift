@@ -78,7 +78,11 @@ public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
     self.running = running
     self.logger = logger
     committer = GroupCommit(
-      answering: { writes in try await Self.write(writes, origin: instanceTag, with: client, logger: logger) },
+      answering: { writes in
+        try await Self.within(
+          .seconds(10), "a commit got no answer within 10 s (was the connection lost?); it may or may not have been stored"
+        ) { try await Self.write(writes, origin: instanceTag, with: client, logger: logger) }
+      },
       failed: { error, size in
         logger.error("commit failed", metadata: ["error": "\(String(reflecting: error))", "batch.size": "\(size)"])
       })
@@ -88,6 +92,28 @@ public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
   public func close() async {
     running.cancel()
     await running.value
+  }
+
+  /// `body`'s result, or an error after `limit`: a connection that died without a word (the
+  /// server restarted at once) must not hold the group commit, and every write behind it, for
+  /// ever. The abandoned call is cancelled and left to finish on its own.
+  static func within<T: Sendable>(
+    _ limit: Duration, _ message: String, _ body: @escaping @Sendable () async throws -> T
+  ) async throws -> T {
+    let (outcome, report) = AsyncStream.makeStream(of: Result<T, any Error>.self, bufferingPolicy: .bufferingNewest(1))
+    let work = Task {
+      do { report.yield(.success(try await body())) } catch { report.yield(.failure(error)) }
+    }
+    let timer = Task {
+      try? await Task.sleep(for: limit)
+      report.yield(.failure(PostgresStoreError.failed(message)))
+    }
+    defer { timer.cancel() }
+    for await result in outcome {
+      if case .failure = result { work.cancel() }
+      return try result.get()
+    }
+    throw CancellationError()
   }
 
   /// The pool retries connecting by itself, so a query to a server that is down waits rather
