@@ -12,12 +12,15 @@ import urllib.request
 import grpc
 import pytest
 from google.auth import crypt, jwt
+from google.protobuf import field_mask_pb2
 from google.maps import fleetengine_v1 as fe
 from google.maps.fleetengine_v1.services.trip_service.transports import TripServiceGrpcTransport
 from google.maps.fleetengine_v1.services.vehicle_service.transports import VehicleServiceGrpcTransport
 
 FLEETD = os.environ.get("FLEETD_BINARY", os.path.join(os.path.dirname(__file__), "..", ".build", "debug", "fleetd"))
 PROVIDER = "conformance"
+P = f"providers/{PROVIDER}"
+MONACO = os.path.join(os.path.dirname(__file__), "..", "data", "monaco.osm.pbf")
 # With a PostgreSQL cluster's admin URL here (postgres://user@host:port/postgres), every fleetd of
 # the suite keeps its fleet in a database of its own there instead of SQLite.
 POSTGRES = os.environ.get("CONFORMANCE_POSTGRES")
@@ -226,3 +229,15 @@ def trip(vehicle_id="", **overrides):
              vehicle_id=vehicle_id)
     t.update(overrides)
     return fe.Trip(**t)
+
+
+def mask(*paths):
+    return field_mask_pb2.FieldMask(paths=list(paths))
+
+
+@pytest.fixture(scope="module")
+def monaco_graph(tmp_path_factory):
+    """A road graph of Monaco, built once per test module."""
+    path = str(tmp_path_factory.mktemp("graph") / "monaco.graph")
+    subprocess.run([FLEETD, "graph", "build", "--osm", MONACO, "--out", path], check=True, capture_output=True)
+    return path

@@ -4,11 +4,14 @@ stop on SIGTERM within 30 s. Kept out of `swift test` until that is fixed; run i
   CONFORMANCE_POSTGRES=... CONFORMANCE_PG_RESTART="dev/throwaway-postgres.sh restart DIR" \
     .build/conformance-venv/bin/python -m pytest -q Conformance/known_failing_restart.py
 (The file name keeps pytest from collecting it with the rest of the suite.)"""
+import os
 import subprocess
 import threading
 import time
 
-from test_instances import RESTART, create_fleet, drive, pair, stored_step  # noqa: F401 (pair is a fixture)
+from test_instances import create_fleet, drive, pair, stored_step  # noqa: F401 (pair is a fixture)
+
+RESTART = os.environ["CONFORMANCE_PG_RESTART"]
 
 
 def test_postgresql_restarted_under_load_loses_no_acknowledged_write(pair):

@@ -2,23 +2,15 @@
 every RPC, and every status code fleetd documents."""
 import base64
 import json
-import os
-import subprocess
 import time
 
 import grpc
 import pytest
 from google.api_core import exceptions as gx
 from google.maps import fleetengine_v1 as fe
-from google.protobuf import duration_pb2, field_mask_pb2
+from google.protobuf import duration_pb2
 
-from conftest import FLEETD, PROVIDER, Fleetd, trip, vehicle
-
-P = f"providers/{PROVIDER}"
-
-
-def mask(*paths):
-    return field_mask_pb2.FieldMask(paths=list(paths))
+from conftest import P, Fleetd, mask, trip, vehicle
 
 
 def test_every_trip_and_vehicle_rpc(fleetd):
@@ -178,14 +170,6 @@ def test_search_vehicles(fleetd):
         fleetd.vehicles.search_vehicles(request=search_request(), metadata=fleetd.md(role="driver", vehicle="near"))
 
 
-MONACO = os.path.join(os.path.dirname(__file__), "..", "data", "monaco.osm.pbf")
-
-
-@pytest.fixture(scope="module")
-def monaco_graph(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("graph") / "monaco.graph")
-    subprocess.run([FLEETD, "graph", "build", "--osm", MONACO, "--out", path], check=True, capture_output=True)
-    return path
 
 
 def test_search_vehicles_by_road(monaco_graph):

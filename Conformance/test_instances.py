@@ -1,9 +1,7 @@
 """Several fleetd processes on one PostgreSQL database: every change reaches every instance, and
 no acknowledged write is lost when an instance or its listening connection fails (PostgreSQL
-restarted at once: known_failing_restart.py). Needs CONFORMANCE_POSTGRES (a cluster's admin URL); CONFORMANCE_PG_RESTART is the command
-that restarts that cluster at once (`pg_ctl restart -m immediate`)."""
+restarted at once: known_failing_restart.py). Needs CONFORMANCE_POSTGRES (a cluster's admin URL)."""
 import json
-import os
 import queue
 import socket
 import subprocess
@@ -15,18 +13,11 @@ import pytest
 from google.api_core import exceptions as gx
 from google.maps import fleetengine_v1 as fe
 
-from conftest import FLEETD, POSTGRES, Fleetd, trip, vehicle
+from conftest import FLEETD, POSTGRES, P, Fleetd, mask, trip, vehicle
 
-P = "providers/conformance"
-RESTART = os.environ.get("CONFORMANCE_PG_RESTART")
+if not POSTGRES:
+    raise RuntimeError("test_instances.py needs CONFORMANCE_POSTGRES: a PostgreSQL cluster's admin URL")
 
-if not POSTGRES or not RESTART:
-    raise RuntimeError("test_instances.py needs CONFORMANCE_POSTGRES (a cluster's admin URL) and CONFORMANCE_PG_RESTART"
-                       " (dev/throwaway-postgres.sh restart DIR, for a cluster started with it)")
-
-
-def mask(*paths):
-    return {"paths": list(paths)}
 
 
 def located(lat, lng=7.42):
@@ -294,14 +285,6 @@ def test_a_key_revoked_through_one_instance_is_refused_by_all(pair):
     assert refused == {0, 1}
 
 
-MONACO = os.path.join(os.path.dirname(__file__), "..", "data", "monaco.osm.pbf")
-
-
-@pytest.fixture(scope="module")
-def monaco_graph(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("graph") / "monaco.graph")
-    subprocess.run([FLEETD, "graph", "build", "--osm", MONACO, "--out", path], check=True, capture_output=True)
-    return path
 
 
 def test_a_driver_moving_to_the_other_instance_mid_trip_keeps_its_progress(monaco_graph):

@@ -15,9 +15,16 @@ extension Fleet {
     }
   }
 
-  /// After a durable change: the progress computed for its vehicles is kept, then every trip it
-  /// touched (and every trip on those vehicles) goes to its watchers.
+  /// After a durable change: the progress computed for its vehicles is kept, then the change
+  /// is announced.
   func propagate(_ changes: [StoredChange], progress: [VehicleProgressRecord]) {
+    state.withLock { s in Self.keep(progress, in: &s) }
+    announce(changes)
+  }
+
+  /// Every trip a change touched (and every trip on the vehicles it put) goes to its watchers;
+  /// a deleted vehicle's trace is dropped.
+  func announce(_ changes: [StoredChange]) {
     var trips = Set<ResourceName>()
     for change in changes {
       switch change {
@@ -33,7 +40,6 @@ extension Fleet {
         break
       }
     }
-    state.withLock { s in Self.keep(progress, in: &s) }
     publish(trips)
   }
 

@@ -145,8 +145,8 @@ extension Fleet {
   /// Applies another instance's committed batch: its entities, unless memory already holds a
   /// newer revision; the progress stored with them; then the watchers of every trip it touched.
   func apply(_ batch: ReplicatedBatch) {
-    var trips = Set<ResourceName>()
-    state.withLock { s in
+    let applied = state.withLock { s -> [StoredChange] in
+      var applied: [StoredChange] = []
       for change in batch.changes {
         guard let (key, revision) = change.entity, let entity = Entity(change) else { continue }
         s.revision = max(s.revision, revision)
@@ -155,37 +155,15 @@ extension Fleet {
           // be refused, so the committed state is what memory shows and what it falls back to.
           pending.committed = entity
           s.uncommitted[key] = pending
-          s.install(entity)
-        } else if s.entity(key).revision < revision || s.entity(key).isAbsent {
-          s.install(entity)
-        } else {
+        } else if s.entity(key).revision >= revision {
           continue
         }
-        switch entity {
-        case .trip(let trip): trips.insert(trip.name)
-        case .vehicle(let vehicle):
-          for id in vehicle.currentTrips {
-            trips.insert(ResourceName(provider: vehicle.provider, kind: .trips, id: id))
-          }
-        case .absent(let key) where key.kind == .trip:
-          trips.insert(ResourceName(provider: key.provider, kind: .trips, id: key.id))
-        default: break
-        }
+        s.install(entity)
+        applied.append(change)
       }
       Self.keep(batch.progress, in: &s)
+      return applied
     }
-    for change in batch.changes {
-      if case .deleteVehicle(let provider, let id, _) = change {
-        progressEngine?.forget(ResourceName(provider: provider, kind: .vehicles, id: id))
-      }
-    }
-    publish(trips)
-  }
-}
-
-extension Entity {
-  var isAbsent: Bool {
-    if case .absent = self { return true }
-    return false
+    announce(applied)
   }
 }

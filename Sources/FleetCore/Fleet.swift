@@ -48,10 +48,7 @@ public final class Fleet: Sendable {
     /// Stores a changed trip under a new revision and returns the change to commit.
     mutating func put(_ trip: Trip) -> StoredChange {
       var trip = trip
-      let key = EntityKey(.trip, provider: trip.provider, id: trip.id)
-      let before = trips[trip.provider]?[trip.id]
-      trip.revision = nextRevision()
-      willChange(key, from: before.map(Entity.trip) ?? .absent(key), to: trip.revision)
+      trip.revision = change(EntityKey(.trip, provider: trip.provider, id: trip.id))
       install(.trip(trip))
       return .putTrip(trip)
     }
@@ -59,10 +56,7 @@ public final class Fleet: Sendable {
     /// Stores a changed vehicle under a new revision and returns the change to commit.
     mutating func put(_ vehicle: Vehicle) -> StoredChange {
       var vehicle = vehicle
-      let key = EntityKey(.vehicle, provider: vehicle.provider, id: vehicle.id)
-      let before = vehicles[vehicle.provider]?[vehicle.id]
-      vehicle.revision = nextRevision()
-      willChange(key, from: before.map(Entity.vehicle) ?? .absent(key), to: vehicle.revision)
+      vehicle.revision = change(EntityKey(.vehicle, provider: vehicle.provider, id: vehicle.id))
       install(.vehicle(vehicle))
       return .putVehicle(vehicle)
     }
@@ -70,10 +64,7 @@ public final class Fleet: Sendable {
     /// Stores a changed ride under a new revision and returns the change to commit.
     mutating func put(_ ride: Ride) -> StoredChange {
       var ride = ride
-      let key = EntityKey(.ride, provider: ride.provider, id: ride.id)
-      let before = rides[ride.provider]?[ride.id]
-      ride.revision = nextRevision()
-      willChange(key, from: before.map(Entity.ride) ?? .absent(key), to: ride.revision)
+      ride.revision = change(EntityKey(.ride, provider: ride.provider, id: ride.id))
       install(.ride(ride))
       return .putRide(ride)
     }
@@ -81,8 +72,7 @@ public final class Fleet: Sendable {
     /// Forgets a deleted vehicle and returns the change to commit.
     mutating func removeVehicle(provider: String, id: String) -> StoredChange {
       let key = EntityKey(.vehicle, provider: provider, id: id)
-      let revision = nextRevision()
-      willChange(key, from: vehicles[provider]?[id].map(Entity.vehicle) ?? .absent(key), to: revision)
+      let revision = change(key)
       install(.absent(key))
       return .deleteVehicle(provider: provider, id: id, revision: revision)
     }
@@ -90,21 +80,23 @@ public final class Fleet: Sendable {
     /// Forgets a deleted trip and returns the change to commit.
     mutating func removeTrip(provider: String, id: String) -> StoredChange {
       let key = EntityKey(.trip, provider: provider, id: id)
-      let revision = nextRevision()
-      willChange(key, from: trips[provider]?[id].map(Entity.trip) ?? .absent(key), to: revision)
+      let revision = change(key)
       install(.absent(key))
       return .deleteTrip(provider: provider, id: id, revision: revision)
     }
 
-    /// Notes what a write changes: the revision it expects the store to have, and the value to
-    /// restore if its commit fails.
-    mutating func willChange(_ key: EntityKey, from before: Entity, to revision: UInt64) {
+    /// The new revision of an entity about to change. Notes what the write changes: the
+    /// revision it expects the store to have, and the value to restore if its commit fails.
+    mutating func change(_ key: EntityKey) -> UInt64 {
+      let before = entity(key)
+      let revision = nextRevision()
       if touched != nil, touched![key] == nil { touched![key] = before.revision }
       if uncommitted[key] != nil {
         uncommitted[key]!.revision = revision
       } else {
         uncommitted[key] = Uncommitted(revision: revision, committed: before)
       }
+      return revision
     }
 
     /// Puts an entity (or its absence) in memory, with its indexes.

@@ -113,7 +113,9 @@ extension PostgresFleetStore: ChangeFeed {
   /// Bounded in time like commits: a catch-up stuck on a dead connection would hold every
   /// request behind the read barrier.
   public func batches(after cursor: UInt64, limit: Int) async throws -> [ReplicatedBatch] {
-    try await Self.within(.seconds(5), "the change log did not answer within 5 s (was the connection lost?)") {
+    try await Self.within(
+      .seconds(5), PostgresStoreError.failed("the change log did not answer within 5 s (was the connection lost?)")
+    ) {
       try await self.readBatches(after: cursor, limit: limit)
     }
   }

@@ -80,7 +80,9 @@ public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
     committer = GroupCommit(
       answering: { writes in
         try await Self.within(
-          .seconds(10), "a commit got no answer within 10 s (was the connection lost?); it may or may not have been stored"
+          .seconds(10),
+          PostgresStoreError.failed(
+            "a commit got no answer within 10 s (was the connection lost?); it may or may not have been stored")
         ) { try await Self.write(writes, origin: instanceTag, with: client, logger: logger) }
       },
       failed: { error, size in
@@ -98,15 +100,17 @@ public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
   /// server restarted at once) must not hold the group commit, and every write behind it, for
   /// ever. The abandoned call is cancelled and left to finish on its own.
   static func within<T: Sendable>(
-    _ limit: Duration, _ message: String, _ body: @escaping @Sendable () async throws -> T
+    _ limit: Duration, _ timeout: @autoclosure @escaping @Sendable () -> any Error,
+    _ body: @escaping @Sendable () async throws -> T
   ) async throws -> T {
-    let (outcome, report) = AsyncStream.makeStream(of: Result<T, any Error>.self, bufferingPolicy: .bufferingNewest(1))
+    // Unbounded: whichever answer comes first is the one read.
+    let (outcome, report) = AsyncStream.makeStream(of: Result<T, any Error>.self)
     let work = Task {
       do { report.yield(.success(try await body())) } catch { report.yield(.failure(error)) }
     }
     let timer = Task {
       try? await Task.sleep(for: limit)
-      report.yield(.failure(PostgresStoreError.failed(message)))
+      report.yield(.failure(timeout()))
     }
     defer { timer.cancel() }
     for await result in outcome {
@@ -121,23 +125,12 @@ public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
   static func waitUntilReachable(
     _ client: PostgresClient, address: PostgresAddress, logger: Logger, timeout: Duration
   ) async throws {
-    let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
-      group.addTask {
-        try await client.query("SELECT 1", logger: logger)
-        return true
-      }
-      group.addTask {
-        try await Task.sleep(for: timeout)
-        return false
-      }
-      defer { group.cancelAll() }
-      return try await group.next() ?? false
-    }
-    guard answered else {
-      throw PostgresStoreError.unreachable(
+    try await within(
+      timeout,
+      PostgresStoreError.unreachable(
         address: address.description,
         reason: "no connection within \(timeout) (is it running, and does it accept this user and database?)")
-    }
+    ) { _ = try await client.query("SELECT 1", logger: logger) }
   }
 
   /// A transaction whose failure is the error that caused it (postgres-nio wraps it).
