@@ -13,7 +13,7 @@ struct StoreOptions: ParsableArguments {
     help: ArgumentHelp(
       "Keep the fleet in PostgreSQL instead of SQLite, shared by every fleetd given the same URL (env FLEETD_STORE).",
       valueName: "postgres://user@host:port/db"))
-  var store = environment("FLEETD_STORE")
+  var store: String?
 
   func validate() throws {
     do { _ = try postgres } catch { throw ValidationError(error.message) }
@@ -22,8 +22,8 @@ struct StoreOptions: ParsableArguments {
   /// The PostgreSQL address, or nil for SQLite in the data directory.
   var postgres: PostgresAddress? {
     get throws(FleetError) {
-      guard let store, !store.isEmpty else { return nil }
-      return try PostgresAddress(store)
+      guard let url = store ?? environment("FLEETD_STORE"), !url.isEmpty else { return nil }
+      return try PostgresAddress(url)
     }
   }
 
