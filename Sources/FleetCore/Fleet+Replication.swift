@@ -96,7 +96,9 @@ final class Replication: Sendable {
     while true {
       let cursor = progress.withLock { $0.cursor }
       let batches = try await feed.batches(after: cursor, limit: 256)
-      for batch in batches where batch.origin != origin { fleet.apply(batch) }
+      // This instance's own batches too: a commit whose answer was lost (the connection died
+      // after COMMIT) was put back in memory, and only the log says that it was stored.
+      for batch in batches { fleet.apply(batch, own: batch.origin == origin) }
       guard let last = batches.last else { return }
       progress.withLock { $0.cursor = max($0.cursor, last.sequence) }
       if batches.count < 256 { return }
@@ -142,19 +144,26 @@ extension Fleet {
     try await replication?.catchUp(self)
   }
 
-  /// Applies another instance's committed batch: its entities, unless memory already holds a
-  /// newer revision; the progress stored with them; then the watchers of every trip it touched.
-  func apply(_ batch: ReplicatedBatch) {
+  /// Applies a committed batch from the log: its entities, unless memory already holds a newer
+  /// revision; the progress stored with them; then the watchers of every trip it touched. `own`:
+  /// the batch is this instance's, so memory usually shows it already (or a later write built
+  /// on it) and only a commit whose answer was lost changes anything.
+  func apply(_ batch: ReplicatedBatch, own: Bool) {
     let applied = state.withLock { s -> [StoredChange] in
       var applied: [StoredChange] = []
       for change in batch.changes {
         guard let (key, revision) = change.entity, let entity = Entity(change) else { continue }
         s.revision = max(s.revision, revision)
         if var pending = s.uncommitted[key] {
-          // A local write of this entity is in flight; it was based on an older state and will
-          // be refused, so the committed state is what memory shows and what it falls back to.
+          // A local write of this entity is in flight: if it fails, memory falls back to this
+          // committed state.
+          guard pending.committed.revision < revision else { continue }
           pending.committed = entity
           s.uncommitted[key] = pending
+          // Another instance's commit means the local write was based on an older state and will
+          // be refused, so memory shows the committed state now. This instance's own commit is
+          // the write in flight, or one it was built on: memory keeps the newer one.
+          if own && s.entity(key).revision >= revision { continue }
         } else if s.entity(key).revision >= revision {
           continue
         }

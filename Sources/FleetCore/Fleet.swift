@@ -139,11 +139,18 @@ public final class Fleet: Sendable {
     }
 
     /// After a commit returns: its entities are committed, or (when it failed) put back to their
-    /// committed values, unless a later write changed them again (that write settles them).
+    /// committed values, unless a later write changed them again (that write settles them; if it
+    /// fails, it falls back to this commit's values when they were stored).
     mutating func settle(_ changes: [StoredChange], committed: Bool) {
       for change in changes {
-        guard let (key, revision) = change.entity, let pending = uncommitted[key], pending.revision == revision
-        else { continue }
+        guard let (key, revision) = change.entity, var pending = uncommitted[key] else { continue }
+        guard pending.revision == revision else {
+          if committed, pending.committed.revision < revision, let entity = Entity(change) {
+            pending.committed = entity
+            uncommitted[key] = pending
+          }
+          continue
+        }
         uncommitted[key] = nil
         if !committed { install(pending.committed) }
       }

@@ -69,13 +69,16 @@ struct ConformanceSuiteTests {
   }
 
   /// Two fleetd processes on one PostgreSQL database: the whole suite with calls shared out in
-  /// turn, then the faults (an instance killed, the listening connections killed) and what
-  /// several instances share (changes, quotas, keys, the dispatcher). The cluster is this test's
-  /// own: it kills every LISTEN connection in it.
+  /// turn, then the faults (an instance killed, the listening connections killed, PostgreSQL
+  /// restarted) and what several instances share (changes, quotas, keys, the dispatcher). The
+  /// cluster is this test's own, since it is restarted.
   @Test(.timeLimit(.minutes(15)))
   func twoInstancesOnOnePostgreSQLPassTheSuiteAndSurviveFaults() async throws {
     let cluster = try await PostgresCluster.startPrivate()
-    let environment = ["CONFORMANCE_POSTGRES": cluster.url(database: "postgres"), "CONFORMANCE_INSTANCES": "2"]
+    let environment = [
+      "CONFORMANCE_POSTGRES": cluster.url(database: "postgres"), "CONFORMANCE_INSTANCES": "2",
+      "CONFORMANCE_PG_RESTART": cluster.restartCommand,
+    ]
     try await passesTheSuite(
       environment: environment, files: ["Conformance/test_conformance.py", "Conformance/test_instances.py"])
   }

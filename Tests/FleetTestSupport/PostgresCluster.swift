@@ -27,9 +27,16 @@ public final class PostgresCluster: Sendable {
     return try await task.value
   }
 
-  /// A cluster of the caller's own, for tests that break its connections under the others' feet.
+  /// A cluster of the caller's own, for tests that break its connections or restart it under
+  /// the others' feet.
   public static func startPrivate() async throws -> PostgresCluster {
     try await onDedicatedThread(named: "postgres cluster") { try PostgresCluster.create() }
+  }
+
+  /// A shell command that restarts the server at once, as a crash would (`pg_ctl restart -m
+  /// immediate`: no checkpoint, recovery from the WAL at start).
+  public var restartCommand: String {
+    "\(ownerPrefix)\(binaries)/pg_ctl -D \(dataDirectory) -l \(logFile) -m immediate -w restart >/dev/null"
   }
 
   init(directory: String, port: Int, binaries: String) {

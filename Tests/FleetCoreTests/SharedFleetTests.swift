@@ -1,0 +1,59 @@
+import FleetCore
+import Foundation
+import Testing
+
+/// A fleet on a shared store, where the database and its change log are the truth and memory
+/// must find its way back to them after a commit whose outcome it did not learn.
+@Suite("Fleet: shared store")
+struct SharedFleetTests {
+  let car = EntityKey(.vehicle, provider: provider, id: "car-1")
+
+  func sharedFleet() async throws -> (Fleet, SharedMemoryStorage) {
+    let storage = SharedMemoryStorage()
+    let fleet = try await Fleet(storage: storage)
+    _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "car-1", vehicle: vehicleInput())
+    return (fleet, storage)
+  }
+
+  func setCapacity(_ fleet: Fleet, _ capacity: Int32) async throws -> Vehicle {
+    var input = vehicleInput()
+    input.vehicle.maximumCapacity = capacity
+    return try await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: input, mask: ["maximum_capacity"])
+  }
+
+  /// The commit was stored but its answer lost: the caller hears UNAVAILABLE and memory goes
+  /// back, but the log carries the stored write (this instance's own), so the next write is
+  /// built on it instead of being refused as overtaken for ever.
+  @Test func aCommitWhoseAnswerWasLostIsLearnedFromTheLog() async throws {
+    let (fleet, storage) = try await sharedFleet()
+    storage.loseNextAnswer.withLock { $0 = true }
+    let lost = await fleetError { _ = try await setCapacity(fleet, 5) }
+    #expect(lost?.code == .unavailable)
+    try await fleet.catchUpWithOtherInstances()
+    let shown = try fleet.getVehicle(caller: admin, name: vehicleName("car-1"))
+    #expect(shown.maximumCapacity == 5 && shown.revision == storage.storedRevision(car))
+    let next = try await setCapacity(fleet, 6)
+    #expect(next.maximumCapacity == 6 && storage.storedRevision(car) == next.revision)
+  }
+
+  /// Two writes of one vehicle in flight: the first is stored, the second fails. Memory falls
+  /// back to the first (stored) one, not to the state before both.
+  @Test func aFailedWriteFallsBackToAnEarlierWriteThatWasStored() async throws {
+    let (fleet, storage) = try await sharedFleet()
+    storage.holding.withLock { $0 = true }
+    let first = Task { try await setCapacity(fleet, 5) }
+    while storage.waiting < 1 { try await Task.sleep(for: .milliseconds(1)) }
+    let second = Task { try await setCapacity(fleet, 6) }
+    while storage.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
+    storage.answer(.stored)
+    let stored = try await first.value
+    storage.answer(.failed)
+    let failed = await fleetError { _ = try await second.value }
+    #expect(failed?.code == .unavailable)
+    let shown = try fleet.getVehicle(caller: admin, name: vehicleName("car-1"))
+    #expect(shown.maximumCapacity == 5 && shown.revision == stored.revision)
+    storage.holding.withLock { $0 = false }
+    #expect(try await setCapacity(fleet, 7).maximumCapacity == 7)
+  }
+}
