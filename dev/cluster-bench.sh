@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Durable location updates on PostgreSQL next to SQLite, in one run on this machine: a release
-# fleetd on a fresh SQLite data directory, then on a throwaway PostgreSQL cluster
-# (dev/throwaway-postgres.sh; synchronous_commit on), each loaded by fleet-load sending
-# UpdateVehicle(last_location) from N simulated vehicles; the generator, PostgreSQL and fleetd
-# share the machine. Prints each run's figures and the PostgreSQL/SQLite ratio.
-#   dev/cluster-bench.sh [VEHICLES] [SECONDS] [CONNECTIONS]
+# fleetd on PostgreSQL next to SQLite, in one run on this machine (the generator, PostgreSQL and
+# fleetd all share it). Release builds; each run on a fresh store.
+#   1. Durable location updates: VEHICLES simulated vehicles send UpdateVehicle(last_location) as
+#      soon as the previous one is acknowledged (fleet-load, closed loop), on SQLite, on
+#      PostgreSQL with one fleetd, and on PostgreSQL with two fleetd instances (the connections go
+#      to them in turn and each vehicle keeps to one, as behind a load balancer). Prints each
+#      run's updates/s and latency, and the ratio to SQLite.
+#   2. Push: WATCHERS riders watching trips (WatchTrip) while 1,000 drivers on the Monaco graph
+#      report 200 positions/s in all: on one SQLite fleetd, on one PostgreSQL fleetd, and across
+#      two PostgreSQL instances (drivers on A, riders on B). Prints the latency from UpdateVehicle
+#      to a rider holding the new trip.
+#   dev/cluster-bench.sh [VEHICLES=100] [SECONDS=20] [CONNECTIONS=4] [WATCHERS=1000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VEHICLES="${1:-100}"; SECONDS_MEASURED="${2:-20}"; CONNECTIONS="${3:-4}"
+VEHICLES="${1:-100}"; SECONDS_MEASURED="${2:-20}"; CONNECTIONS="${3:-4}"; WATCHERS="${4:-1000}"
 
 swift build -c release --product fleetd
 (cd Benchmarks && swift build -c release --product fleet-load)
@@ -15,33 +21,78 @@ FLEETD="$(swift build -c release --show-bin-path)/fleetd"
 LOAD="$(cd Benchmarks && swift build -c release --show-bin-path)/fleet-load"
 
 WORK=$(mktemp -d /tmp/fleetd-cluster-bench.XXXXXX)
-PID=
-trap 'kill $PID 2>/dev/null || true; wait 2>/dev/null || true; dev/throwaway-postgres.sh stop "$WORK/pg" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-STORE=$(dev/throwaway-postgres.sh start "$WORK/pg" 55433)
+chmod 755 "$WORK" # the cluster's owner (postgres, when run as root) must reach its directory
+PIDS=()
+stop_all() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  PIDS=()
+}
+trap 'stop_all; dev/throwaway-postgres.sh stop "$WORK/pg" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+ADMIN=$(dev/throwaway-postgres.sh start "$WORK/pg" 55433)
+"$FLEETD" graph build --osm data/monaco.osm.pbf --out "$WORK/monaco.graph" >/dev/null
 
-# run NAME [--store URL]: one fleetd, one load; prints fleet-load's figures and keeps updates/s.
-run() {
-  local name=$1; shift
-  local data="$WORK/$name"
+# fleet NAME sqlite|postgres INSTANCES [ARGS...]: a fresh store, a server key, then INSTANCES
+# fleetd processes on it (instance i on gRPC 50161+i, HTTP 18161+i).
+fleet() {
+  local name=$1 store=$2 count=$3; shift 3
+  local data="$WORK/$name" options=()
   mkdir -p "$data"
-  "$FLEETD" keys add --data-dir "$data" "$@" --provider bench --role server --out "$data/server.json" >/dev/null
-  "$FLEETD" serve --data-dir "$data" "$@" --grpc-port 50161 --http-port 18161 --log-level warning &
-  PID=$!
-  for _ in $(seq 200); do curl -sf http://127.0.0.1:18161/healthz >/dev/null && break; sleep 0.1; done
-  echo "== $name"
-  "$LOAD" --port 50161 --key "$data/server.json" --vehicles "$VEHICLES" --duration "$SECONDS_MEASURED" \
+  if [ "$store" = postgres ]; then
+    psql "$ADMIN" -qc "CREATE DATABASE $name"
+    options=(--store "postgres://fleet@127.0.0.1:55433/$name?sslmode=disable")
+  fi
+  "$FLEETD" keys add --data-dir "$data" "${options[@]}" --provider bench --role server --out "$data/server.json" >/dev/null
+  for i in $(seq 0 $((count - 1))); do
+    "$FLEETD" serve --data-dir "$data" "${options[@]}" "$@" --grpc-port $((50161 + i)) --http-port $((18161 + i)) \
+      --log-level warning &
+    PIDS+=($!)
+    local up=
+    for _ in $(seq 300); do curl -sf "http://127.0.0.1:$((18161 + i))/healthz" >/dev/null && up=1 && break; sleep 0.1; done
+    [ -n "$up" ] || { echo "fleetd did not start" >&2; exit 1; }
+  done
+  # Instances count each other by heartbeat (every 2 s) before they share quotas and reads.
+  [ "$count" -gt 1 ] && sleep 3
+  KEY="$data/server.json"
+}
+
+# updates NAME sqlite|postgres INSTANCES: the closed-loop load, its figures kept in NAME.out.
+updates() {
+  local name=$1 ports=()
+  fleet "$@"
+  for i in $(seq 0 $(($3 - 1))); do ports+=(--port $((50161 + i))); done
+  echo "== updates: $name"
+  "$LOAD" "${ports[@]}" --key "$KEY" --vehicles "$VEHICLES" --duration "$SECONDS_MEASURED" \
     --connections "$CONNECTIONS" --rpc update --client raw | tee "$WORK/$name.out"
-  kill $PID; wait $PID 2>/dev/null || true
-  PID=
+  echo "fleetd CPU time: $(ps -o cputime= -p "${PIDS[@]}" | tr '\n' ' ')"
+  stop_all
   echo
 }
 
-echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores; $VEHICLES vehicles, ${SECONDS_MEASURED} s each"
-run sqlite
-run postgres --store "$STORE"
+# push NAME sqlite|postgres INSTANCES: riders on the last instance, drivers on the first.
+push() {
+  local name=$1 count=$3
+  fleet "$@" --graph "$WORK/monaco.graph"
+  echo "== push: $name"
+  "$LOAD" --port 50161 --watch-port $((50161 + count - 1)) --key "$KEY" --requests data/monaco.requests \
+    --vehicles 1000 --watchers "$WATCHERS" --rate 200 --duration "$SECONDS_MEASURED" --connections "$CONNECTIONS"
+  stop_all
+  echo
+}
+
+echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores; $VEHICLES vehicles, ${SECONDS_MEASURED} s per run"
+echo
+updates sqlite sqlite 1
+updates postgres_1 postgres 1
+updates postgres_2 postgres 2
 rate() { sed -nE 's/^throughput: ([0-9.]+) acknowledged updates\/s.*/\1/p' "$WORK/$1.out"; }
-python3 - "$(rate sqlite)" "$(rate postgres)" <<'PY'
+python3 - "$(rate sqlite)" "$(rate postgres_1)" "$(rate postgres_2)" <<'PY'
 import sys
-sqlite, postgres = float(sys.argv[1]), float(sys.argv[2])
-print(f"PostgreSQL / SQLite durable updates/s: {postgres:.0f} / {sqlite:.0f} = {postgres / sqlite:.2f} (target >= 0.6)")
+sqlite, one, two = map(float, sys.argv[1:])
+print(f"durable updates/s: SQLite {sqlite:.0f}, PostgreSQL one instance {one:.0f} ({one / sqlite:.2f}x SQLite; target >= 0.6),"
+      f" two instances {two:.0f} ({two / sqlite:.2f}x SQLite)")
 PY
+echo
+push push_sqlite sqlite 1
+push push_postgres_1 postgres 1
+push push_postgres_2 postgres 2

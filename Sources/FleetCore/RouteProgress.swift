@@ -9,7 +9,7 @@ public enum TrafficSpeed: Int, Sendable, Hashable, Codable {
 }
 
 /// One stretch of a path with one traffic speed: points `start`…`end` of the path.
-public struct SpeedInterval: Sendable, Hashable, Codable {
+public struct SpeedInterval: Sendable, Hashable {
   public var start: Int
   public var end: Int
   public var speed: TrafficSpeed
@@ -23,7 +23,7 @@ public struct SpeedInterval: Sendable, Hashable, Codable {
 
 /// The way to one of a vehicle's remaining waypoints, from the waypoint before it (the first
 /// one from the vehicle's position): what Fleet Engine reports on each `TripWaypoint`.
-public struct WaypointProgress: Sendable, Hashable, Codable {
+public struct WaypointProgress: Sendable, Hashable {
   public var waypoint: TripWaypoint
   public var path: [LatLng]
   /// `path` in Google's encoded polyline format, encoded once where the path is computed.
@@ -51,7 +51,7 @@ public struct WaypointProgress: Sendable, Hashable, Codable {
 
 /// Where a vehicle stands on its way through its remaining waypoints, computed by the server
 /// from its reported positions.
-public struct VehicleRouteProgress: Sendable, Hashable, Codable {
+public struct VehicleRouteProgress: Sendable, Hashable {
   /// One entry per remaining waypoint, in the vehicle's order.
   public var legs: [WaypointProgress]
   public var navigationStatus: NavigationStatus

@@ -37,7 +37,7 @@ extension StoredChange {
 
 /// A vehicle's progress as computed after one of its changes: stored with the change, so that
 /// every instance serves the progress the receiving instance computed.
-public struct VehicleProgressRecord: Sendable, Hashable, Codable {
+public struct VehicleProgressRecord: Sendable, Hashable {
   public var provider: String
   public var vehicleID: String
   /// The vehicle revision it was computed for.

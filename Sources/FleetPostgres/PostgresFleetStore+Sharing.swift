@@ -12,17 +12,17 @@ struct PendingWrite: Sendable {
   /// The revision each touched entity must still have (0: absent or deleted).
   let expected: [EntityKey: UInt64]
   /// What the change log keeps of it.
-  let logged: ChangeLog.Entry
+  let logged: LoggedWrite
 
   init(_ commit: FleetCommit) throws {
     rows = try StoredRows.encode(commit.changes)
     expected = commit.expectedRevisions
-    var logRows: [ChangeLog.Row] = []
+    var logRows: [LoggedRow] = []
     for row in rows {
       guard case .row(let table, let provider, let id, let revision, let body) = row else { continue }
-      logRows.append(ChangeLog.Row(table: table.rawValue, provider: provider, id: id, revision: revision, body: body))
+      logRows.append(LoggedRow(table: table, provider: provider, id: id, revision: UInt64(revision), body: body))
     }
-    logged = ChangeLog.Entry(rows: logRows, progress: commit.progress)
+    logged = LoggedWrite(rows: logRows, progress: commit.progress)
   }
 
   /// The entities this write may not overwrite: another instance changed them since this
@@ -60,39 +60,24 @@ struct StoredRevisions {
 }
 
 /// The body of a `changes` row: each accepted write of the batch, in commit order, with the
-/// progress computed for its vehicles. Rows keep the stores' row format (binary for trips and
-/// vehicles).
+/// progress computed for its vehicles (`ChangeLogFormat`).
 enum ChangeLog {
-  struct Row: Codable, Sendable {
-    var table: String
-    var provider: String
-    var id: String
-    var revision: Int64
-    /// Nil for a deletion.
-    var body: Data?
-  }
-
-  struct Entry: Codable, Sendable {
-    var rows: [Row]
-    var progress: [VehicleProgressRecord]
-  }
-
-  static func encode(_ entries: [Entry]) throws -> ByteBuffer {
-    ByteBuffer(bytes: try StoredRows.encoder.encode(entries))
-  }
+  static func encode(_ writes: [LoggedWrite]) -> ByteBuffer { ByteBuffer(bytes: ChangeLogFormat.encode(writes)) }
 
   /// One replicated batch per write, so that followers publish each write's state in turn.
   static func decode(sequence: UInt64, origin: UInt64, body: ByteBuffer) throws -> [ReplicatedBatch] {
-    let entries = try StoredRows.decoder.decode([Entry].self, from: Data(body.readableBytesView))
-    return try entries.map { entry in
-      let changes = try entry.rows.map { row in
-        guard let table = StoredTable(rawValue: row.table) else {
-          throw PostgresStoreError.failed("change \(sequence) names an unknown table '\(row.table)'")
-        }
-        return try StoredRows.change(
-          table: table, provider: row.provider, id: row.id, revision: UInt64(row.revision), body: row.body)
+    let writes: [LoggedWrite]
+    do {
+      writes = try ChangeLogFormat.decode(Array(body.readableBytesView))
+    } catch {
+      throw PostgresStoreError.failed("change \(sequence) cannot be read: \(error)")
+    }
+    return try writes.map { write in
+      let changes = try write.rows.map { row in
+        try StoredRows.change(
+          table: row.table, provider: row.provider, id: row.id, revision: row.revision, body: row.body)
       }
-      return ReplicatedBatch(sequence: sequence, origin: origin, changes: changes, progress: entry.progress)
+      return ReplicatedBatch(sequence: sequence, origin: origin, changes: changes, progress: write.progress)
     }
   }
 }

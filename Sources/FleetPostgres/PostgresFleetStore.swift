@@ -239,7 +239,7 @@ public final class PostgresFleetStore: SharedFleetStorage, APIKeyStorage {
             \(billable.reportTimes)::float8[], \(billable.bodies)::bytea[])
           """, logger: logger)
       }
-      let logged = try ChangeLog.encode(accepted.map(\.logged))
+      let logged = ChangeLog.encode(accepted.map(\.logged))
       try await connection.query(
         """
         WITH logged AS (

@@ -59,6 +59,11 @@ struct RowWriter {
 
   mutating func date(_ value: Date) { double(value.timeIntervalSinceReferenceDate) }
 
+  mutating func data(_ value: Data) {
+    varint(UInt64(value.count))
+    bytes.append(contentsOf: value)
+  }
+
   mutating func enumValue<E: RawRepresentable<Int>>(_ value: E) { int(Int64(value.rawValue)) }
 
   mutating func optional<T>(_ value: T?, _ write: (inout RowWriter, T) -> Void) {
@@ -148,6 +153,13 @@ struct RowReader {
   }
 
   mutating func date() throws(RowFormatError) -> Date { Date(timeIntervalSinceReferenceDate: try double()) }
+
+  mutating func data() throws(RowFormatError) -> Data {
+    let n = try count()
+    guard bytes.count - offset >= n else { throw damaged("\(n) bytes of data, but the row ends early") }
+    defer { offset += n }
+    return Data(bytes[offset..<offset + n])
+  }
 
   mutating func enumValue<E: RawRepresentable<Int>>(_: E.Type = E.self) throws(RowFormatError) -> E {
     let raw = try int()

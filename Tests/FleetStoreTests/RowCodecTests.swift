@@ -176,4 +176,37 @@ struct RowCodecTests {
     for _ in 0..<5 { decoded.append(try back.int()) }
     #expect(decoded == [Int64.min, -1, 0, 1, Int64.max])
   }
+
+  /// Every field of a logged write, the progress with its route and traffic included.
+  @Test func theChangeLogFormatKeepsEveryField() throws {
+    let waypoint = TripWaypoint(
+      location: TerminalLocation(point: LatLng(latitude: 43.7, longitude: 7.4)), tripID: "t1", waypointType: .pickup)
+    let path = [LatLng(latitude: 43.70001, longitude: 7.40002), LatLng(latitude: 43.7, longitude: 7.4)]
+    let progress = VehicleRouteProgress(
+      legs: [
+        WaypointProgress(
+          waypoint: waypoint, path: path, traffic: [SpeedInterval(start: 0, end: 1, speed: .trafficJam)],
+          distanceMeters: 3.25, duration: 1.5, eta: Date(timeIntervalSince1970: 1_700_000_000.123456))
+      ], navigationStatus: .enrouteToDestination, isLocationSnappable: true,
+      computedAt: Date(timeIntervalSince1970: 1), routeVersion: Date(timeIntervalSince1970: 2),
+      trafficVersion: Date(timeIntervalSince1970: 3))
+    let writes = [
+      LoggedWrite(
+        rows: [
+          LoggedRow(
+            table: .vehicles, provider: "prov-é", id: "veh-1", revision: 1 << 40 | 7,
+            body: Data(Self.fullVehicle.rowBytes)),
+          LoggedRow(table: .trips, provider: "p", id: "gone", revision: 3, body: nil),
+        ],
+        progress: [
+          VehicleProgressRecord(provider: "prov-é", vehicleID: "veh-1", revision: 1 << 40 | 7, progress: progress),
+          VehicleProgressRecord(provider: "p", vehicleID: "still", revision: 2, progress: nil),
+        ]),
+      LoggedWrite(rows: [], progress: []),
+    ]
+    let bytes = ChangeLogFormat.encode(writes)
+    #expect(try ChangeLogFormat.decode(bytes) == writes)
+    #expect(throws: RowFormatError.self) { try ChangeLogFormat.decode(Array(bytes.dropLast(2))) }
+    #expect(throws: RowFormatError.self) { try ChangeLogFormat.decode([9] + bytes.dropFirst()) }
+  }
 }

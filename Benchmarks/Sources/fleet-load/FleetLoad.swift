@@ -15,7 +15,11 @@ struct FleetLoad: AsyncParsableCommand {
     commandName: "fleet-load", abstract: "Load generator: concurrent vehicles sending location updates to fleetd.")
 
   @Option(help: "fleetd gRPC address.") var host = "127.0.0.1"
-  @Option(help: "fleetd gRPC port.") var port = 50051
+  @Option(
+    help:
+      "fleetd gRPC port; repeat it for several instances: the connections go to them in turn, and each vehicle keeps to its connection's instance."
+  )
+  var port: [Int] = [50051]
   @Option(help: "Service-account key file (role server or admin).") var key: String
   @Option(help: "Concurrent simulated vehicles.") var vehicles = 200
   @Option(help: "HTTP/2 connections the vehicles share.") var connections = 4
@@ -34,15 +38,20 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "Watch mode: this many WatchTrip streams over the vehicles' trips; measures update-to-watcher latency.")
   var watchers = 0
   @Option(help: "Watch mode: location updates per second, spread over the vehicles.") var rate = 200.0
+  @Option(
+    help:
+      "Watch mode: the gRPC port the riders watch on (another instance than the drivers', to measure push across instances); default: the first --port."
+  )
+  var watchPort: Int?
 
   func run() async throws {
     let account = try ServiceAccountKey.load(path: key)
     let provider = account.projectID
     let metadata: Metadata = ["authorization": "Bearer \(try TokenSigner(key: account).token())"]
-    let clients = try (0..<connections).map { _ in
+    let clients = try (0..<connections).map { c in
       GRPCClient(
         transport: try HTTP2ClientTransport.Posix(
-          target: .ipv4(address: host, port: port), transportSecurity: .plaintext))
+          target: .ipv4(address: host, port: port[c % port.count]), transportSecurity: .plaintext))
     }
     try await withThrowingTaskGroup(of: Void.self) { group in
       for client in clients { group.addTask { try await client.runConnections() } }
@@ -55,7 +64,8 @@ struct FleetLoad: AsyncParsableCommand {
       }
       if watchers > 0, let trips {
         let watch = WatchLoad(
-          host: host, port: port, metadata: metadata, provider: provider, trips: trips, watchers: watchers, rate: rate,
+          host: host, port: watchPort ?? port[0], metadata: metadata, provider: provider, trips: trips,
+          watchers: watchers, rate: rate,
           warmup: warmup, duration: duration)
         try await watch.run(updating: clients)
         for client in clients { client.beginGracefulShutdown() }
@@ -81,7 +91,7 @@ struct FleetLoad: AsyncParsableCommand {
         let measureFrom = NIODeadline.now() + .milliseconds(Int64(warmup * 1000))
         let end = measureFrom + .milliseconds(Int64(duration * 1000))
         let raw = RawGRPCLoad(
-          host: host, port: port,
+          host: host, ports: port,
           authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
           provider: provider, vehicles: vehicles, connections: connections, rpc: rpc, trips: trips)
         report(try await raw.run(measureFrom: measureFrom, end: end))

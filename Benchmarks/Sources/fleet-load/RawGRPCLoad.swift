@@ -12,7 +12,8 @@ import SwiftProtobuf
 /// call than a full gRPC client, so the machine's cores go to the server being measured.
 struct RawGRPCLoad {
   let host: String
-  let port: Int
+  /// Connection `c` goes to `ports[c % ports.count]`: each vehicle keeps to one instance.
+  let ports: [Int]
   let authorization: String
   let provider: String
   let vehicles: Int
@@ -33,7 +34,7 @@ struct RawGRPCLoad {
             try channel.pipeline.syncOperations.addHandlers([NIOHTTP2Handler(mode: .client), load])
           }
         }
-        .connect(host: host, port: port).get()
+        .connect(host: host, port: ports[c % ports.count]).get()
       load.done = channel.eventLoop.makePromise()
       loads.append(load)
     }
@@ -86,7 +87,7 @@ struct RawGRPCLoad {
 
   var headers: HPACKHeaders {
     [
-      ":method": "POST", ":scheme": "http", ":path": path, ":authority": "\(host):\(port)",
+      ":method": "POST", ":scheme": "http", ":path": path, ":authority": host,
       "content-type": "application/grpc", "te": "trailers", "authorization": authorization,
     ]
   }
