@@ -170,9 +170,10 @@ extension Fleet {
         s.install(entity)
         applied.append(change)
       }
-      Self.keep(batch.progress, in: &s)
+      // This instance's own batch usually changes nothing: no progress to keep, no one to tell.
+      if !applied.isEmpty { Self.keep(batch.progress, in: &s) }
       return applied
     }
-    announce(applied)
+    if !applied.isEmpty { announce(applied) }
   }
 }

@@ -156,7 +156,6 @@ struct RowReader {
 
   mutating func data() throws(RowFormatError) -> Data {
     let n = try count()
-    guard bytes.count - offset >= n else { throw damaged("\(n) bytes of data, but the row ends early") }
     defer { offset += n }
     return Data(bytes[offset..<offset + n])
   }
