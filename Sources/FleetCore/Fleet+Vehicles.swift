@@ -84,11 +84,37 @@ extension Fleet {
   public func updateVehicle(caller: Caller, name: ResourceName, vehicle input: VehicleInput, mask rawMask: [String])
     async throws(FleetError) -> Vehicle
   {
+    let update = try prepareUpdate(
+      caller: caller, name: name, input: input, mask: rawMask, updatable: Self.vehicleUpdatable)
+    let updated = try await write { s, now throws(FleetError) in
+      try Self.apply(update, to: &s, now: now)
+    }
+    return shown(updated)
+  }
+
+  /// An UpdateVehicle checked and with its positions located, ready to apply under the lock.
+  struct VehicleUpdate: Sendable {
+    let name: ResourceName
+    let input: VehicleInput
+    let mask: UpdateMask
+    /// The past locations located, in order.
+    let pastLocated: [VehicleLocation]
+    /// The new last location located, when the mask has it.
+    let lastLocated: VehicleLocation?
+    /// Keep the stored position when this one is older (the streaming channel's rule; unary
+    /// UpdateVehicle is last-write-wins as in Fleet Engine).
+    var keepsNewerPosition = false
+  }
+
+  /// UpdateVehicle's checks, in Fleet Engine's order, and map matching of the positions (outside
+  /// the lock: it is the costly part).
+  func prepareUpdate(
+    caller: Caller, name: ResourceName, input: VehicleInput, mask rawMask: [String], updatable: Set<String>
+  ) throws(FleetError) -> VehicleUpdate {
     try caller.mayCall(.updateVehicle)
     try caller.checkProvider(name.provider)
     try caller.checkVehicleAccess(vehicleID: name.id)
-    let mask = try UpdateMask(
-      rawMask, updatable: Self.vehicleUpdatable, serverOwned: Self.vehicleServerOwned, resource: "vehicle")
+    let mask = try UpdateMask(rawMask, updatable: updatable, serverOwned: Self.vehicleServerOwned, resource: "vehicle")
     if caller.role == .driver, let path = mask.paths.first(where: { Self.vehicleDriverForbidden.contains($0) }) {
       throw .denied("role 'driver' may not update vehicle.\(path)")
     }
@@ -124,50 +150,60 @@ extension Fleet {
       : []
     // `locate` returns the past locations first, then the new last location.
     let pastLocated = Array(located.prefix(input.pastLocations.count))
+    let lastLocated = mask.contains("last_location") ? located.last : nil
+    return VehicleUpdate(name: name, input: input, mask: mask, pastLocated: pastLocated, lastLocated: lastLocated)
+  }
 
-    let updated = try await write { s, now throws(FleetError) in
-      var vehicle = try Self.existingVehicle(name, in: s)
-      if mask.contains("vehicle_state") { vehicle.state = v.state }
-      if mask.contains("supported_trip_types") { vehicle.supportedTripTypes = v.supportedTripTypes }
-      if mask.contains("maximum_capacity") { vehicle.maximumCapacity = v.maximumCapacity }
-      if mask.contains("vehicle_type") { vehicle.category = v.category }
-      if mask.contains("attributes") { vehicle.attributes = v.attributes }
-      if mask.contains("license_plate") { vehicle.licensePlate = v.licensePlate }
-      if mask.contains("back_to_back_enabled") { vehicle.backToBackEnabled = v.backToBackEnabled }
-      if mask.contains("navigation_status") { vehicle.navigationStatus = v.navigationStatus }
-      if mask.contains("last_location"), let location = located.last {
-        vehicle.lastLocation = Self.received(location, now: now)
+  /// Applies a prepared update to the vehicle in memory; returns it and the change to commit.
+  static func apply(_ update: VehicleUpdate, to s: inout State, now: Date) throws(FleetError)
+    -> (Vehicle, [StoredChange])
+  {
+    let (name, mask, v) = (update.name, update.mask, update.input.vehicle)
+    var vehicle = try existingVehicle(name, in: s)
+    if mask.contains("vehicle_state") { vehicle.state = v.state }
+    if mask.contains("supported_trip_types") { vehicle.supportedTripTypes = v.supportedTripTypes }
+    if mask.contains("maximum_capacity") { vehicle.maximumCapacity = v.maximumCapacity }
+    if mask.contains("vehicle_type") { vehicle.category = v.category }
+    if mask.contains("attributes") { vehicle.attributes = v.attributes }
+    if mask.contains("license_plate") { vehicle.licensePlate = v.licensePlate }
+    if mask.contains("back_to_back_enabled") { vehicle.backToBackEnabled = v.backToBackEnabled }
+    if mask.contains("navigation_status") { vehicle.navigationStatus = v.navigationStatus }
+    if let location = update.lastLocated {
+      let stored = vehicle.lastLocation?.updateTime ?? .distantPast
+      if !update.keepsNewerPosition || (location.updateTime ?? now) >= stored {
+        vehicle.lastLocation = received(location, now: now)
       }
-      if locationsGiven { Self.ingestPastLocations(pastLocated, into: &vehicle, now: now) }
-      if mask.contains("current_route_segment") {
-        if vehicle.currentRouteSegment != v.currentRouteSegment {
-          vehicle.currentRouteSegment = v.currentRouteSegment
-          vehicle.currentRouteSegmentVersion = now
-        }
-      }
-      // Fleet Engine: the end point is ignored unless current_route_segment is also given.
-      if mask.contains("current_route_segment_end_point") && mask.contains("current_route_segment") {
-        vehicle.currentRouteSegmentEndPoint = v.currentRouteSegmentEndPoint
-      }
-      if mask.contains("remaining_distance_meters") { vehicle.remainingDistanceMeters = v.remainingDistanceMeters }
-      if mask.contains("eta_to_first_waypoint") { vehicle.etaToFirstWaypoint = v.etaToFirstWaypoint }
-      // Fleet Engine: remaining_time_seconds takes precedence over eta_to_first_waypoint.
-      if mask.contains("remaining_time_seconds"), let seconds = input.remainingTimeSeconds {
-        vehicle.etaToFirstWaypoint = now.addingTimeInterval(TimeInterval(seconds))
-      }
-      if mask.contains("waypoints") {
-        let trips = vehicle.currentTrips.compactMap { s.trips[name.provider]?[$0] }.filter { !$0.status.isTerminal }
-        let ordered = try WaypointPlanner.validateOrder(v.waypoints, trips: trips, field: "vehicle.waypoints")
-        if ordered != vehicle.waypoints {
-          vehicle.waypoints = ordered
-          vehicle.waypointsVersion = now
-        }
-      }
-      vehicle.updateTime = now
-      let change = s.put(vehicle)
-      return (s.vehicles[name.provider]![name.id]!, [change])
     }
-    return shown(updated)
+    if mask.contains("past_locations") || mask.contains("last_location") {
+      ingestPastLocations(update.pastLocated, into: &vehicle, now: now)
+    }
+    if mask.contains("current_route_segment") {
+      if vehicle.currentRouteSegment != v.currentRouteSegment {
+        vehicle.currentRouteSegment = v.currentRouteSegment
+        vehicle.currentRouteSegmentVersion = now
+      }
+    }
+    // Fleet Engine: the end point is ignored unless current_route_segment is also given.
+    if mask.contains("current_route_segment_end_point") && mask.contains("current_route_segment") {
+      vehicle.currentRouteSegmentEndPoint = v.currentRouteSegmentEndPoint
+    }
+    if mask.contains("remaining_distance_meters") { vehicle.remainingDistanceMeters = v.remainingDistanceMeters }
+    if mask.contains("eta_to_first_waypoint") { vehicle.etaToFirstWaypoint = v.etaToFirstWaypoint }
+    // Fleet Engine: remaining_time_seconds takes precedence over eta_to_first_waypoint.
+    if mask.contains("remaining_time_seconds"), let seconds = update.input.remainingTimeSeconds {
+      vehicle.etaToFirstWaypoint = now.addingTimeInterval(TimeInterval(seconds))
+    }
+    if mask.contains("waypoints") {
+      let trips = vehicle.currentTrips.compactMap { s.trips[name.provider]?[$0] }.filter { !$0.status.isTerminal }
+      let ordered = try WaypointPlanner.validateOrder(v.waypoints, trips: trips, field: "vehicle.waypoints")
+      if ordered != vehicle.waypoints {
+        vehicle.waypoints = ordered
+        vehicle.waypointsVersion = now
+      }
+    }
+    vehicle.updateTime = now
+    let change = s.put(vehicle)
+    return (s.vehicles[name.provider]![name.id]!, [change])
   }
 
   /// A vehicle just written, as the response shows it: with the progress computed after the

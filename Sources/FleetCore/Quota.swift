@@ -45,21 +45,32 @@ public struct QuotaLimiter: Sendable {
   /// the delay after which one will be available. With `share` instances serving one fleet, each
   /// allows its part of the provider's quota, so that together they allow it once.
   public mutating func acquire(provider: String, bucket: QuotaBucket, now: Double, share: Int = 1) throws(FleetError) {
+    if let refusal = acquire(upTo: 1, provider: provider, bucket: bucket, now: now, share: share).refusal {
+      throw refusal
+    }
+  }
+
+  /// Takes up to `count` tokens, one per request of a batch (the streaming location channel):
+  /// the first `granted` requests may go on, the rest are refused with `refusal`.
+  public mutating func acquire(upTo count: Int, provider: String, bucket: QuotaBucket, now: Double, share: Int = 1)
+    -> (granted: Int, refusal: FleetError?)
+  {
     let configured = Double(configuration.perMinute[bucket] ?? Int.max)
     let limit = configured / Double(max(share, 1))
     let rate = limit / 60
     var state = buckets[provider]?[bucket] ?? Bucket(tokens: limit, updated: now)
     state.tokens = min(limit, state.tokens + max(0, now - state.updated) * rate)
     state.updated = now
-    guard state.tokens >= 1 else {
-      buckets[provider, default: [:]][bucket] = state
-      let wait = (1 - state.tokens) / rate
-      throw FleetError(
-        .resourceExhausted,
-        "quota '\(bucket.rawValue)' of \(Int(configured)) requests per minute for provider '\(provider)' is exhausted; retry in \(String(format: "%.3f", wait)) s",
-        retryAfter: .milliseconds(Int64((wait * 1000).rounded(.up))))
-    }
-    state.tokens -= 1
+    // Compared as doubles first: an unlimited bucket holds more tokens than an Int can.
+    let granted = state.tokens >= Double(count) ? count : max(0, Int(state.tokens.rounded(.down)))
+    state.tokens -= Double(granted)
     buckets[provider, default: [:]][bucket] = state
+    guard granted < count else { return (granted, nil) }
+    let wait = (1 - state.tokens) / rate
+    let refusal = FleetError(
+      .resourceExhausted,
+      "quota '\(bucket.rawValue)' of \(Int(configured)) requests per minute for provider '\(provider)' is exhausted; retry in \(String(format: "%.3f", wait)) s",
+      retryAfter: .milliseconds(Int64((wait * 1000).rounded(.up))))
+    return (granted, refusal)
   }
 }

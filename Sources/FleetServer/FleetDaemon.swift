@@ -109,6 +109,7 @@ public final class FleetDaemon: Sendable {
     dispatchMetrics = dispatcher.map { _ in DispatchMetrics(registry: registry) }
 
     let grpcFront = GRPCFront(gate: gate, rpcs: rpcs)
+    let intake = ReportIntake(gate: gate, fleet: fleet)
     grpcTransport = HTTP2ServerTransport.Posix(
       address: Self.bindAddress(configuration.host, configuration.grpcPort),
       transportSecurity: .plaintext,
@@ -118,10 +119,14 @@ public final class FleetDaemon: Sendable {
       services: [
         TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront),
         TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront),
+        VehicleUpdatesHandler(intake: intake, window: configuration.reportWindow),
       ])
 
     let router = Router(context: FleetRequestContext.self)
-    RESTFront(gate: gate, rpcs: rpcs, maximumRequestBytes: configuration.maximumRequestBytes).addRoutes(to: router)
+    RESTFront(
+      gate: gate, rpcs: rpcs, intake: intake, maximumRequestBytes: configuration.maximumRequestBytes,
+      maximumReports: configuration.reportWindow
+    ).addRoutes(to: router)
     OSRMFront(engine: routing).addRoutes(to: router)
     GeoFront(
       engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage), quotaShare: quotaShare), metrics: metrics

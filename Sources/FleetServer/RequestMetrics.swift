@@ -15,7 +15,8 @@ final class RequestMetrics: Sendable {
 
   init(registry: PrometheusCollectorRegistry) { self.registry = registry }
 
-  func record(rpc: String, transport: String, code: String, duration: Duration) {
+  /// `count` requests answered together (a message of location reports) count one each.
+  func record(rpc: String, transport: String, code: String, duration: Duration, count: Int = 1) {
     let key = "\(rpc)|\(transport)|\(code)"
     let counter = counters.withLock { cache in
       if let c = cache[key] { return c }
@@ -26,7 +27,7 @@ final class RequestMetrics: Sendable {
       cache[key] = c
       return c
     }
-    counter.increment()
+    counter.increment(by: Int64(count))
     let histogram = histograms.withLock { cache in
       if let h = cache[rpc] { return h }
       let h = registry.makeDurationHistogram(

@@ -20,6 +20,9 @@ public struct ServerConfiguration: Sendable {
   public var quotas = QuotaConfiguration()
   /// Largest accepted request body, gRPC and REST alike.
   public var maximumRequestBytes = 4 * 1024 * 1024
+  /// The most location reports a client of fleetkit.v1.VehicleUpdates may have unanswered
+  /// (`--report-window`), and the most one REST batch may carry.
+  public var reportWindow = 1024
   /// A road graph from `fleetd graph build`: serves OSRM's HTTP API (route, table, nearest).
   public var graphPath: String?
   /// A routing engine already built (tests share one); when nil, it is loaded from `graphPath`.

@@ -20,6 +20,11 @@ struct ServeCommand: AsyncParsableCommand {
   var maxRequestBytes = 4 * 1024 * 1024
   @Option(
     help:
+      "Most location reports a fleetkit.v1.VehicleUpdates stream may have unanswered, and most reports per REST batch."
+  )
+  var reportWindow = 1024
+  @Option(
+    help:
       "OpenStreetMap extract (.osm.pbf) to route and geocode on: its road graph is built at the first start and kept in the data directory, rebuilt when the file changes (env FLEETD_OSM)."
   )
   var osm: String?
@@ -56,6 +61,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.postgres = try storage.postgres
     listen.apply(to: &configuration)
     configuration.maximumRequestBytes = maxRequestBytes
+    guard reportWindow >= 1 else { throw ValidationError("--report-window must be at least 1, got \(reportWindow)") }
+    configuration.reportWindow = reportWindow
     let extract = osm ?? environment("FLEETD_OSM")
     configuration.graphPath = graph ?? environment("FLEETD_GRAPH")
     guard extract == nil || configuration.graphPath == nil else {

@@ -26,7 +26,7 @@ struct TestServer {
   static func run(
     quotas: QuotaConfiguration = QuotaConfiguration(), maximumRequestBytes: Int = 4 * 1024 * 1024,
     graph: String? = nil, routing: RoutingEngine? = nil, fleet: FleetConfiguration = FleetConfiguration(),
-    dispatch: DispatchConfiguration? = nil, _ body: (TestServer) async throws -> Void
+    dispatch: DispatchConfiguration? = nil, reportWindow: Int = 1024, _ body: (TestServer) async throws -> Void
   ) async throws {
     let dir = NSTemporaryDirectory() + "fleetkit-server-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -41,6 +41,7 @@ struct TestServer {
     if let routing { configuration.routing = routing }
     configuration.fleet = fleet
     configuration.dispatch = dispatch
+    configuration.reportWindow = reportWindow
     var logger = Logger(label: "fleetd-test")
     logger.logLevel = .warning
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)

@@ -13,7 +13,10 @@ import SwiftProtobuf
 struct RESTFront: Sendable {
   let gate: RequestGate
   let rpcs: FleetRPCs
+  let intake: ReportIntake
   let maximumRequestBytes: Int
+  /// The most location reports one `vehicles:reportLocations` request may carry.
+  let maximumReports: Int
   let requestIDs = RequestIDs()
 
   func addRoutes(to router: Router<FleetRequestContext>) {
@@ -22,10 +25,11 @@ struct RESTFront: Sendable {
       // FleetKit's booking API (fleetkit.v1.Rides), beside Fleet Engine's own paths.
       router.on("/dispatch/v1/**", method: method) { request, context in await self.handle(request, context) }
     }
+    // FleetKit's location batch (fleetkit.v1.VehicleUpdates for relays that hold no stream).
+    router.post("/fleetkit/v1/**") { request, context in await self.reportLocations(request, context) }
   }
 
   func handle(_ request: Request, _ context: FleetRequestContext) async -> Response {
-    var request = request
     let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
     do {
       let route = try RESTRoute(method: request.method, path: request.uri.path)

@@ -1,0 +1,182 @@
+import FleetCore
+import FleetProto
+import GRPCCore
+import Synchronization
+
+/// fleetkit.v1.VehicleUpdates over gRPC: location reports on one long-lived stream.
+///
+/// The stream is read in order and each message is applied in memory before the next is read;
+/// its commit is awaited in a task of its own, so that many messages share one group commit.
+/// Answers are gathered by one writer, which merges those ready together into one response.
+/// No more than `window` reports are ever unanswered: past that, the stream is not read.
+struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
+  let intake: ReportIntake
+  let window: Int
+
+  func reportLocations(
+    request: StreamingServerRequest<Fleetkit_V1_ReportLocationsRequest>, context: ServerContext
+  ) async throws -> StreamingServerResponse<Fleetkit_V1_ReportLocationsResponse> {
+    let opening = request.metadata[stringValues: "authorization"].first(where: { _ in true })
+    return StreamingServerResponse { [intake, window] writer in
+      let credits = ReportCredits(window)
+      let outbox = ReportOutbox()
+      var first = Fleetkit_V1_ReportLocationsResponse()
+      first.window = Int32(clamping: window)
+      try await writer.write(first)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          // The writer: whatever is answered when it wakes goes out as one response.
+          do {
+            for await _ in outbox.wakes {
+              guard let (response, answered) = outbox.take() else { continue }
+              try await writer.write(response)
+              credits.release(answered)
+            }
+          } catch {
+            credits.cancel()
+            throw error
+          }
+        }
+        do {
+          try await withRPCCancellationHandler {
+            try await Self.read(
+              request.messages, opening: opening, intake: intake, credits: credits, outbox: outbox)
+          } onCancelRPC: {
+            credits.cancel()
+          }
+        } catch {
+          outbox.finish()
+          throw error
+        }
+        // Every answer is posted: the writer sends the last of them and ends.
+        outbox.finish()
+        try await group.waitForAll()
+      }
+      return [:]
+    }
+  }
+
+  /// Reads the client's messages in order; returns once every report read has been answered.
+  static func read(
+    _ messages: RPCAsyncSequence<Fleetkit_V1_ReportLocationsRequest, any Error>, opening: String?,
+    intake: ReportIntake, credits: ReportCredits, outbox: ReportOutbox
+  ) async throws {
+    var authorization = opening
+    var returnVehicles: Bool?
+    try await withThrowingDiscardingTaskGroup { commits in
+      for try await message in messages {
+        if !message.authorization.isEmpty {
+          authorization =
+            message.authorization.hasPrefix("Bearer ") ? message.authorization : "Bearer \(message.authorization)"
+        }
+        if returnVehicles == nil { returnVehicles = message.returnVehicles }
+        guard !message.reports.isEmpty else { continue }
+        let taken = try await credits.acquire(message.reports.count)
+        let submitted = await intake.submit(message.reports, authorization: authorization)
+        let vehicles = returnVehicles ?? false
+        commits.addTask {
+          let response = await submitted.answer(
+            returnVehicles: vehicles, metrics: intake.gate.metrics, transport: "grpc")
+          outbox.post(response, credits: taken)
+        }
+      }
+    }
+  }
+}
+
+/// How many more reports a stream may have unanswered. One reader waits on it at a time.
+final class ReportCredits: Sendable {
+  struct State {
+    var available: Int
+    var waiter: (needed: Int, continuation: CheckedContinuation<Void, any Error>)?
+    var cancelled = false
+  }
+
+  let window: Int
+  let state: Mutex<State>
+
+  init(_ window: Int) {
+    self.window = window
+    state = Mutex(State(available: window))
+  }
+
+  /// Takes credits for `count` reports, waiting while too many are unanswered; a message larger
+  /// than the window waits for all of it. Returns the credits taken, to give back with `release`.
+  func acquire(_ count: Int) async throws -> Int {
+    let needed = min(count, window)
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+      let ready: Result<Void, any Error>? = state.withLock { s in
+        if s.cancelled { return .failure(CancellationError()) }
+        guard s.available < needed else {
+          s.available -= needed
+          return .success(())
+        }
+        s.waiter = (needed, continuation)
+        return nil
+      }
+      if let ready { continuation.resume(with: ready) }
+    }
+    return needed
+  }
+
+  func release(_ count: Int) {
+    let woken: CheckedContinuation<Void, any Error>? = state.withLock { s in
+      s.available += count
+      guard let waiter = s.waiter, s.available >= waiter.needed else { return nil }
+      s.available -= waiter.needed
+      s.waiter = nil
+      return waiter.continuation
+    }
+    woken?.resume()
+  }
+
+  /// The RPC ended: a waiting reader stops.
+  func cancel() {
+    let woken = state.withLock { s in
+      s.cancelled = true
+      defer { s.waiter = nil }
+      return s.waiter?.continuation
+    }
+    woken?.resume(throwing: CancellationError())
+  }
+}
+
+/// Answers ready to send, merged until the writer takes them.
+final class ReportOutbox: Sendable {
+  struct Pending {
+    var response = Fleetkit_V1_ReportLocationsResponse()
+    var credits = 0
+  }
+
+  let pending = Mutex(Pending())
+  let wakes: AsyncStream<Void>
+  let wake: AsyncStream<Void>.Continuation
+
+  init() {
+    (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+  }
+
+  func post(_ response: Fleetkit_V1_ReportLocationsResponse, credits: Int) {
+    pending.withLock { p in
+      p.response.acknowledged += response.acknowledged
+      p.response.errors += response.errors
+      p.credits += credits
+    }
+    wake.yield()
+  }
+
+  /// What has been answered since the last call, and the credits it gives back.
+  func take() -> (Fleetkit_V1_ReportLocationsResponse, Int)? {
+    pending.withLock { p in
+      guard p.credits > 0 else { return nil }
+      defer { p = Pending() }
+      return (p.response, p.credits)
+    }
+  }
+
+  /// Every answer is posted: the writer ends after sending them.
+  func finish() {
+    wake.yield()
+    wake.finish()
+  }
+}

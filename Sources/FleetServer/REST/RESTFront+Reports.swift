@@ -1,0 +1,62 @@
+import FleetCore
+import FleetProto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension RESTFront {
+  /// `POST /fleetkit/v1/providers/{p}/vehicles:reportLocations`: a batch of location reports
+  /// (fleetkit.v1.ReportLocationsRequest as proto3 JSON), answered per report once stored
+  /// (ReportLocationsResponse), with the stream's rules. The request fails as a whole only
+  /// when it cannot be read, carries too many reports, or its token is refused.
+  func reportLocations(_ request: Request, _ context: FleetRequestContext) async -> Response {
+    let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
+    do {
+      let provider = try Self.reportsProvider(request.uri.path)
+      let read: ByteBuffer?
+      do {
+        read = try await Self.body(of: request, upTo: maximumRequestBytes).body
+      } catch {
+        throw FleetError(.invalidArgument, "the request body could not be read: \(error)")
+      }
+      guard let body = read else {
+        throw FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes")
+      }
+      let call = RESTCall(route: RESTRoute(target: .listVehicles(parent: "")), body: Data(buffer: body), query: [])
+      let message = try call.decodeBody(Fleetkit_V1_ReportLocationsRequest.self, required: true)
+      guard message.authorization.isEmpty else {
+        throw FleetError.invalid("authorization belongs in the Authorization header, not in the body")
+      }
+      guard message.reports.count <= maximumReports else {
+        throw FleetError.invalid("reports: at most \(maximumReports) reports per request, got \(message.reports.count)")
+      }
+      let authorization = request.headers[.authorization]
+      _ = try await gate.verifier.verify(authorizationHeader: authorization)
+      let submitted = await intake.submit(message.reports, authorization: authorization, provider: provider)
+      let response = await submitted.answer(
+        returnVehicles: message.returnVehicles, metrics: gate.metrics, transport: "rest")
+      var headers = HTTPFields()
+      headers[.contentType] = "application/json; charset=utf-8"
+      headers[.init("x-request-id")!] = requestID
+      let json = try call.encode(response)
+      return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: json)))
+    } catch let error as FleetError {
+      gate.metrics.record(
+        rpc: ReportIntake.rpc, transport: "rest", code: error.code.metricsLabel, duration: .zero)
+      return Self.errorResponse(error, status: error.code.httpStatus, requestID: requestID)
+    } catch {
+      return Self.errorResponse(FleetError(.internal, "\(error)"), status: .internalServerError, requestID: requestID)
+    }
+  }
+
+  /// The provider of `/fleetkit/v1/providers/{p}/vehicles:reportLocations`, the one route there.
+  static func reportsProvider(_ path: String) throws(FleetError) -> String {
+    let decoded = path.removingPercentEncoding ?? path
+    let parts = decoded.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 6, parts[0] == "", parts[1] == "fleetkit", parts[2] == "v1", parts[3] == "providers",
+      !parts[4].isEmpty, parts[5] == "vehicles:reportLocations"
+    else { throw .notFound("no such REST resource: POST \(path)") }
+    return String(parts[4])
+  }
+}

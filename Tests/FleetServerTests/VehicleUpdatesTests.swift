@@ -1,0 +1,322 @@
+import FleetCore
+import FleetProto
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Synchronization
+import Testing
+
+/// fleetkit.v1.VehicleUpdates/ReportLocations and its REST batch against a real fleetd.
+@Suite struct VehicleUpdatesTests {
+  @Test func eachReportIsAnsweredAndARefusalDoesNotEndTheStream() async throws {
+    try await TestServer.run { server in
+      try await server.createVehicles(["car", "other"])
+      let driver = try await server.signer(role: .driver).token(vehicleID: "car")
+      try await withReportStream(server, metadata: auth(driver)) { stream in
+        let first = try await stream.next()
+        #expect(first.window == 1024)
+        var bad = locationReport(3, "car", 43.73, 7.42)
+        bad.vehicle.lastLocation.location = latLng(91, 7.42)
+        stream.send([
+          locationReport(1, "car", 43.731, 7.421), locationReport(2, "other", 43.73, 7.42), bad,
+          locationReport(4, "ghost", 43.73, 7.42),
+        ])
+        let answers = try await stream.answers(for: [1, 2, 3, 4])
+        #expect(answers[1] == 0)
+        #expect(answers[2] == Int32(RPCError.Code.permissionDenied.rawValue))
+        #expect(answers[3] == Int32(RPCError.Code.invalidArgument.rawValue))
+        #expect(answers[4] == Int32(RPCError.Code.permissionDenied.rawValue))
+        // The stream goes on after the refusals.
+        stream.send([locationReport(5, "car", 43.735, 7.425)])
+        #expect(try await stream.answers(for: [5]) == [5: 0])
+      }
+      let car = try await server.vehicle("car")
+      #expect(car.lastLocation.location.latitude == 43.735)
+      let other = try await server.vehicle("other")
+      #expect(!other.hasLastLocation)
+      // A server token reports for any vehicle of its provider; an unknown one is NOT_FOUND.
+      let backend = try await server.signer(role: .server).token()
+      try await withReportStream(server, metadata: auth(backend)) { stream in
+        stream.send(
+          [locationReport(1, "car", 43.74, 7.43), locationReport(2, "other", 43.74, 7.43), locationReport(3, "ghost")],
+          returnVehicles: true)
+        var answers: [UInt64: Int32] = [:]
+        var vehicles: [UInt64: Maps_Fleetengine_V1_Vehicle] = [:]
+        while answers.count < 3 {
+          let response = try await stream.next()
+          for ack in response.acknowledged {
+            answers[ack.sequence] = 0
+            vehicles[ack.sequence] = ack.vehicle
+          }
+          for error in response.errors { answers[error.sequence] = error.code }
+        }
+        #expect(answers == [1: 0, 2: 0, 3: Int32(RPCError.Code.notFound.rawValue)])
+        #expect(vehicles[2]?.name == "providers/acme/vehicles/other")
+        #expect(vehicles[2]?.lastLocation.location.latitude == 43.74)
+      }
+    }
+  }
+
+  @Test func anOlderReportNeverOverridesANewerPositionWhicheverPathBroughtIt() async throws {
+    try await TestServer.run { server in
+      try await server.createVehicles(["car"])
+      let driver = try await server.signer(role: .driver).token(vehicleID: "car")
+      let start = Date().addingTimeInterval(-60)
+      try await withReportStream(server, metadata: auth(driver)) { stream in
+        stream.send([locationReport(1, "car", 43.7301, 7.42, time: start.addingTimeInterval(10))])
+        #expect(try await stream.answers(for: [1]) == [1: 0])
+        #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.7301)
+        // A unary update, newer by the device's clock.
+        var update = newLocationUpdate("car", 43.7302, 7.42)
+        update.vehicle.lastLocation.updateTime = .init(date: start.addingTimeInterval(20))
+        try await server.withClients { _, vehicles in
+          _ = try await vehicles.updateVehicle(update, metadata: auth(driver))
+        }
+        // A report older than that is acknowledged and keeps the newer position; a newer one moves it.
+        stream.send([locationReport(2, "car", 43.7303, 7.42, time: start.addingTimeInterval(15))])
+        #expect(try await stream.answers(for: [2]) == [2: 0])
+        #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.7302)
+        // Reports of one message and of messages sent one after another apply in order.
+        stream.send([
+          locationReport(3, "car", 43.7304, 7.42, time: start.addingTimeInterval(30)),
+          locationReport(4, "car", 43.7305, 7.42, time: start.addingTimeInterval(31)),
+        ])
+        stream.send([locationReport(5, "car", 43.7306, 7.42, time: start.addingTimeInterval(32))])
+        #expect(try await stream.answers(for: [3, 4, 5]) == [3: 0, 4: 0, 5: 0])
+        #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.7306)
+      }
+    }
+  }
+
+  @Test func aClientThatStopsReadingStopsTheStreamNotTheServer() async throws {
+    try await TestServer.run(reportWindow: 8) { server in
+      try await server.createVehicles(["car"])
+      let backend = try await server.signer(role: .server).token()
+      let total = 5_000
+      let sent = Atomic<Int>(0)
+      // Reports of 4 KB, so that they overflow the transport's buffers (8 MB) long before the end.
+      let segment = String(repeating: "?", count: 4096)
+      try await withGRPCClient(
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext,
+          config: .defaults { $0.http2.targetWindowSize = 65_535 })
+      ) { client in
+        let updates = Fleetkit_V1_VehicleUpdates.Client(wrapping: client)
+        let answered = try await updates.reportLocations(
+          metadata: auth(backend),
+          requestProducer: { writer in
+            for i in 1...total {
+              var message = Fleetkit_V1_ReportLocationsRequest()
+              message.returnVehicles = true
+              var report = locationReport(UInt64(i), "car", 43.7, 7.4 + Double(i) / 1_000_000)
+              report.vehicle.currentRouteSegment = segment
+              report.updateMask.paths = ["last_location", "current_route_segment"]
+              message.reports = [report]
+              try await writer.write(message)
+              sent.add(1, ordering: .relaxed)
+            }
+          },
+          onResponse: { response in
+            // Not reading: the server answers 8 reports, then reads no more; the client's
+            // writes stall once the transport's buffers are full.
+            var stalledAt = -1
+            for _ in 0..<100 {
+              try await Task.sleep(for: .milliseconds(100))
+              let now = sent.load(ordering: .relaxed)
+              if now == stalledAt { break }
+              stalledAt = now
+            }
+            #expect(stalledAt < total, "the client could send everything to a server that answered nothing")
+            let stored = try await server.vehicle("car").lastLocation.location.longitude
+            let applied = Int(((stored - 7.4) * 1_000_000).rounded())
+            #expect(applied <= stalledAt && applied < total)
+            var answered = 0
+            for try await message in response.messages {
+              answered += message.acknowledged.count
+              #expect(message.errors.isEmpty)
+              if answered == total { break }
+            }
+            return answered
+          })
+        #expect(answered == total)
+      }
+      let stored = try await server.vehicle("car").lastLocation.location.longitude
+      #expect(abs(stored - (7.4 + Double(total) / 1_000_000)) < 1e-9)
+    }
+  }
+
+  @Test func anExpiredTokenRefusesReportsUntilTheClientSendsAFreshOne() async throws {
+    try await TestServer.run { server in
+      try await server.createVehicles(["car"])
+      let signer = try await server.signer(role: .driver)
+      // Valid for two more seconds.
+      let expiring = try signer.token(vehicleID: "car", lifetime: 3600, now: Date().addingTimeInterval(-3598))
+      try await withReportStream(server, metadata: auth(expiring)) { stream in
+        stream.send([locationReport(1, "car", 43.731, 7.42)])
+        #expect(try await stream.answers(for: [1]) == [1: 0])
+        try await Task.sleep(for: .milliseconds(2500))
+        stream.send([locationReport(2, "car", 43.732, 7.42)])
+        #expect(try await stream.answers(for: [2]) == [2: Int32(RPCError.Code.unauthenticated.rawValue)])
+        var fresh = Fleetkit_V1_ReportLocationsRequest()
+        fresh.authorization = try signer.token(vehicleID: "car")
+        fresh.reports = [locationReport(3, "car", 43.733, 7.42)]
+        stream.send(fresh)
+        #expect(try await stream.answers(for: [3]) == [3: 0])
+      }
+      #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.733)
+      // No token at all: every report is refused, and the stream stays open.
+      try await withReportStream(server, metadata: [:]) { stream in
+        stream.send([locationReport(1, "car", 43.734, 7.42), locationReport(2, "car", 43.735, 7.42)])
+        let code = Int32(RPCError.Code.unauthenticated.rawValue)
+        let answers = try await stream.answers(for: [1, 2])
+        #expect(answers == [1: code, 2: code])
+      }
+    }
+  }
+
+  @Test func quotasCountEachReport() async throws {
+    try await TestServer.run(quotas: QuotaConfiguration(perMinute: [.update: 3])) { server in
+      try await server.createVehicles(["car"])
+      let backend = try await server.signer(role: .server).token()
+      try await withReportStream(server, metadata: auth(backend)) { stream in
+        stream.send((1...5).map { locationReport(UInt64($0), "car", 43.73, 7.42) })
+        let exhausted = Int32(RPCError.Code.resourceExhausted.rawValue)
+        let answers = try await stream.answers(for: [1, 2, 3, 4, 5])
+        #expect(answers == [1: 0, 2: 0, 3: 0, 4: exhausted, 5: exhausted])
+      }
+    }
+  }
+
+  @Test func theRESTBatchAnswersEachReport() async throws {
+    try await TestServer.run(reportWindow: 3) { server in
+      try await server.createVehicles(["car", "van"])
+      let backend = try await server.signer(role: .server).token()
+      let path = "/fleetkit/v1/providers/acme/vehicles:reportLocations"
+      let body = """
+        {"reports": [
+          {"sequence": "1", "name": "providers/acme/vehicles/car", "vehicle": {"lastLocation": {"location": {"latitude": 43.731, "longitude": 7.42}}}},
+          {"sequence": "2", "name": "providers/acme/vehicles/van", "vehicle": {"vehicleState": "OFFLINE", "lastLocation": {"location": {"latitude": 43.732, "longitude": 7.42}}}, "updateMask": "lastLocation,vehicleState"},
+          {"sequence": "3", "name": "providers/other/vehicles/van", "vehicle": {"lastLocation": {"location": {"latitude": 43.733, "longitude": 7.42}}}}
+        ]}
+        """
+      let (status, json, _) = try await server.http("POST", path, token: backend, body: body)
+      #expect(status == 200)
+      let acknowledged = (json["acknowledged"] as? [[String: Any]])?.compactMap { $0["sequence"] as? String }
+      #expect(acknowledged == ["1", "2"])
+      let errors = json["errors"] as? [[String: Any]]
+      #expect(errors?.first?["sequence"] as? String == "3")
+      #expect(errors?.first?["code"] as? Int == Int(RPCError.Code.invalidArgument.rawValue))
+      #expect((errors?.first?["message"] as? String)?.contains("providers/acme") == true)
+      #expect(try await server.vehicle("van").vehicleState == .offline)
+      #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.731)
+
+      let four = "{\"reports\": [" + (1...4).map { "{\"sequence\": \"\($0)\"}" }.joined(separator: ",") + "]}"
+      let (tooMany, tooManyBody, _) = try await server.http("POST", path, token: backend, body: four)
+      #expect(tooMany == 400)
+      #expect(((tooManyBody["error"] as? [String: Any])?["message"] as? String)?.contains("at most 3 reports") == true)
+      let (unauthenticated, _, _) = try await server.http("POST", path, token: nil, body: body)
+      #expect(unauthenticated == 401)
+      let (unknown, _, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/vehicles", token: backend, body: body)
+      #expect(unknown == 404)
+      let (driverDenied, denied, _) = try await server.http(
+        "POST", path, token: try await server.signer(role: .driver).token(vehicleID: "car"), body: body)
+      #expect(driverDenied == 200)
+      #expect((denied["errors"] as? [[String: Any]])?.count == 2)
+    }
+  }
+}
+
+// MARK: - Helpers
+
+func locationReport(
+  _ sequence: UInt64, _ vehicle: String, _ lat: Double = 43.73, _ lng: Double = 7.42, time: Date? = nil
+)
+  -> Fleetkit_V1_LocationReport
+{
+  var report = Fleetkit_V1_LocationReport()
+  report.sequence = sequence
+  report.name = "providers/acme/vehicles/\(vehicle)"
+  report.vehicle.lastLocation.location = latLng(lat, lng)
+  if let time { report.vehicle.lastLocation.updateTime = .init(date: time) }
+  return report
+}
+
+extension TestServer {
+  func createVehicles(_ ids: [String]) async throws {
+    try await withClients { _, vehicles in
+      for id in ids { _ = try await vehicles.createVehicle(newVehicleRequest(id), metadata: auth(try admin.token())) }
+    }
+  }
+
+  func vehicle(_ id: String) async throws -> Maps_Fleetengine_V1_Vehicle {
+    var found = Maps_Fleetengine_V1_Vehicle()
+    try await withClients { _, vehicles in
+      var request = Maps_Fleetengine_V1_GetVehicleRequest()
+      request.name = "providers/acme/vehicles/\(id)"
+      found = try await vehicles.getVehicle(request, metadata: auth(try admin.token()))
+    }
+    return found
+  }
+}
+
+/// One ReportLocations stream, driven step by step.
+final class ReportStream: @unchecked Sendable {
+  // Unchecked: used by one test task at a time.
+  let outgoing: AsyncStream<Fleetkit_V1_ReportLocationsRequest>.Continuation
+  var responses: RPCAsyncSequence<Fleetkit_V1_ReportLocationsResponse, any Error>.AsyncIterator
+
+  init(
+    outgoing: AsyncStream<Fleetkit_V1_ReportLocationsRequest>.Continuation,
+    responses: RPCAsyncSequence<Fleetkit_V1_ReportLocationsResponse, any Error>
+  ) {
+    self.outgoing = outgoing
+    self.responses = responses.makeAsyncIterator()
+  }
+
+  func send(_ message: Fleetkit_V1_ReportLocationsRequest) { outgoing.yield(message) }
+
+  func send(_ reports: [Fleetkit_V1_LocationReport], returnVehicles: Bool = false) {
+    var message = Fleetkit_V1_ReportLocationsRequest()
+    message.reports = reports
+    message.returnVehicles = returnVehicles
+    send(message)
+  }
+
+  func next() async throws -> Fleetkit_V1_ReportLocationsResponse {
+    guard let response = try await responses.next() else { throw CancellationError() }
+    return response
+  }
+
+  /// Reads until each of `sequences` is answered: 0 for an acknowledgement, else the error's code.
+  func answers(for sequences: Set<UInt64>) async throws -> [UInt64: Int32] {
+    var answers: [UInt64: Int32] = [:]
+    while !sequences.isSubset(of: answers.keys) {
+      let response = try await next()
+      for ack in response.acknowledged { answers[ack.sequence] = 0 }
+      for error in response.errors { answers[error.sequence] = error.code }
+    }
+    return answers
+  }
+}
+
+func withReportStream<T: Sendable>(
+  _ server: TestServer, metadata: Metadata, _ body: @escaping @Sendable (ReportStream) async throws -> T
+) async throws -> T {
+  try await withGRPCClient(
+    transport: .http2NIOPosix(
+      target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+  ) { client in
+    let updates = Fleetkit_V1_VehicleUpdates.Client(wrapping: client)
+    let (messages, outgoing) = AsyncStream.makeStream(of: Fleetkit_V1_ReportLocationsRequest.self)
+    return try await updates.reportLocations(
+      metadata: metadata,
+      requestProducer: { writer in
+        for await message in messages { try await writer.write(message) }
+      },
+      onResponse: { response in
+        defer { outgoing.finish() }
+        return try await body(ReportStream(outgoing: outgoing, responses: response.messages))
+      })
+  }
+}
