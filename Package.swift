@@ -334,6 +334,7 @@ let package = Package(
       dependencies: [
         "FleetTestSupport", "FleetDriver", "FleetPositioning", "FleetSimulator", "FleetServer", "FleetAuth", "FleetCore", "FleetProto",
         "FleetRouting",
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Hummingbird", package: "hummingbird"),

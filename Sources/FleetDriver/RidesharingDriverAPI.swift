@@ -15,16 +15,16 @@ public final class RidesharingDriverAPI: Sendable {
     vehicleReporter = VehicleReporter(context: driverContext, clock: clock)
   }
 
-  /// Connects to fleetd and reports until cancelled.
+  /// Connects to fleetd and reports until cancelled: over fleetd's location stream when it has
+  /// one, else with UpdateVehicle calls.
   public func run() async throws {
     let timeout = driverContext.reporting.callTimeout
     try await driverContext.endpoint.withClient { client in
-      let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
-      await vehicleReporter.run { request, token in
-        var options = CallOptions.defaults
-        options.timeout = timeout
-        return try await vehicles.updateVehicle(
-          request, metadata: ["authorization": "Bearer \(token)"], options: options)
+      let channel = UpdateChannel(client: client, timeout: timeout)
+      await withDiscardingTaskGroup { group in
+        group.addTask { await channel.run() }
+        await vehicleReporter.run { request, token in try await channel.send(request, token: token) }
+        group.cancelAll()
       }
     }
   }

@@ -1,6 +1,7 @@
 import FleetCore
 import FleetProto
 import GRPCCore
+import ServiceLifecycle
 import Synchronization
 
 /// fleetkit.v1.VehicleUpdates over gRPC: location reports on one long-lived stream.
@@ -23,63 +24,76 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
       var first = Fleetkit_V1_ReportLocationsResponse()
       first.window = Int32(clamping: window)
       try await writer.write(first)
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask {
-          // The writer: whatever is answered when it wakes goes out as one response.
-          do {
-            for await _ in outbox.wakes {
-              guard let (response, answered) = outbox.take() else { continue }
-              try await writer.write(response)
-              credits.release(answered)
+      let (submissions, submit) = AsyncStream.makeStream(of: Submission.self)
+      try await withRPCCancellationHandler {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask {
+            // The writer: whatever is answered when it wakes goes out as one response.
+            do {
+              for await _ in outbox.wakes {
+                guard let (response, answered) = outbox.take() else { continue }
+                try await writer.write(response)
+                credits.release(answered)
+              }
+            } catch {
+              credits.cancel()
+              throw error
             }
-          } catch {
-            credits.cancel()
-            throw error
           }
-        }
-        do {
-          try await withRPCCancellationHandler {
-            try await Self.read(
-              request.messages, opening: opening, intake: intake, credits: credits, outbox: outbox)
-          } onCancelRPC: {
-            credits.cancel()
+          group.addTask {
+            // The reader stops at graceful shutdown; what it took is still answered, then the
+            // stream ends and the client reconnects (to another instance, or after the restart).
+            defer { submit.finish() }
+            try await cancelWhenGracefulShutdown {
+              try await Self.read(request.messages, opening: opening, intake: intake, credits: credits, submit: submit)
+            }
           }
-        } catch {
+          // Each message's commit is awaited on its own, so that many share a group commit.
+          await withDiscardingTaskGroup { commits in
+            for await submission in submissions {
+              commits.addTask {
+                let response = await submission.reports.answer(
+                  returnVehicles: submission.returnVehicles, metrics: intake.gate.metrics, transport: "grpc")
+                outbox.post(response, credits: submission.credits)
+              }
+            }
+          }
+          // Every answer is posted: the writer sends the last of them and ends.
           outbox.finish()
-          throw error
+          try await group.waitForAll()
         }
-        // Every answer is posted: the writer sends the last of them and ends.
+      } onCancelRPC: {
+        credits.cancel()
         outbox.finish()
-        try await group.waitForAll()
       }
       return [:]
     }
   }
 
-  /// Reads the client's messages in order; returns once every report read has been answered.
+  /// One message's reports, applied in memory, with the credits they hold.
+  struct Submission: Sendable {
+    let reports: SubmittedReports
+    let returnVehicles: Bool
+    let credits: Int
+  }
+
+  /// Reads the client's messages in order and applies each before reading the next.
   static func read(
     _ messages: RPCAsyncSequence<Fleetkit_V1_ReportLocationsRequest, any Error>, opening: String?,
-    intake: ReportIntake, credits: ReportCredits, outbox: ReportOutbox
+    intake: ReportIntake, credits: ReportCredits, submit: AsyncStream<Submission>.Continuation
   ) async throws {
     var authorization = opening
     var returnVehicles: Bool?
-    try await withThrowingDiscardingTaskGroup { commits in
-      for try await message in messages {
-        if !message.authorization.isEmpty {
-          authorization =
-            message.authorization.hasPrefix("Bearer ") ? message.authorization : "Bearer \(message.authorization)"
-        }
-        if returnVehicles == nil { returnVehicles = message.returnVehicles }
-        guard !message.reports.isEmpty else { continue }
-        let taken = try await credits.acquire(message.reports.count)
-        let submitted = await intake.submit(message.reports, authorization: authorization)
-        let vehicles = returnVehicles ?? false
-        commits.addTask {
-          let response = await submitted.answer(
-            returnVehicles: vehicles, metrics: intake.gate.metrics, transport: "grpc")
-          outbox.post(response, credits: taken)
-        }
+    for try await message in messages {
+      if !message.authorization.isEmpty {
+        authorization =
+          message.authorization.hasPrefix("Bearer ") ? message.authorization : "Bearer \(message.authorization)"
       }
+      if returnVehicles == nil { returnVehicles = message.returnVehicles }
+      guard !message.reports.isEmpty else { continue }
+      let taken = try await credits.acquire(message.reports.count)
+      let reports = await intake.submit(message.reports, authorization: authorization)
+      submit.yield(Submission(reports: reports, returnVehicles: returnVehicles ?? false, credits: taken))
     }
   }
 }

@@ -1,0 +1,176 @@
+import FleetProto
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Synchronization
+
+/// How the reporter's updates reach fleetd: over one long-lived fleetkit.v1.VehicleUpdates
+/// stream when the server offers it, else (Fleet Engine itself, an older fleetd) as unary
+/// UpdateVehicle calls, for good once the stream was answered UNIMPLEMENTED. Each update is
+/// answered alone either way, with UpdateVehicle's codes, so the reporter's rules stay the same.
+final class UpdateChannel: Sendable {
+  struct State {
+    var unaryOnly = false
+    /// The stream's outgoing messages, while one is open or about to be.
+    var outgoing: AsyncStream<Fleetkit_V1_ReportLocationsRequest>.Continuation?
+    /// Taken by `run` to open the stream.
+    var toOpen: AsyncStream<Fleetkit_V1_ReportLocationsRequest>?
+    /// The token the open stream was last given.
+    var token: String?
+    var nextSequence: UInt64 = 1
+    var waiting: [UInt64: CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>] = [:]
+  }
+
+  let vehicles: Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
+  let updates: Fleetkit_V1_VehicleUpdates.Client<HTTP2ClientTransport.Posix>
+  let timeout: Duration
+  let state = Mutex(State())
+  let opening = Wakeup()
+
+  init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration) {
+    vehicles = .init(wrapping: client)
+    updates = .init(wrapping: client)
+    self.timeout = timeout
+  }
+
+  /// Sends one update and returns the vehicle as fleetd stored it.
+  func send(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
+    -> Maps_Fleetengine_V1_Vehicle
+  {
+    if !state.withLock({ $0.unaryOnly }) {
+      do {
+        return try await streamed(request, token: token)
+      } catch let error as RPCError where error.code == .unimplemented {
+        state.withLock { $0.unaryOnly = true }
+      }
+    }
+    var options = CallOptions.defaults
+    options.timeout = timeout
+    return try await vehicles.updateVehicle(request, metadata: ["authorization": "Bearer \(token)"], options: options)
+  }
+
+  /// Keeps the stream open while updates are sent, reopening it after a failure; until cancelled.
+  func run() async {
+    while !Task.isCancelled {
+      await opening.wait()
+      guard
+        let messages = state.withLock({ s in
+          defer { s.toOpen = nil }
+          return s.toOpen
+        })
+      else { continue }
+      var ending: any Error = RPCError(code: .unavailable, message: "the report stream ended")
+      do {
+        try await updates.reportLocations(
+          requestProducer: { writer in
+            for await message in messages { try await writer.write(message) }
+          },
+          onResponse: { response in
+            for try await answer in response.messages { self.deliver(answer) }
+          })
+      } catch {
+        ending = error
+      }
+      end(with: ending)
+    }
+    end(with: CancellationError())
+  }
+
+  /// One update as a report on the stream, answered within the call timeout.
+  func streamed(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
+    -> Maps_Fleetengine_V1_Vehicle
+  {
+    let sequence = state.withLock { s in
+      defer { s.nextSequence += 1 }
+      return s.nextSequence
+    }
+    let report = Fleetkit_V1_LocationReport.with {
+      $0.sequence = sequence
+      $0.name = request.name
+      $0.vehicle = request.vehicle
+      $0.updateMask = request.updateMask
+    }
+    return try await withThrowingTaskGroup(of: Maps_Fleetengine_V1_Vehicle?.self) { group in
+      group.addTask { try await self.answer(to: report, token: token) }
+      group.addTask {
+        try await Task.sleep(for: self.timeout)
+        return nil
+      }
+      defer { group.cancelAll() }
+      do {
+        if let vehicle = try await group.next() ?? nil { return vehicle }
+        abandon(sequence, RPCError(code: .deadlineExceeded, message: "no answer within \(timeout)"))
+        throw RPCError(code: .deadlineExceeded, message: "fleetd did not answer the report within \(timeout)")
+      } catch {
+        abandon(sequence, error)
+        throw error
+      }
+    }
+  }
+
+  /// Queues a report, opening the stream if none is open, and waits for its answer.
+  func answer(to report: Fleetkit_V1_LocationReport, token: String) async throws -> Maps_Fleetengine_V1_Vehicle {
+    try await withCheckedThrowingContinuation { continuation in
+      let opened = state.withLock { s -> Bool in
+        var opened = false
+        if s.outgoing == nil {
+          let (messages, outgoing) = AsyncStream.makeStream(of: Fleetkit_V1_ReportLocationsRequest.self)
+          s.outgoing = outgoing
+          s.toOpen = messages
+          s.token = nil
+          opened = true
+        }
+        var message = Fleetkit_V1_ReportLocationsRequest()
+        message.reports = [report]
+        message.returnVehicles = true
+        // The token travels in-band, and only when it changes.
+        if s.token != token {
+          message.authorization = token
+          s.token = token
+        }
+        s.waiting[report.sequence] = continuation
+        s.outgoing?.yield(message)
+        return opened
+      }
+      if opened { opening.signal() }
+    }
+  }
+
+  func deliver(_ answer: Fleetkit_V1_ReportLocationsResponse) {
+    var ready:
+      [(CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>, Result<Maps_Fleetengine_V1_Vehicle, any Error>)] =
+        []
+    state.withLock { s in
+      for ack in answer.acknowledged {
+        if let waiter = s.waiting.removeValue(forKey: ack.sequence) { ready.append((waiter, .success(ack.vehicle))) }
+      }
+      for error in answer.errors {
+        guard let waiter = s.waiting.removeValue(forKey: error.sequence) else { continue }
+        let code = Status.Code(rawValue: Int(error.code)).flatMap { RPCError.Code($0) } ?? .unknown
+        ready.append((waiter, .failure(RPCError(code: code, message: error.message))))
+      }
+    }
+    for (waiter, result) in ready { waiter.resume(with: result) }
+  }
+
+  /// A report given up on (timed out, cancelled): a late answer is dropped.
+  func abandon(_ sequence: UInt64, _ error: any Error) {
+    state.withLock { $0.waiting.removeValue(forKey: sequence) }?.resume(throwing: error)
+  }
+
+  /// The stream ended: every report still waiting fails with its error, and the next update
+  /// opens a new stream (or goes unary, when fleetd has no stream).
+  func end(with error: any Error) {
+    let waiting = state.withLock { s in
+      defer {
+        s.waiting = [:]
+        s.outgoing = nil
+        s.toOpen = nil
+        s.token = nil
+      }
+      s.outgoing?.finish()
+      return s.waiting
+    }
+    for waiter in waiting.values { waiter.resume(throwing: error) }
+  }
+}

@@ -1,0 +1,134 @@
+import FleetCore
+import FleetDriver
+import FleetProto
+import FleetTestSupport
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import SwiftProtobuf
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The reporter's updates go over fleetd's location stream, and over UpdateVehicle against a
+/// server without it (Fleet Engine), with the same answers.
+@Suite struct UpdateChannelTests {
+  @Test func updatesGoOverTheStreamWhenFleetdOffersIt() async throws {
+    try await Fleetd.with { fleetd in
+      try await fleetd.createVehicle("s1")
+      let tokens = SigningTokenProvider(signer: try await fleetd.signer(role: .driver))
+      let clock = ManualClock()
+      let api = RidesharingDriverAPI(
+        driverContext: DriverContext(
+          tokenProvider: tokens, providerID: "acme", vehicleID: "s1", endpoint: fleetd.endpoint), clock: clock)
+      let listener = RecordingListener()
+      api.vehicleReporter.addListener(listener)
+      try await driving(api) {
+        api.vehicleReporter.report(fix(43.73, 7.42, at: 0))
+        api.vehicleReporter.locationTrackingEnabled = true
+        try await listener.waitFor(1)
+        api.vehicleReporter.report(fix(43.731, 7.42, at: 10))
+        clock.advance(by: .seconds(10))
+        let events = try await listener.waitFor(2)
+        #expect(events.allSatisfy { $0.error == nil }, "\(events)")
+        // The acknowledgement carries the vehicle as stored, as UpdateVehicle's answer does.
+        #expect(events[1].update.vehicle?.lastLocation?.latitude == 43.731)
+      }
+      #expect(try await fleetd.vehicle("s1").lastLocation.location.latitude == 43.731)
+      let metrics = try await requests(at: fleetd.httpURL)
+      #expect(metrics["ReportLocations"] == 2)
+      #expect(metrics["UpdateVehicle"] == nil)
+    }
+  }
+
+  @Test func withoutTheStreamUpdatesFallBackToUpdateVehicleForGood() async throws {
+    let engine = UnaryOnlyVehicles()
+    try await withGRPCServer(
+      transport: HTTP2ServerTransport.Posix(
+        address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+      services: [engine]
+    ) { server in
+      let port = try #require(try await server.listeningAddress?.ipv4?.port)
+      let clock = ManualClock()
+      let api = RidesharingDriverAPI(
+        driverContext: DriverContext(
+          tokenProvider: StaticTokens(), providerID: "acme", vehicleID: "u1",
+          endpoint: FleetEndpoint(host: "127.0.0.1", port: port)),
+        clock: clock)
+      let listener = RecordingListener()
+      api.vehicleReporter.addListener(listener)
+      try await driving(api) {
+        api.vehicleReporter.report(fix(43.73, 7.42, at: 0))
+        api.vehicleReporter.locationTrackingEnabled = true
+        try await listener.waitFor(1)
+        for i in 1...3 {
+          api.vehicleReporter.report(fix(43.73 + Double(i) / 1000, 7.42, at: Double(i) * 10))
+          clock.advance(by: .seconds(10))
+          try await listener.waitFor(1 + i)
+        }
+        let events = listener.all
+        #expect(events.allSatisfy { $0.error == nil }, "the stream's absence is not the driver's failure: \(events)")
+        #expect(events.last?.update.vehicle?.lastLocation?.latitude == 43.733)
+      }
+      #expect(engine.updates.load(ordering: .relaxed) == 4)
+      server.beginGracefulShutdown()
+    }
+  }
+}
+
+/// Requests counted by fleetd's /metrics, by RPC (all codes and transports).
+func requests(at url: URL) async throws -> [String: Int] {
+  let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("metrics"))
+  var counts: [String: Int] = [:]
+  for line in String(decoding: data, as: UTF8.self).split(separator: "\n")
+  where line.hasPrefix("fleetd_requests_total{") {
+    guard let rpc = line.split(separator: "rpc=\"").dropFirst().first?.split(separator: "\"").first,
+      let value = line.split(separator: " ").last.flatMap({ Double($0) })
+    else { continue }
+    counts[String(rpc), default: 0] += Int(value)
+  }
+  return counts
+}
+
+/// Fleet Engine as far as a driver's app sees it: VehicleService, no fleetkit.v1 stream.
+final class UnaryOnlyVehicles: Maps_Fleetengine_V1_VehicleService.SimpleServiceProtocol {
+  let updates = Atomic<Int>(0)
+
+  func updateVehicle(request: Maps_Fleetengine_V1_UpdateVehicleRequest, context: ServerContext) async throws
+    -> Maps_Fleetengine_V1_Vehicle
+  {
+    updates.add(1, ordering: .relaxed)
+    var vehicle = request.vehicle
+    vehicle.name = request.name
+    return vehicle
+  }
+
+  func createVehicle(request: Maps_Fleetengine_V1_CreateVehicleRequest, context: ServerContext) async throws
+    -> Maps_Fleetengine_V1_Vehicle
+  { throw RPCError(code: .unimplemented, message: "") }
+
+  func getVehicle(request: Maps_Fleetengine_V1_GetVehicleRequest, context: ServerContext) async throws
+    -> Maps_Fleetengine_V1_Vehicle
+  { throw RPCError(code: .unimplemented, message: "") }
+
+  func deleteVehicle(request: Maps_Fleetengine_V1_DeleteVehicleRequest, context: ServerContext) async throws
+    -> Google_Protobuf_Empty
+  { throw RPCError(code: .unimplemented, message: "") }
+
+  func updateVehicleAttributes(
+    request: Maps_Fleetengine_V1_UpdateVehicleAttributesRequest, context: ServerContext
+  ) async throws -> Maps_Fleetengine_V1_UpdateVehicleAttributesResponse {
+    throw RPCError(code: .unimplemented, message: "")
+  }
+
+  func listVehicles(request: Maps_Fleetengine_V1_ListVehiclesRequest, context: ServerContext) async throws
+    -> Maps_Fleetengine_V1_ListVehiclesResponse
+  { throw RPCError(code: .unimplemented, message: "") }
+
+  func searchVehicles(request: Maps_Fleetengine_V1_SearchVehiclesRequest, context: ServerContext) async throws
+    -> Maps_Fleetengine_V1_SearchVehiclesResponse
+  { throw RPCError(code: .unimplemented, message: "") }
+}
