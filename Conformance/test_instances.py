@@ -232,7 +232,9 @@ def test_postgresql_restarted_under_load_loses_no_acknowledged_write(pair):
     for w in writers:
         w.start()
     time.sleep(1.5)
+    started = psql("SELECT pg_postmaster_start_time()")
     subprocess.run(RESTART, shell=True, check=True, capture_output=True)
+    assert psql("SELECT pg_postmaster_start_time()") != started, "PostgreSQL did not restart"
     # Both instances recover by themselves: writes are acknowledged again. (A commit whose answer
     # the restart cut off may have been stored: each instance learns it from the log.)
     before = dict(acknowledged)
@@ -243,7 +245,8 @@ def test_postgresql_restarted_under_load_loses_no_acknowledged_write(pair):
     for w in writers:
         w.join()
     assert all(acknowledged.get(v, 0) > before.get(v, 0) for v in ids), "writes did not recover"
-    assert errors, "the restart did not interrupt the load"
+    # Whether a client saw the restart (a write in flight failed) or only a delay depends on
+    # timing; either way nothing acknowledged may be lost.
     for client in (vehicles_a, vehicles_b):
         for vid, step in acknowledged.items():
             assert stored_step(client, md, vid) >= step, vid

@@ -25,8 +25,13 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "HTTP/2 connections the vehicles share.") var connections = 4
   @Option(help: "Measured seconds.") var duration = 20.0
   @Option(help: "Unmeasured warm-up seconds.") var warmup = 3.0
-  @Option(help: "update (UpdateVehicle with last_location, durable) or get (GetVehicle, read-only baseline).")
+  @Option(
+    help:
+      "update (UpdateVehicle with last_location, durable), get (GetVehicle, read-only baseline), stream (fleetkit.v1.VehicleUpdates, one stream per connection) or batch (POST vehicles:reportLocations)."
+  )
   var rpc = "update"
+  @Option(help: "stream and batch: the most reports per message or request.") var batch = 64
+  @Option(help: "batch: fleetd's HTTP port.") var httpPort = 8080
   @Option(
     help: "raw (lean HTTP/2 frames on SwiftNIO; the default, so the cores go to fleetd) or grpc (grpc-swift's client).")
   var client = "raw"
@@ -87,6 +92,23 @@ struct FleetLoad: AsyncParsableCommand {
         } catch let error as RPCError where error.code == .alreadyExists {}
       }
 
+      if rpc == "stream" || rpc == "batch" {
+        let clock = ContinuousClock()
+        let measureFrom = clock.now + .seconds(warmup)
+        let end = measureFrom + .seconds(duration)
+        let load = ReportLoad(provider: provider, metadata: metadata, vehicles: vehicles, batch: batch, trips: trips)
+        let results =
+          rpc == "stream"
+          ? try await load.streams(clients, measureFrom: measureFrom, end: end)
+          : try await load.batches(
+            httpPort: httpPort,
+            authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
+            connections: connections, measureFrom: measureFrom, end: end)
+        report(results)
+        for client in clients { client.beginGracefulShutdown() }
+        try await group.waitForAll()
+        return
+      }
       if client == "raw" {
         let measureFrom = NIODeadline.now() + .milliseconds(Int64(warmup * 1000))
         let end = measureFrom + .milliseconds(Int64(duration * 1000))
@@ -157,8 +179,9 @@ struct FleetLoad: AsyncParsableCommand {
       return String(
         format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
     }
+    let client = rpc == "stream" || rpc == "batch" ? "batch \(batch)" : "client: \(client)"
     print(
-      "rpc: \(rpc)  client: \(client)  vehicles: \(vehicles)\(requests == nil ? "" : " on trips over Monaco roads")  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)"
+      "rpc: \(rpc)  \(client)  vehicles: \(vehicles)\(requests == nil ? "" : " on trips over Monaco roads")  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)"
     )
     print("acknowledged updates: \(sorted.count)  errors: \(results.errors)")
     print(String(format: "throughput: %.0f acknowledged updates/s", Double(sorted.count) / duration))

@@ -46,7 +46,10 @@ struct MonacoTrips {
         $0.latitude = origin.0
         $0.longitude = origin.1
       }
-      _ = try await vehicles.createVehicle(create, metadata: metadata)
+      // A data directory kept from an earlier run has them already.
+      do {
+        _ = try await vehicles.createVehicle(create, metadata: metadata)
+      } catch let error as RPCError where error.code == .alreadyExists {}
       var trip = Maps_Fleetengine_V1_CreateTripRequest()
       trip.parent = "providers/\(provider)"
       trip.tripID = "\(prefix)-trip-\(i)"
@@ -60,7 +63,13 @@ struct MonacoTrips {
         $0.latitude = next.0
         $0.longitude = next.1
       }
-      let created = try await tripService.createTrip(trip, metadata: metadata)
+      let created: Maps_Fleetengine_V1_Trip
+      do {
+        created = try await tripService.createTrip(trip, metadata: metadata)
+      } catch let error as RPCError where error.code == .alreadyExists {
+        created = try await tripService.getTrip(
+          .with { $0.name = "providers/\(provider)/trips/\(trip.tripID)" }, metadata: metadata)
+      }
       let route = created.route.map { ($0.latitude, $0.longitude) }
       trips.routes.append(route.isEmpty ? [origin] : route)
     }
