@@ -44,7 +44,7 @@ measure() {
   THROUGHPUT[$name]=$(sed -n 's/^throughput: \([0-9]*\).*/\1/p' <<<"$out")
   awk -v t0="$(cat "$DATA/t0")" -v t1="$(cat "$DATA/t1")" -v hz="$TICK" -v n="$acknowledged" 'BEGIN {
     cpu = (t1 - t0) / hz
-    printf "server CPU: %.1f s over the measured seconds, %.0f µs per acknowledged update\n", cpu, n > 0 ? cpu * 1e6 / n : 0 }'
+    printf "server CPU: %.1f s over the measured seconds, %.0f µs per acknowledged update\n", cpu, (n > 0 ? cpu * 1e6 / n : 0) }'
   echo
 }
 
@@ -87,5 +87,5 @@ measure floor $FLOOR_PID --port 50152 --rpc update --client raw
 echo "== Against the do-nothing unary floor (${THROUGHPUT[floor]} calls/s)"
 for RUN in update/raw trips/update trips/stream-1 trips/stream-64 trips/batch-100; do
   awk -v name="$RUN" -v x="${THROUGHPUT[$RUN]}" -v floor="${THROUGHPUT[floor]}" \
-    'BEGIN { printf "%-18s %7d updates/s  %.2f× the floor\n", name, x, floor > 0 ? x / floor : 0 }'
+    'BEGIN { printf "%-18s %7d updates/s  %.2f× the floor\n", name, x, (floor > 0 ? x / floor : 0) }'
 done

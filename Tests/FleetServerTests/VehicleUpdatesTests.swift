@@ -1,5 +1,6 @@
 import FleetCore
 import FleetProto
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -84,6 +85,66 @@ import Testing
         stream.send([locationReport(5, "car", 43.7306, 7.42, time: start.addingTimeInterval(32))])
         #expect(try await stream.answers(for: [3, 4, 5]) == [3: 0, 4: 0, 5: 0])
         #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.7306)
+      }
+    }
+  }
+
+  @Test func ridersSeeStreamedReportsAsTheySeeUpdateVehicle() async throws {
+    try await TestServer.run(graph: try await monacoGraph()) { server in
+      let token = try server.admin.token()
+      try await server.withClients { trips, vehicles in
+        var vehicle = newVehicleRequest("car")
+        vehicle.vehicle.lastLocation.location = latLng(43.72992, 7.41846)
+        _ = try await vehicles.createVehicle(vehicle, metadata: auth(token))
+        _ = try await trips.createTrip(newTripRequest("ride", vehicle: "car"), metadata: auth(token))
+        var status = Maps_Fleetengine_V1_UpdateTripRequest()
+        status.name = "providers/acme/trips/ride"
+        status.trip.tripStatus = .enrouteToPickup
+        status.updateMask.paths = ["trip_status"]
+        _ = try await trips.updateTrip(status, metadata: auth(token))
+      }
+      let rider = try await server.signer(role: .consumer).token(tripID: "ride")
+      let driver = try await server.signer(role: .driver).token(vehicleID: "car")
+      try await withGRPCClient(
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+      ) { client in
+        let updates = Fleetkit_V1_TripUpdates.Client(wrapping: client)
+        let request = Fleetkit_V1_WatchTripRequest.with { $0.name = "providers/acme/trips/ride" }
+        let seen = SeenTrips()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask {
+            try await updates.watchTrip(request, metadata: auth(rider)) { response in
+              for try await trip in response.messages { seen.append(trip) }
+            }
+          }
+          for _ in 0..<200 where server.daemon.fleet.openTripStreams != 1 {
+            try await Task.sleep(for: .milliseconds(10))
+          }
+          // Ten seconds apart by the device's clock, newer than the car's first position.
+          let start = Date()
+          try await withReportStream(server, metadata: auth(driver)) { stream in
+            for (i, (lat, lng)) in [(43.7305, 7.4205), (43.7312, 7.4210)].enumerated() {
+              stream.send([
+                locationReport(UInt64(i + 1), "car", lat, lng, time: start.addingTimeInterval(Double(i) * 10))
+              ])
+              let answers = try await stream.answers(for: [UInt64(i + 1)])
+              #expect(answers == [UInt64(i + 1): 0])
+            }
+          }
+          let stored = try await server.vehicle("car").lastLocation.location
+          for _ in 0..<500 where !seen.trips.contains(where: { $0.lastLocation.location == stored }) {
+            try await Task.sleep(for: .milliseconds(20))
+          }
+          group.cancelAll()
+          // The rider saw the car where fleetd has it, snapped to its road, with an ETA to the pickup.
+          let last = try #require(seen.trips.last { $0.lastLocation.location == stored })
+          #expect(last.lastLocation.isRoadSnapped.value)
+          #expect(last.remainingWaypoints.first?.hasEta == true)
+        }
+        let positions = Set(
+          seen.trips.map { "\($0.lastLocation.location.latitude),\($0.lastLocation.location.longitude)" })
+        #expect(positions.count >= 3, "the car's first position and both reports: \(positions)")
       }
     }
   }

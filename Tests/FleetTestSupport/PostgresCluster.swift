@@ -177,7 +177,7 @@ public final class PostgresCluster: Sendable {
     return ""
   }
 
-  static func freePort() throws -> Int {
+  public static func freePort() throws -> Int {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(socket) }
     var address = sockaddr_in()

@@ -1,0 +1,153 @@
+import FleetAuth
+import FleetProto
+import FleetTestSupport
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Every report fleetd acknowledged on a stream is on disk, even when fleetd is killed (SIGKILL)
+/// with reports in flight: a real fleetd process, restarted on the same data directory.
+@Suite struct ReportDurabilityTests {
+  @Test(.timeLimit(.minutes(3)))
+  func everyAcknowledgedReportSurvivesKill9() async throws {
+    let directory = NSTemporaryDirectory() + "fleetkit-kill9-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let keyFile = directory + "/server.json"
+    let (added, log) = try ConformanceSuiteTests.run([
+      ConformanceSuiteTests.fleetdBinary, "keys", "add", "--data-dir", directory, "--provider", "acme", "--role",
+      "server", "--out", keyFile,
+    ])
+    #expect(added == 0, "\(log)")
+    let metadata = auth(try TokenSigner(key: try ServiceAccountKey.load(path: keyFile)).token())
+    let vehicles = (0..<50).map { "k\($0)" }
+    let acknowledged = AcknowledgedSteps()
+
+    let first = try await FleetdInstance.start(directory: directory)
+    try await first.withClient { client in
+      let service = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+      for id in vehicles {
+        _ = try await service.createVehicle(newVehicleRequest(id), metadata: metadata)
+      }
+      // Each vehicle reports its next step as soon as the previous one is acknowledged; fleetd
+      // is killed while they go on.
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          let updates = Fleetkit_V1_VehicleUpdates.Client(wrapping: client)
+          let (messages, outgoing) = AsyncStream.makeStream(of: Fleetkit_V1_ReportLocationsRequest.self)
+          do {
+            try await updates.reportLocations(
+              metadata: metadata,
+              requestProducer: { writer in for await message in messages { try await writer.write(message) } },
+              onResponse: { response in
+                var steps: [UInt64: (String, Int)] = [:]
+                var sequence: UInt64 = 0
+                func send(_ id: String, step: Int) {
+                  sequence += 1
+                  steps[sequence] = (id, step)
+                  var message = Fleetkit_V1_ReportLocationsRequest()
+                  message.reports = [locationReport(sequence, id, 43.7 + Double(step) / 100_000, 7.42)]
+                  outgoing.yield(message)
+                }
+                for id in vehicles { send(id, step: 1) }
+                for try await answer in response.messages {
+                  #expect(answer.errors.isEmpty)
+                  for ack in answer.acknowledged {
+                    guard let (id, step) = steps.removeValue(forKey: ack.sequence) else { continue }
+                    acknowledged.steps.withLock { $0[id] = max($0[id] ?? 0, step) }
+                    send(id, step: step + 1)
+                  }
+                }
+              })
+          } catch {
+            // The server was killed: the stream fails, and what it acknowledged is counted.
+          }
+          outgoing.finish()
+        }
+        try await Task.sleep(for: .seconds(2))
+        first.kill()
+        try await group.waitForAll()
+      }
+    }
+    let counted = acknowledged.steps.withLock { $0 }
+    #expect(counted.count == vehicles.count, "every vehicle had reports acknowledged before the kill")
+
+    let second = try await FleetdInstance.start(directory: directory)
+    defer { second.kill() }
+    try await second.withClient { client in
+      let service = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+      for (id, step) in counted {
+        let stored = try await service.getVehicle(
+          .with { $0.name = "providers/acme/vehicles/\(id)" }, metadata: metadata)
+        let storedStep = Int(((stored.lastLocation.location.latitude - 43.7) * 100_000).rounded())
+        #expect(storedStep >= step, "vehicle \(id): report \(step) was acknowledged, fleetd has \(storedStep)")
+      }
+    }
+  }
+}
+
+/// The newest step acknowledged for each vehicle.
+final class AcknowledgedSteps: Sendable {
+  let steps = Mutex<[String: Int]>([:])
+}
+
+struct FleetdDidNotStart: Error {
+  let directory: String
+}
+
+/// A `fleetd serve` process on loopback ports of its own.
+final class FleetdInstance: @unchecked Sendable {
+  // Unchecked: `process` is started once and then only signalled and waited on, which
+  // Foundation's Process allows from any thread.
+  let process: Process
+  let grpcPort: Int
+
+  init(process: Process, grpcPort: Int) {
+    self.process = process
+    self.grpcPort = grpcPort
+  }
+
+  static func start(directory: String) async throws -> FleetdInstance {
+    let grpcPort = try PostgresCluster.freePort()
+    let httpPort = try PostgresCluster.freePort()
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: ConformanceSuiteTests.fleetdBinary)
+    process.arguments = [
+      "serve", "--data-dir", directory, "--grpc-port", "\(grpcPort)", "--http-port", "\(httpPort)", "--log-level",
+      "warning",
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let instance = FleetdInstance(process: process, grpcPort: grpcPort)
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
+      if let (_, response) = try? await URLSession.shared.data(
+        from: URL(string: "http://127.0.0.1:\(httpPort)/healthz")!),
+        (response as? HTTPURLResponse)?.statusCode == 200
+      {
+        return instance
+      }
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    instance.kill()
+    throw FleetdDidNotStart(directory: directory)
+  }
+
+  func withClient(_ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> Void) async throws {
+    try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in try await body(client) }
+  }
+
+  /// SIGKILL: no graceful shutdown, no flush.
+  func kill() {
+    guard process.isRunning else { return }
+    Foundation.kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+}
