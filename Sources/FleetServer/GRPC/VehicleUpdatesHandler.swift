@@ -118,17 +118,23 @@ final class ReportCredits: Sendable {
   /// than the window waits for all of it. Returns the credits taken, to give back with `release`.
   func acquire(_ count: Int) async throws -> Int {
     let needed = min(count, window)
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-      let ready: Result<Void, any Error>? = state.withLock { s in
-        if s.cancelled { return .failure(CancellationError()) }
-        guard s.available < needed else {
-          s.available -= needed
-          return .success(())
+    // The reader is cancelled at graceful shutdown, perhaps while a client that stopped reading
+    // holds every credit: it must not wait for them.
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let ready: Result<Void, any Error>? = state.withLock { s in
+          if s.cancelled || Task.isCancelled { return .failure(CancellationError()) }
+          guard s.available < needed else {
+            s.available -= needed
+            return .success(())
+          }
+          s.waiter = (needed, continuation)
+          return nil
         }
-        s.waiter = (needed, continuation)
-        return nil
+        if let ready { continuation.resume(with: ready) }
       }
-      if let ready { continuation.resume(with: ready) }
+    } onCancel: {
+      cancel()
     }
     return needed
   }
