@@ -52,7 +52,17 @@ public struct LatLng: Sendable, Hashable, Codable {
   @inlinable public func projection(onto a: LatLng, _ b: LatLng, minimumFraction: Double = 0) -> (
     fraction: Double, distance: Double
   ) {
-    let cosine = cos(latitude * .pi / 180)
+    projection(onto: a, b, minimumFraction: minimumFraction, cosine: localCosine)
+  }
+
+  /// The cosine of this point's latitude, which `projection(onto:_:minimumFraction:cosine:)`
+  /// takes when one point is projected on many segments.
+  @inlinable public var localCosine: Double { cos(latitude * .pi / 180) }
+
+  /// `projection(onto:_:minimumFraction:)` with this point's `localCosine` computed once.
+  @inlinable public func projection(onto a: LatLng, _ b: LatLng, minimumFraction: Double = 0, cosine: Double) -> (
+    fraction: Double, distance: Double
+  ) {
     let metresPerDegree = Self.earthRadius * .pi / 180
     let ax = (a.longitude - longitude) * cosine * metresPerDegree
     let ay = (a.latitude - latitude) * metresPerDegree

@@ -142,10 +142,11 @@ struct ReverseGeocoder: Sendable {
 
   func nearestStreet(to point: LatLng) -> (street: Int, nearest: LatLng, distance: Double)? {
     var best: (Int32, Double, Double)?
+    let cosine = point.localCosine
     streetGrid.candidates(near: point, radius: limits.street) { segment in
       let (street, first) = segments[Int(segment)]
       let points = data.streets[Int(street)].points
-      let (fraction, distance) = point.projection(onto: points[Int(first)], points[Int(first) + 1])
+      let (fraction, distance) = point.projection(onto: points[Int(first)], points[Int(first) + 1], cosine: cosine)
       if distance <= limits.street, distance < best?.2 ?? .infinity { best = (segment, fraction, distance) }
     }
     guard let (segment, fraction, distance) = best else { return nil }

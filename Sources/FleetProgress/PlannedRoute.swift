@@ -68,10 +68,11 @@ struct PlannedRoute: Sendable {
   func project(_ point: LatLng, tolerance: Double) -> Projection? {
     guard let leg = legs.first, leg.points.count >= 2 else { return nil }
     var best: Projection?
+    let cosine = point.localCosine
     for k in 0..<(leg.points.count - 1) {
       let a = leg.points[k]
       let b = leg.points[k + 1]
-      let (t, distance) = point.projection(onto: a, b)
+      let (t, distance) = point.projection(onto: a, b, cosine: cosine)
       let offset = leg.along[k] + t * (leg.along[k + 1] - leg.along[k])
       guard distance <= tolerance, offset >= self.offset - tolerance else {
         // The first stretch near the position has ended.

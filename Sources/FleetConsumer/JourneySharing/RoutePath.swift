@@ -65,11 +65,12 @@ struct RoutePath: Sendable, Hashable {
       return nil
     }
     var best: (along: Double, offset: Double)?
+    let cosine = position.localCosine
     for k in segment(at: max(0, start))..<(points.count - 1) {
       let segmentLength = along[k + 1] - along[k]
       // Never before `start` on its own segment.
       let minimum = segmentLength > 0 && along[k] < start ? (start - along[k]) / segmentLength : 0
-      let (t, offset) = position.projection(onto: points[k], points[k + 1], minimumFraction: minimum)
+      let (t, offset) = position.projection(onto: points[k], points[k + 1], minimumFraction: minimum, cosine: cosine)
       guard offset <= tolerance else {
         if best != nil { break }  // The first stretch near the position has ended.
         continue
