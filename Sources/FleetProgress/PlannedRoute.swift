@@ -69,7 +69,15 @@ struct PlannedRoute: Sendable {
     guard let leg = legs.first, leg.points.count >= 2 else { return nil }
     var best: Projection?
     let cosine = point.localCosine
-    for k in 0..<(leg.points.count - 1) {
+    // A stretch ending more than `tolerance` behind the vehicle can never qualify: start after them.
+    let behind = self.offset - tolerance
+    var low = 0
+    var high = leg.points.count - 1
+    while low < high {
+      let middle = (low + high) / 2
+      if leg.along[middle + 1] < behind { low = middle + 1 } else { high = middle }
+    }
+    for k in low..<(leg.points.count - 1) {
       let a = leg.points[k]
       let b = leg.points[k + 1]
       let (t, distance) = point.projection(onto: a, b, cosine: cosine)

@@ -32,29 +32,42 @@ public struct VehicleTrace: Sendable, Hashable {
   public var latestPlausible: Fix? { fixes.last { $0.isPlausible } }
 
   /// Adds positions in any order; repeated ones (same time and place) are ignored. Returns how
-  /// many were new.
+  /// many were new. Only the new fixes and those after them are judged: a fix keeps its
+  /// judgement when older ones leave the window, so a wild fix never becomes trusted just
+  /// because the fixes that showed it wild are gone.
   @discardableResult
   public mutating func ingest(_ positions: [(point: LatLng, time: Date)]) -> Int {
     var added = 0
+    // The first index whose judgement may have changed.
+    var firstChanged = Int.max
     for position in positions {
-      let index = fixes.firstIndex { $0.time > position.time } ?? fixes.endIndex
+      // Fixes are in time order and new ones are usually the newest: look from the end.
+      var index = fixes.endIndex
+      while index > 0, fixes[index - 1].time > position.time { index -= 1 }
       if index > 0, fixes[index - 1].time == position.time, fixes[index - 1].point == position.point { continue }
       fixes.insert(Fix(point: position.point, time: position.time, isPlausible: true), at: index)
+      firstChanged = min(firstChanged, index)
       added += 1
     }
     guard added > 0 else { return 0 }
-    if let newest = fixes.last?.time { fixes.removeAll { newest.timeIntervalSince($0.time) > window } }
-    if fixes.count > maximumCount { fixes.removeFirst(fixes.count - maximumCount) }
-    judge()
+    var dropped = 0
+    if let newest = fixes.last?.time {
+      dropped = fixes.firstIndex { newest.timeIntervalSince($0.time) <= window } ?? fixes.count
+    }
+    dropped = max(dropped, fixes.count - maximumCount)
+    if dropped > 0 { fixes.removeFirst(dropped) }
+    judge(from: firstChanged - dropped)
     return added
   }
 
-  /// Each fix against the last plausible one before it: a single wild fix does not make the
-  /// good ones after it look impossible. Two fixes in a row that agree with each other but not
-  /// with the anchor outvote it: then the anchor was the wild one (or the vehicle was moved).
-  mutating func judge() {
-    var anchor: Fix?
-    for i in fixes.indices {
+  /// Each fix from `start` on against the last plausible one before it: a single wild fix does
+  /// not make the good ones after it look impossible. Two fixes in a row that agree with each
+  /// other but not with the anchor outvote it: then the anchor was the wild one (or the vehicle
+  /// was moved). The fixes before `start` keep their judgement.
+  mutating func judge(from start: Int = 0) {
+    let start = min(max(0, start), fixes.count)
+    var anchor = fixes[..<start].last { $0.isPlausible }
+    for i in start..<fixes.count {
       guard let previous = anchor else {
         fixes[i].isPlausible = true
         anchor = fixes[i]

@@ -64,4 +64,19 @@ struct VehicleTraceTests {
     trace.ingest([Self.at(3_000, 3), Self.at(520, 4)])
     #expect(trace.fixes.map(\.isPlausible) == [true, true, true, false, true])
   }
+
+  @Test func aWildFixStaysUntrustedWhenTheFixesBeforeItLeaveTheWindow() {
+    var trace = VehicleTrace(window: 300, maximumCount: 3)
+    trace.ingest([Self.at(0, 0), Self.at(100, 10), Self.at(5_100, 20)])
+    #expect(trace.fixes.map(\.isPlausible) == [true, true, false])
+    // The fixes that showed it wild leave the window one by one; it is never trusted, and the
+    // good fixes after it are judged against the last trusted one.
+    trace.ingest([Self.at(250, 30)])
+    trace.ingest([Self.at(400, 40)])
+    #expect(trace.fixes.map(\.time) == [20, 30, 40].map { Self.start.addingTimeInterval($0) })
+    #expect(trace.fixes.map(\.isPlausible) == [false, true, true])
+    trace.ingest([Self.at(550, 50)])
+    #expect(trace.fixes.map(\.isPlausible) == [true, true, true])
+    #expect(trace.latestPlausible?.time == Self.start.addingTimeInterval(50))
+  }
 }
