@@ -63,7 +63,7 @@ echo "== 1. UpdateVehicle without a road graph"
 start_fleetd "$DATA/plain" 0
 # update/raw: the lean HTTP/2 client leaves the cores to fleetd; update/grpc: grpc-swift's client.
 for RUN in update/raw update/grpc get/raw; do
-  measure "$RUN" $PID --port 50151 --rpc "${RUN%/*}" --client "${RUN#*/}"
+  measure "$RUN" $PID --grpc-port 50151 --rpc "${RUN%/*}" --client "${RUN#*/}"
 done
 kill $PID; wait $PID 2>/dev/null || true
 
@@ -71,7 +71,7 @@ echo "== 2. $VEHICLES vehicles on trips over Monaco roads (trip progress on): un
 "$FLEETD" graph build --osm data/monaco.osm.pbf --out "$DATA/monaco.graph" >/dev/null
 "$FLEETD" keys add --data-dir "$DATA/trips" --provider bench --role server --out "$DATA/server.json" >/dev/null
 start_fleetd "$DATA/trips" 2 --graph "$DATA/monaco.graph"
-TRIPS=(--port 50153 --http-port 18153 --requests data/monaco.requests)
+TRIPS=(--grpc-port 50153 --http-port 18153 --requests data/monaco.requests)
 measure trips/update $PID "${TRIPS[@]}" --rpc update --client raw
 measure trips/stream-1 $PID "${TRIPS[@]}" --rpc stream --batch 1
 measure trips/stream-64 $PID "${TRIPS[@]}" --rpc stream --batch 64
@@ -79,10 +79,10 @@ measure trips/batch-100 $PID "${TRIPS[@]}" --rpc batch --batch 100
 kill $PID; wait $PID 2>/dev/null || true; PID=
 
 echo "== 3. grpc-floor: the same unary load against grpc-swift 2 doing nothing (no auth, domain or storage)"
-"$FLOOR" --port 50152 &
+"$FLOOR" --grpc-port 50152 &
 FLOOR_PID=$!
 sleep 1
-measure floor $FLOOR_PID --port 50152 --rpc update --client raw
+measure floor $FLOOR_PID --grpc-port 50152 --rpc update --client raw
 
 echo "== Against the do-nothing unary floor (${THROUGHPUT[floor]} calls/s)"
 for RUN in update/raw trips/update trips/stream-1 trips/stream-64 trips/batch-100; do

@@ -64,7 +64,7 @@ fleet() {
 updates() {
   local name=$1 count=$4 ports=()
   fleet "$1" "$2" "$3"
-  for i in $(seq 0 $(($3 - 1))); do ports+=(--port $((50161 + i))); done
+  for i in $(seq 0 $(($3 - 1))); do ports+=(--grpc-port $((50161 + i))); done
   echo "== updates: $name"
   "$LOAD" "${ports[@]}" --key "$KEY" --vehicles "$count" --duration "$SECONDS_MEASURED" \
     --connections "$CONNECTIONS" --rpc update --client raw | tee "$WORK/$name.out"
@@ -78,7 +78,7 @@ push() {
   local name=$1 count=$3
   fleet "$@" --graph "$WORK/monaco.graph"
   echo "== push: $name"
-  "$LOAD" --port 50161 --watch-port $((50161 + count - 1)) --key "$KEY" --requests data/monaco.requests \
+  "$LOAD" --grpc-port 50161 --watch-grpc-port $((50161 + count - 1)) --key "$KEY" --requests data/monaco.requests \
     --vehicles 1000 --watchers "$WATCHERS" --rate 200 --duration "$SECONDS_MEASURED" --connections "$CONNECTIONS"
   stop_all
   echo

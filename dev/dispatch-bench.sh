@@ -32,7 +32,7 @@ for _ in $(seq 200); do curl -sf http://127.0.0.1:18171/healthz >/dev/null && br
 echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, Monaco graph, SQLite (WAL, synchronous=FULL)"
 echo
 echo "== 1. SearchVehicles: $VEHICLES online vehicles, $REPORTING reporting"
-"$BIN/dispatch-bench" search --port 50171 --key "$WORK/server.json" --graph "$WORK/monaco.graph" \
+"$BIN/dispatch-bench" search --grpc-port 50171 --key "$WORK/server.json" --graph "$WORK/monaco.graph" \
   --vehicles "$VEHICLES" --reporting "$REPORTING" --rate "$RATE" --duration "$SECONDS_MEASURED"
 echo "fleetd CPU time over the run: $(ps -o cputime= -p $PID)"
 kill $PID; wait $PID 2>/dev/null || true; PID=

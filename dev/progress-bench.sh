@@ -39,14 +39,14 @@ echo
 echo "== 1. ingest with progress: $VEHICLES vehicles on trips"
 serve
 before=$(ps -o cputime= -p $PID)
-"$BIN/fleet-load" --port 50161 --key "$WORK/server.json" --requests "$REQUESTS" --vehicles "$VEHICLES" \
+"$BIN/fleet-load" --grpc-port 50161 --key "$WORK/server.json" --requests "$REQUESTS" --vehicles "$VEHICLES" \
   --duration "$SECONDS_MEASURED" --connections 4
 echo "fleetd CPU time: $before -> $(ps -o cputime= -p $PID)"
 for WATCHERS in 1000 10000; do
   echo
   echo "== 2. push: $WATCHERS watchers"
   serve
-  "$BIN/fleet-load" --port 50161 --key "$WORK/server.json" --requests "$REQUESTS" --vehicles 1000 \
+  "$BIN/fleet-load" --grpc-port 50161 --key "$WORK/server.json" --requests "$REQUESTS" --vehicles 1000 \
     --watchers "$WATCHERS" --rate 200 --duration "$SECONDS_MEASURED" --connections 4
 done
 kill $PID; wait $PID 2>/dev/null || true; PID=

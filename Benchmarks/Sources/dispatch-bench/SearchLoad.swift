@@ -20,7 +20,7 @@ struct SearchLoad: AsyncParsableCommand {
   static let configuration = CommandConfiguration(commandName: "search")
 
   @Option var host = "127.0.0.1"
-  @Option var port = 50161
+  @Option(help: "fleetd gRPC port.") var grpcPort = 50161
   @Option(help: "A server key for the provider 'bench'.") var key: String
   @Option(help: "The road graph fleetd serves (to place vehicles and pickups on roads).") var graph: String
   @Option var vehicles = 5000
@@ -54,7 +54,7 @@ struct SearchLoad: AsyncParsableCommand {
     let clients = try (0..<connections).map { _ in
       GRPCClient(
         transport: try HTTP2ClientTransport.Posix(
-          target: .ipv4(address: host, port: port), transportSecurity: .plaintext))
+          target: .ipv4(address: host, port: grpcPort), transportSecurity: .plaintext))
     }
     try await withThrowingDiscardingTaskGroup { group in
       for client in clients { group.addTask { try await client.runConnections() } }
@@ -150,7 +150,7 @@ struct SearchLoad: AsyncParsableCommand {
         "\(reporting) of them report every \(reportEvery) s (\(Int(updateRate)) updates/s); \(Int(warmUp)) s of searches to warm up; the generator is a lean HTTP/2 client sharing the 2 cores"
       )
       let client = try await OpenLoopClient(
-        host: host, port: port, authorization: "Bearer \(token)", connections: connections)
+        host: host, port: grpcPort, authorization: "Bearer \(token)", connections: connections)
       let outcomes = try await client.run(calls)
       await client.close()
       print()

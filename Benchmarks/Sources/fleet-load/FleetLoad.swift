@@ -19,7 +19,7 @@ struct FleetLoad: AsyncParsableCommand {
     help:
       "fleetd gRPC port; repeat it for several instances: the connections go to them in turn, and each vehicle keeps to its connection's instance."
   )
-  var port: [Int] = [50051]
+  var grpcPort: [Int] = [50051]
   @Option(help: "Service-account key file (role server or admin).") var key: String
   @Option(help: "Concurrent simulated vehicles.") var vehicles = 200
   @Option(help: "HTTP/2 connections the vehicles share.") var connections = 4
@@ -45,9 +45,9 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "Watch mode: location updates per second, spread over the vehicles.") var rate = 200.0
   @Option(
     help:
-      "Watch mode: the gRPC port the riders watch on (another instance than the drivers', to measure push across instances); default: the first --port."
+      "Watch mode: the gRPC port the riders watch on (another instance than the drivers', to measure push across instances); default: the first --grpc-port."
   )
-  var watchPort: Int?
+  var watchGrpcPort: Int?
 
   func run() async throws {
     let account = try ServiceAccountKey.load(path: key)
@@ -56,7 +56,7 @@ struct FleetLoad: AsyncParsableCommand {
     let clients = try (0..<connections).map { c in
       GRPCClient(
         transport: try HTTP2ClientTransport.Posix(
-          target: .ipv4(address: host, port: port[c % port.count]), transportSecurity: .plaintext))
+          target: .ipv4(address: host, port: grpcPort[c % grpcPort.count]), transportSecurity: .plaintext))
     }
     try await withThrowingTaskGroup(of: Void.self) { group in
       for client in clients { group.addTask { try await client.runConnections() } }
@@ -69,7 +69,7 @@ struct FleetLoad: AsyncParsableCommand {
       }
       if watchers > 0, let trips {
         let watch = WatchLoad(
-          host: host, port: watchPort ?? port[0], metadata: metadata, provider: provider, trips: trips,
+          host: host, port: watchGrpcPort ?? grpcPort[0], metadata: metadata, provider: provider, trips: trips,
           watchers: watchers, rate: rate,
           warmup: warmup, duration: duration)
         try await watch.run(updating: clients)
@@ -113,7 +113,7 @@ struct FleetLoad: AsyncParsableCommand {
         let measureFrom = NIODeadline.now() + .milliseconds(Int64(warmup * 1000))
         let end = measureFrom + .milliseconds(Int64(duration * 1000))
         let raw = RawGRPCLoad(
-          host: host, ports: port,
+          host: host, ports: grpcPort,
           authorization: metadata[stringValues: "authorization"].first(where: { _ in true }) ?? "",
           provider: provider, vehicles: vehicles, connections: connections, rpc: rpc, trips: trips)
         report(try await raw.run(measureFrom: measureFrom, end: end))

@@ -13,12 +13,12 @@ struct GRPCFloor: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "grpc-floor", abstract: "A do-nothing VehicleService on grpc-swift 2: the stack's own ceiling.")
 
-  @Option(help: "Port to listen on (loopback).")
-  var port = 50171
+  @Option(help: "gRPC port to listen on (loopback).")
+  var grpcPort = 50171
 
   func run() async throws {
     let transport = HTTP2ServerTransport.Posix(
-      address: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext,
+      address: .ipv4(host: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext,
       config: .defaults { $0.rpc.maxRequestPayloadSize = 4 * 1024 * 1024 })
     let server = GRPCServer(transport: transport, services: [FloorVehicleService()])
     try await server.serve()
