@@ -160,6 +160,7 @@ extension Fleet {
   {
     let (name, mask, v) = (update.name, update.mask, update.input.vehicle)
     var vehicle = try existingVehicle(name, in: s)
+    let before = vehicle
     if mask.contains("vehicle_state") { vehicle.state = v.state }
     if mask.contains("supported_trip_types") { vehicle.supportedTripTypes = v.supportedTripTypes }
     if mask.contains("maximum_capacity") { vehicle.maximumCapacity = v.maximumCapacity }
@@ -200,6 +201,15 @@ extension Fleet {
         vehicle.waypoints = ordered
         vehicle.waypointsVersion = now
       }
+    }
+    // A report that changes nothing (its position older than the stored one, nothing else
+    // new) writes nothing: no revision, no commit, no push to riders. Not while a write of the
+    // vehicle is in flight: the report must not be acknowledged before that write is durable,
+    // and if it fails, the report is applied again on what was stored, where it may be newest.
+    if update.keepsNewerPosition, vehicle == before,
+      s.uncommitted[EntityKey(.vehicle, provider: name.provider, id: name.id)] == nil
+    {
+      return (before, [])
     }
     vehicle.updateTime = now
     let change = s.put(vehicle)

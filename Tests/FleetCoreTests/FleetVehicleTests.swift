@@ -78,6 +78,41 @@ struct FleetVehicleTests {
     #expect(error?.message.contains("vehicle.last_location.heading") == true)
   }
 
+  @Test func aReportOlderThanTheStoredPositionWritesNothing() async throws {
+    let clock = TestClock()
+    let (fleet, storage) = try await makeFleet(clock: clock)
+    _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "car-1", vehicle: vehicleInput())
+    func report(_ point: LatLng, secondsFromNow: TimeInterval, state: VehicleState? = nil) -> LocationReport {
+      var input = vehicleInput()
+      var location = VehicleLocation(location: point)
+      location.updateTime = clock.read().addingTimeInterval(secondsFromNow)
+      input.vehicle.lastLocation = location
+      if let state { input.vehicle.state = state }
+      return LocationReport(
+        name: vehicleName("car-1"), vehicle: input, mask: state == nil ? [] : ["last_location", "vehicle_state"])
+    }
+    let newer = try #require(
+      try await fleet.submitReports([report(casino, secondsFromNow: 0)], caller: admin)
+        .stored().first?.get())
+    let writes = storage.committed.withLock { $0.count }
+    clock.advance(5)
+    // Older by the device's clock: acknowledged, keeps the newer position, and stores nothing.
+    let stale = try #require(
+      try await fleet.submitReports([report(port, secondsFromNow: -60)], caller: admin)
+        .stored().first?.get())
+    #expect(stale.lastLocation?.location == casino)
+    #expect(stale.revision == newer.revision && stale.updateTime == newer.updateTime)
+    #expect(storage.committed.withLock { $0.count } == writes)
+    // An old position with something else new is still written (the state), keeping the position.
+    let offline = try #require(
+      try await fleet.submitReports(
+        [report(port, secondsFromNow: -60, state: .offline)], caller: admin
+      ).stored().first?.get())
+    #expect(offline.state == .offline && offline.lastLocation?.location == casino)
+    #expect(offline.revision > newer.revision)
+    #expect(storage.committed.withLock { $0.count } == writes + 1)
+  }
+
   @Test func attributesMergeByKey() async throws {
     let (fleet, _) = try await makeFleet()
     var input = vehicleInput()

@@ -56,4 +56,34 @@ struct SharedFleetTests {
     storage.holding.withLock { $0 = false }
     #expect(try await setCapacity(fleet, 7).maximumCapacity == 7)
   }
+
+  /// A report older than the vehicle's position changes nothing and writes nothing, except while
+  /// a newer write of the vehicle is in flight: the report is not acknowledged before that write
+  /// is durable (had it failed, the report would be applied again on what was stored).
+  @Test func aStaleReportIsWrittenWhileANewerWriteOfItsVehicleIsInFlight() async throws {
+    let (fleet, storage) = try await sharedFleet()
+    let now = Date()
+    func report(_ point: LatLng, secondsFromNow: TimeInterval) async throws -> Vehicle {
+      var input = vehicleInput()
+      var location = VehicleLocation(location: point)
+      location.updateTime = now.addingTimeInterval(secondsFromNow)
+      input.vehicle.lastLocation = location
+      return try await fleet.submitReports([LocationReport(name: vehicleName("car-1"), vehicle: input)], caller: admin)
+        .stored()[0].get()
+    }
+    storage.holding.withLock { $0 = true }
+    let newer = Task { try await report(casino, secondsFromNow: 0) }
+    while storage.waiting < 1 { try await Task.sleep(for: .milliseconds(1)) }
+    let stale = Task { try await report(port, secondsFromNow: -60) }
+    for _ in 0..<2_000 where storage.waiting < 2 { try await Task.sleep(for: .milliseconds(1)) }
+    #expect(storage.waiting == 2)
+    while storage.waiting > 0 { storage.answer(.stored) }
+    let stored = try await newer.value
+    let kept = try await stale.value
+    #expect(kept.lastLocation?.location == casino && kept.revision > stored.revision)
+    // Nothing in flight now: the same stale report is answered without a write.
+    storage.holding.withLock { $0 = false }
+    let again = try await report(port, secondsFromNow: -60)
+    #expect(again.revision == kept.revision && storage.storedRevision(car) == kept.revision)
+  }
 }
