@@ -71,18 +71,13 @@ struct PlannedRoute: Sendable {
     let cosine = point.localCosine
     // A stretch ending more than `tolerance` behind the vehicle can never qualify: start after them.
     let behind = self.offset - tolerance
-    var low = 0
-    var high = leg.points.count - 1
-    while low < high {
-      let middle = (low + high) / 2
-      if leg.along[middle + 1] < behind { low = middle + 1 } else { high = middle }
-    }
-    for k in low..<(leg.points.count - 1) {
+    let first = max(0, leg.along.partitioningIndex { $0 >= behind } - 1)
+    for k in first..<(leg.points.count - 1) {
       let a = leg.points[k]
       let b = leg.points[k + 1]
       let (t, distance) = point.projection(onto: a, b, cosine: cosine)
       let offset = leg.along[k] + t * (leg.along[k + 1] - leg.along[k])
-      guard distance <= tolerance, offset >= self.offset - tolerance else {
+      guard distance <= tolerance, offset >= behind else {
         // The first stretch near the position has ended.
         if best != nil { break }
         continue
@@ -107,7 +102,7 @@ struct PlannedRoute: Sendable {
     guard let leg = legs.first else { return ([], []) }
     let offset = min(max(0, self.offset), leg.distance)
     // The first point strictly ahead of the vehicle.
-    var next = leg.along.firstIndex { $0 > offset } ?? leg.points.count
+    var next = leg.along.partitioningIndex { $0 > offset }
     if next == 0 { next = 1 }
     var points = [location(on: leg, at: offset)]
     points.append(contentsOf: leg.points[min(next, leg.points.count)...])
@@ -134,7 +129,8 @@ struct PlannedRoute: Sendable {
   }
 
   func location(on leg: Leg, at offset: Double) -> LatLng {
-    guard let k = leg.along.lastIndex(where: { $0 <= offset }), k + 1 < leg.points.count else {
+    let k = leg.along.partitioningIndex { $0 > offset } - 1
+    guard k >= 0, k + 1 < leg.points.count else {
       return leg.points.last ?? LatLng(latitude: 0, longitude: 0)
     }
     let length = leg.along[k + 1] - leg.along[k]

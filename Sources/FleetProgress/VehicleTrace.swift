@@ -64,7 +64,7 @@ public struct VehicleTrace: Sendable, Hashable {
   /// not make the good ones after it look impossible. Two fixes in a row that agree with each
   /// other but not with the anchor outvote it: then the anchor was the wild one (or the vehicle
   /// was moved). The fixes before `start` keep their judgement.
-  mutating func judge(from start: Int = 0) {
+  mutating func judge(from start: Int) {
     let start = min(max(0, start), fixes.count)
     var anchor = fixes[..<start].last { $0.isPlausible }
     for i in start..<fixes.count {

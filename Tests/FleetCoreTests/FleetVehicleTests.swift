@@ -83,13 +83,7 @@ struct FleetVehicleTests {
     let (fleet, storage) = try await makeFleet(clock: clock)
     _ = try await fleet.createVehicle(caller: admin, provider: provider, vehicleID: "car-1", vehicle: vehicleInput())
     func report(_ point: LatLng, secondsFromNow: TimeInterval, state: VehicleState? = nil) -> LocationReport {
-      var input = vehicleInput()
-      var location = VehicleLocation(location: point)
-      location.updateTime = clock.read().addingTimeInterval(secondsFromNow)
-      input.vehicle.lastLocation = location
-      if let state { input.vehicle.state = state }
-      return LocationReport(
-        name: vehicleName("car-1"), vehicle: input, mask: state == nil ? [] : ["last_location", "vehicle_state"])
+      locationReport(point, at: clock.read().addingTimeInterval(secondsFromNow), state: state)
     }
     let newer = try #require(
       try await fleet.submitReports([report(casino, secondsFromNow: 0)], caller: admin)

@@ -64,11 +64,7 @@ struct SharedFleetTests {
     let (fleet, storage) = try await sharedFleet()
     let now = Date()
     func report(_ point: LatLng, secondsFromNow: TimeInterval) async throws -> Vehicle {
-      var input = vehicleInput()
-      var location = VehicleLocation(location: point)
-      location.updateTime = now.addingTimeInterval(secondsFromNow)
-      input.vehicle.lastLocation = location
-      return try await fleet.submitReports([LocationReport(name: vehicleName("car-1"), vehicle: input)], caller: admin)
+      try await fleet.submitReports([locationReport(point, at: now.addingTimeInterval(secondsFromNow))], caller: admin)
         .stored()[0].get()
     }
     storage.holding.withLock { $0 = true }

@@ -61,6 +61,20 @@ func tripInput(
   return t
 }
 
+/// A location report of vehicle `id` at `point`, taken at `time` by the device's clock; with
+/// `state`, the vehicle's state too.
+func locationReport(_ point: LatLng, at time: Date, state: VehicleState? = nil, vehicle id: String = "car-1")
+  -> LocationReport
+{
+  var input = vehicleInput(id)
+  var location = VehicleLocation(location: point)
+  location.updateTime = time
+  input.vehicle.lastLocation = location
+  if let state { input.vehicle.state = state }
+  return LocationReport(
+    name: vehicleName(id), vehicle: input, mask: state == nil ? [] : ["last_location", "vehicle_state"])
+}
+
 func tripName(_ id: String) -> ResourceName { ResourceName(provider: provider, kind: .trips, id: id) }
 func vehicleName(_ id: String) -> ResourceName { ResourceName(provider: provider, kind: .vehicles, id: id) }
 

@@ -21,13 +21,7 @@ struct RoutePath: Sendable, Hashable {
   /// The segment a distance falls on: the index of its first point.
   func segment(at distance: Double) -> Int {
     guard points.count >= 2 else { return 0 }
-    var low = 0
-    var high = points.count - 2
-    while low < high {
-      let middle = (low + high + 1) / 2
-      if along[middle] <= distance { low = middle } else { high = middle - 1 }
-    }
-    return low
+    return min(max(0, along.partitioningIndex { $0 > distance } - 1), points.count - 2)
   }
 
   /// The point `distance` metres from the start (clamped to the ends).

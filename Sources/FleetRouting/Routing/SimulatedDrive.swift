@@ -158,13 +158,7 @@ public struct SimulatedDrive: Sendable {
   /// The stretch of the shape the car is on at `t`, and how far along it.
   func interval(at t: Double) -> (Int, Double)? {
     // The last point reached by `t`: binary search, a provider asks every second of a drive.
-    var low = 0
-    var high = seconds.count
-    while low < high {
-      let middle = (low + high) / 2
-      if seconds[middle] <= t { low = middle + 1 } else { high = middle }
-    }
-    let k = low - 1
+    let k = seconds.partitioningIndex { $0 > t } - 1
     guard k >= 0, k + 1 < points.count else { return nil }
     let span = seconds[k + 1] - seconds[k]
     return (k, span > 0 ? (t - seconds[k]) / span : 0)
