@@ -12,6 +12,8 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18)],
   products: [
     .executable(name: "fleetd", targets: ["fleetd"]),
+    .library(name: "FleetGeometry", targets: ["FleetGeometry"]),
+    .library(name: "FleetPlaces", targets: ["FleetPlaces"]),
     .library(name: "FleetCore", targets: ["FleetCore"]),
     .library(name: "FleetAuth", targets: ["FleetAuth"]),
     .library(name: "FleetStore", targets: ["FleetStore"]),
@@ -44,17 +46,20 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
   ],
   targets: [
     // Domain: trips, vehicles, lifecycle, validation, errors, authorization rules. No transport.
-    .target(name: "FleetCore", swiftSettings: swiftSettings),
+    .target(name: "FleetCore", dependencies: ["FleetGeometry"], swiftSettings: swiftSettings),
+    // The floor every layer stands on: coordinates, distances, polylines, measured paths.
+    .target(name: "FleetGeometry", swiftSettings: swiftSettings),
+    // Addresses and places: what the geocoding engine finds and what apps show (no engine).
+    .target(name: "FleetPlaces", dependencies: ["FleetGeometry"], swiftSettings: swiftSettings),
     // JWT verification and signing keys (Fleet Engine's service-account tokens).
     .target(
       name: "FleetAuth",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "FleetCore",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -62,7 +67,7 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     // What every store shares: the row format, encoded changes, group commit.
-    .target(name: "FleetRowFormat", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    .target(name: "FleetRowFormat", dependencies: ["FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
     // The embedded default store: SQLite through GRDB.
     .target(
       name: "FleetStore",
@@ -107,24 +112,24 @@ let package = Package(
     // Road network from OpenStreetMap, routes, ETAs, matrices, snapping and map matching.
     .target(
       name: "FleetRouting",
-      dependencies: ["FleetCore", "OSMProto", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+      dependencies: ["FleetGeometry", "OSMProto", "CZlib", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
       swiftSettings: swiftSettings
     ),
     // Map tiles drawn from the road graph and the extract's water and green areas (SVG).
-    .target(name: "FleetMap", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
+    .target(name: "FleetMap", dependencies: ["FleetGeometry", "FleetRouting"], swiftSettings: swiftSettings),
     // The dispatcher: batched (or greedy) assignment of booked rides to vehicles. The domain
     // never depends on it.
     .target(
       name: "FleetDispatch", dependencies: ["FleetCore", .product(name: "Logging", package: "swift-log")],
       swiftSettings: swiftSettings),
     // Live trip progress: road snapping, routes and ETAs per vehicle, learned traffic.
-    .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetRouting"], swiftSettings: swiftSettings),
-    // Location sources for the SDKs: fixes, GPX/NMEA replay, simulation, gpsd, road snapping,
-    // Core Location on Apple platforms.
+    .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetGeometry", "FleetRouting"], swiftSettings: swiftSettings),
+    // Location sources for the SDKs: fixes, GPX/NMEA replay, gpsd, Core Location on Apple
+    // platforms.
     .target(
       name: "FleetPositioning",
-      dependencies: [
-        "FleetCore", "FleetRouting",
+      dependencies: [ 
+        "FleetGeometry",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
@@ -143,10 +148,9 @@ let package = Package(
     .target(
       name: "FleetDriver",
       dependencies: [
-        "FleetClient", "FleetCore", "FleetPositioning", "FleetProto",
+        "FleetClient", "FleetCore", "FleetGeometry", "FleetPositioning", "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
-        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
@@ -156,10 +160,9 @@ let package = Package(
     .target(
       name: "FleetConsumer",
       dependencies: [
-        "FleetClient", "FleetCore", "FleetProto",
+        "FleetClient", "FleetCore", "FleetGeometry", "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
-        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
@@ -169,18 +172,18 @@ let package = Package(
     .target(
       name: "FleetGeocoding",
       dependencies: [
-        "FleetCore", "FleetRouting", .product(name: "GRDB", package: "GRDB.swift"),
+        "FleetCore", "FleetGeometry", "FleetPlaces", "FleetRouting", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings),
     // The location service: filtered fixes, the current location and its address,
     // WGS-84/GCJ-02/BD-09, the client of fleetd's geo endpoints.
     .target(
-      name: "FleetLocation", dependencies: ["FleetCore", "FleetPositioning", "FleetGeocoding", "FleetClient"],
+      name: "FleetLocation", dependencies: ["FleetGeometry", "FleetPlaces", "FleetPositioning", "FleetClient"],
       swiftSettings: swiftSettings),
     // Live ride status for voice assistants and maps apps (SiriKit's ride-status rules): the
     // model, the mapping from trips, the validator, the updater; INRideStatus where Intents is.
-    .target(name: "FleetRideStatus", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    .target(name: "FleetRideStatus", dependencies: ["FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
     // The ride-status updater's source in apps: fleetd's :rideStatus and :watchRideStatus
     // (server-sent events) with the rider's trip token.
     .target(
@@ -193,22 +196,22 @@ let package = Package(
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: swiftSettings),
-    // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses; local
-    // token signing for tools.
+    // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses, the
+    // simulated car and road-snapped location providers; local token signing for tools.
     .target(
       name: "FleetSimulator",
       dependencies: [
-        "FleetDriver", "FleetConsumer", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetProto",
+        "FleetDriver", "FleetConsumer", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetGeometry",
+        "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
-        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
     // Client-side tools: `fleet drive`, `fleet ride`, `fleet track`, `fleet ride-status`, `fleet geo`.
     .executableTarget(
       name: "fleet",
-      dependencies: [
+      dependencies: ["FleetGeometry", "FleetPlaces", 
         "FleetSimulator", "FleetDriver", "FleetConsumer", "FleetLocation", "FleetGeocoding", "FleetRouting", "FleetAuth",
         "FleetCore", "FleetRideStatus", "FleetRideStatusClient", "FleetClient", "FleetProto",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -220,17 +223,15 @@ let package = Package(
     // gRPC services, REST routes, auth, quotas, metrics; the process builder.
     .target(
       name: "FleetServer",
-      dependencies: [
+      dependencies: ["FleetGeometry", "FleetPlaces", 
         "FleetCore", "FleetAuth", "FleetStore", "FleetPostgres", "FleetProto", "FleetRouting", "FleetProgress",
         "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
-        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -242,7 +243,7 @@ let package = Package(
     // `fleetd demo`: fleetd, simulated drivers and riders in one process.
     .target(
       name: "FleetDemo",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "FleetServer", "FleetSimulator", "FleetAuth", "FleetClient", "FleetCore", "FleetDispatch", "FleetProto",
         "FleetRouting",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -252,37 +253,41 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "fleetd",
-      dependencies: [
-        "FleetServer", "FleetAuth", "FleetStore", "FleetPostgres", "FleetCore", "FleetRouting", "FleetDispatch",
+      dependencies: ["FleetGeometry", 
+        "FleetServer", "FleetAuth", "FleetPostgres", "FleetCore", "FleetRouting", "FleetDispatch",
         "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings
     ),
-    .testTarget(name: "FleetCoreTests", dependencies: ["FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "FleetCoreTests", dependencies: ["FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetMapTests", dependencies: ["FleetMap", "FleetRouting", "FleetCore", "FleetTestSupport"],
+      name: "FleetMapTests", dependencies: ["FleetGeometry", "FleetMap", "FleetRouting", "FleetCore", "FleetTestSupport"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetDispatchTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "fleet",  // built before the tests: `fleet ride` and `fleet drive` run as processes
-        "FleetDispatch", "FleetCore", "FleetStore", "FleetTestSupport", "FleetAuth", "FleetProto", "FleetRouting",
+        "FleetDispatch", "FleetCore", "FleetStore", "FleetTestSupport", "FleetAuth", "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
       ],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetRoutingTests", dependencies: ["FleetRouting", "FleetCore", "FleetTestSupport"],
+      name: "FleetRoutingTests", dependencies: ["FleetGeometry", "FleetRouting", "FleetCore", "FleetTestSupport"],
       exclude: ["Rules"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetProgressTests",
-      dependencies: ["FleetProgress", "FleetRouting", "FleetCore", "FleetStore", "FleetTestSupport"], swiftSettings: swiftSettings),
+      dependencies: ["FleetGeometry", "FleetProgress", "FleetRouting", "FleetCore", "FleetStore", "FleetTestSupport"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetSimulatorTests",
+      dependencies: ["FleetSimulator", "FleetPositioning", "FleetRouting", "FleetGeometry", "FleetTestSupport"],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetPositioningTests",
-      dependencies: [
-        "FleetPositioning", "FleetRouting", "FleetCore", "FleetTestSupport",
+      dependencies: ["FleetGeometry", 
+        "FleetPositioning", "FleetTestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
@@ -290,9 +295,9 @@ let package = Package(
     // Test helpers shared by the SDK tests: a real fleetd on loopback, the Monaco graph.
     .target(
       name: "FleetTestSupport",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "FleetServer", "FleetAuth", "FleetCore", "FleetProto", "FleetRouting", "FleetClient", "FleetGeocoding",
-        "FleetDispatch", "FleetPostgres",
+        "FleetDispatch",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Logging", package: "swift-log"),
@@ -301,18 +306,18 @@ let package = Package(
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetRideStatusTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "fleet",  // built before the tests: `fleet ride-status` and `fleet drive` run as processes
-        "FleetRideStatus", "FleetRideStatusClient", "FleetConsumer", "FleetClient", "FleetCore", "FleetTestSupport",
+        "FleetRideStatus", "FleetRideStatusClient", "FleetConsumer", "FleetCore", "FleetTestSupport",
         "FleetAuth",
       ],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "FleetGeocodingTests", dependencies: ["FleetGeocoding", "FleetRouting", "FleetCore", "FleetTestSupport"],
+      name: "FleetGeocodingTests", dependencies: ["FleetGeometry", "FleetPlaces", "FleetGeocoding", "FleetCore", "FleetTestSupport"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetLocationTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", "FleetPlaces", 
         "fleet",  // built before the tests: `fleet geo` runs as a process
         "FleetLocation", "FleetGeocoding", "FleetPositioning", "FleetCore", "FleetTestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
@@ -321,17 +326,16 @@ let package = Package(
       exclude: ["Fixtures"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetConsumerTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "fleet",  // built before the tests: `fleet track` and `fleet drive` run as processes
-        "FleetConsumer", "FleetTestSupport", "FleetSimulator", "FleetDriver", "FleetAuth", "FleetCore", "FleetProto",
+        "FleetConsumer", "FleetTestSupport", "FleetSimulator", "FleetAuth", "FleetCore", "FleetProto",
         "FleetRouting",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
-        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
       ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetDriverTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "FleetTestSupport", "FleetDriver", "FleetPositioning", "FleetSimulator", "FleetServer", "FleetAuth", "FleetCore", "FleetProto",
         "FleetRouting",
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -339,20 +343,19 @@ let package = Package(
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetStoreTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "FleetStore", "FleetRowFormat", "FleetPostgres", "FleetCore", "FleetTestSupport",
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetServerTests",
-      dependencies: [
+      dependencies: ["FleetGeometry", 
         "FleetRouting",
         "fleetd",  // built before the tests: the conformance suite runs the real binary
         "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore", "FleetTestSupport", "FleetDispatch",
@@ -360,7 +363,6 @@ let package = Package(
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
-        .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings

@@ -36,8 +36,8 @@ let package = Package(
     .executableTarget(
       name: "routing-bench",
       dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
         .product(name: "FleetRouting", package: "FleetKit"),
-        .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
@@ -45,9 +45,9 @@ let package = Package(
     .executableTarget(
       name: "routing-agreement",
       dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
         "BenchSupport",
         .product(name: "FleetRouting", package: "FleetKit"),
-        .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
@@ -55,8 +55,8 @@ let package = Package(
     .executableTarget(
       name: "routing-diff",
       dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
         .product(name: "FleetRouting", package: "FleetKit"),
-        .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
@@ -64,16 +64,18 @@ let package = Package(
     .executableTarget(
       name: "location-bench",
       dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
+        .product(name: "FleetPlaces", package: "FleetKit"),
         .product(name: "FleetLocation", package: "FleetKit"),
         .product(name: "FleetGeocoding", package: "FleetKit"),
         .product(name: "FleetPositioning", package: "FleetKit"),
-        .product(name: "FleetCore", package: "FleetKit"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
       name: "progress-bench",
       dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
         .product(name: "FleetProgress", package: "FleetKit"),
         .product(name: "FleetRouting", package: "FleetKit"),
         .product(name: "FleetCore", package: "FleetKit"),
@@ -84,6 +86,7 @@ let package = Package(
     .executableTarget(
       name: "dispatch-bench",
       dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
         "BenchSupport",
         .product(name: "FleetCore", package: "FleetKit"),
         .product(name: "FleetRouting", package: "FleetKit"),

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// Registers, lists and revokes the keys that sign tokens. A running fleetd sees changes within

@@ -1,2 +1,3 @@
-// The Consumer SDK's public API names `FleetEndpoint`; its users should not need a second import.
+// The SDK's public API names `FleetEndpoint` and `LatLng`; its users should not need more imports.
 @_exported import FleetClient
+@_exported import FleetGeometry

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// The trip as the rider's app sees it (Fleet Engine's `GMTSTrip` in the JOURNEY_SHARING_V1S

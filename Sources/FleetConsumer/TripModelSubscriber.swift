@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// Whether a trip model is being kept up to date (Fleet Engine's `GMTCTripModelState`).

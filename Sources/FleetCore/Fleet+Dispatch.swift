@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// A booked ride that needs a vehicle, with its trip as it is now.

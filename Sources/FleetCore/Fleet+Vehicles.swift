@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 extension Fleet {

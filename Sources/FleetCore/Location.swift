@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// Where a waypoint is.

@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// How fast traffic moves on a stretch of road, against its free-flow speed (Fleet Engine's

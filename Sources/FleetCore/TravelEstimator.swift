@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// How long and how far one drive is.

@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// What a search reads of a vehicle to decide whether it is a candidate, filed by position and

@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// How SearchVehicles orders its matches (Fleet Engine's `VehicleMatchOrder`; raw values are

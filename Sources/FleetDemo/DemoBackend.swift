@@ -1,5 +1,6 @@
 import FleetClient
 import FleetCore
+import FleetGeometry
 import FleetProto
 import FleetRouting
 import Foundation

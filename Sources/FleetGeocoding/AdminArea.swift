@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 
 /// An administrative boundary (OSM `boundary=administrative`) assembled into closed rings.
 struct AdminArea: Sendable, Codable {

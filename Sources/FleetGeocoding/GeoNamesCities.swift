@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// Populated places worldwide from GeoNames (`cities1000`: every place with at least 1,000

@@ -1,4 +1,6 @@
 import FleetCore
+import FleetGeometry
+import FleetPlaces
 import FleetRouting
 import Foundation
 import Logging

@@ -1,4 +1,6 @@
 import FleetCore
+import FleetGeometry
+import FleetPlaces
 import Foundation
 
 /// Coordinate → address, from memory: the nearest address point (house number and street),

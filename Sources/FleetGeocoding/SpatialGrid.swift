@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A uniform lat/lng grid of item indices: each item is filed under every cell its bounding

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 
 /// The coordinate systems maps use in mainland China, beside the WGS-84 of GPS and Fleet Engine.

@@ -1,2 +1,5 @@
-// RetryBackoff and the fleetd endpoint are part of this module's API (LocationService, GeoServiceClient).
+// The location service's public API names `RetryBackoff`, `FleetEndpoint`, `LatLng` and `Address`; its users
+// should not need more imports.
 @_exported import FleetClient
+@_exported import FleetGeometry
+@_exported import FleetPlaces

@@ -1,6 +1,6 @@
 import FleetClient
-import FleetCore
-import FleetGeocoding
+import FleetGeometry
+import FleetPlaces
 import Foundation
 
 #if canImport(FoundationNetworking)

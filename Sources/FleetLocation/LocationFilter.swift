@@ -1,4 +1,3 @@
-import FleetCore
 import FleetPositioning
 import Foundation
 

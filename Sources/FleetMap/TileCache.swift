@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import FleetRouting
 import Foundation
 

@@ -1,6 +1,8 @@
+import FleetGeometry
+
 #if canImport(CoreLocation)
   import CoreLocation
-  import FleetCore
+  import FleetGeometry
   import Foundation
 
   /// Fixes from Core Location on Apple platforms (iOS, macOS), with the accuracy and distance

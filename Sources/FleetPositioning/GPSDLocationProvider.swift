@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 import NIOCore
 import NIOPosix
@@ -78,7 +78,7 @@ public struct GPSDLocationProvider: LocationProvider {
       let time = report.time.flatMap(Timestamps.parse)
     else { return nil }
     let coordinate = LatLng(latitude: lat, longitude: lon)
-    guard (try? coordinate.validate("tpv")) != nil else { return nil }
+    guard coordinate.isOnGlobe else { return nil }
     // gpsd's eph is its horizontal error estimate; older versions give only epx/epy.
     let horizontal = report.eph ?? report.epx.flatMap { x in report.epy.map { max(x, $0) } }
     return LocationFix(

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 
 /// One position of the device, as a location source reported it.

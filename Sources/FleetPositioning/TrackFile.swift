@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 
 #if canImport(FoundationXML)
@@ -78,7 +78,7 @@ enum GPX {
         current = nil
         guard let time = point.fields["time"].flatMap(Timestamps.parse) else { return }
         let coordinate = LatLng(latitude: point.lat, longitude: point.lon)
-        guard (try? coordinate.validate("gpx")) != nil else { return }
+        guard coordinate.isOnGlobe else { return }
         let fix = LocationFix(
           coordinate: coordinate,
           // A receiver's HDOP times a typical 5 m range error: the usual rough conversion.

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetRouting
 import Foundation
 import Synchronization
@@ -150,9 +151,9 @@ public final class ProgressEngine: TripProgressEngine {
     var snappable = true
     if var plan = nav.plan, plan.waypoints == waypoints {
       if let projection = plan.project(fix.point, tolerance: tolerance) {
-        if projection.offset > plan.offset {
-          learn(plan: plan, from: nav.lastFix, to: fix, offset: projection.offset)
-          plan.offset = projection.offset
+        if projection.along > plan.offset {
+          learn(plan: plan, from: nav.lastFix, to: fix, offset: projection.along)
+          plan.offset = projection.along
         }
         nav.plan = plan
       } else if fix.point == plan.origin {
@@ -218,7 +219,7 @@ public final class ProgressEngine: TripProgressEngine {
         (points, spans) = plan.remainderOfFirstLeg()
         encoded = Polyline.encode(points)
       } else {
-        points = leg.points
+        points = leg.path.points
         encoded = leg.encodedPoints
         spans = leg.spans.map { ($0, $0.distance, $0.firstPoint, $0.lastPoint) }
       }

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A vehicle's recent positions in time order: what road snapping matches and learned traffic

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A ride's phase, in SiriKit's vocabulary (`INRidePhase`).

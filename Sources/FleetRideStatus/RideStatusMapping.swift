@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// What the mapping reads from fleetd: a trip, its vehicle, its ETAs. Built from a trip

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A rule a ride status broke. The receiver (SiriKit) stops listening after one invalid update,

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 /// A point placed on the road network once, so that repeated queries from it need no
 /// nearest-road search (vehicles searched again and again from where they stand). A class:

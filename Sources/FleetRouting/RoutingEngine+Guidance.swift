@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 extension RoutingEngine {
   /// Turn-by-turn steps for a leg of a route this engine found: from its start (`origin` is the

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 extension RoutingEngine {
   /// The fastest route through `waypoints` and up to `options.alternatives` others (fastest

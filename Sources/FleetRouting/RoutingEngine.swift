@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Synchronization
 
 /// Why a routing query has no answer. Codes are OSRM's, so the HTTP API can pass them through.

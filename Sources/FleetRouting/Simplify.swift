@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 /// Line simplification for route overviews.
 public enum Simplify {

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 // The change log's binary form: each accepted write of a batch, as its rows (in the stores' row

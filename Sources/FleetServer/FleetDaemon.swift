@@ -2,6 +2,7 @@ import FleetAuth
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
+import FleetGeometry
 import FleetMap
 import FleetPostgres
 import FleetProgress

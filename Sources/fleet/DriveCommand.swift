@@ -2,6 +2,7 @@ import ArgumentParser
 import FleetAuth
 import FleetCore
 import FleetDriver
+import FleetGeometry
 import FleetRouting
 import FleetSimulator
 import Foundation

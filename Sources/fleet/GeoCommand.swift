@@ -1,7 +1,9 @@
 import ArgumentParser
 import FleetCore
 import FleetGeocoding
+import FleetGeometry
 import FleetLocation
+import FleetPlaces
 import Foundation
 
 struct GeoCommand: AsyncParsableCommand {

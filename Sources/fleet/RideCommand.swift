@@ -3,6 +3,7 @@ import FleetAuth
 import FleetClient
 import FleetConsumer
 import FleetCore
+import FleetGeometry
 import FleetProto
 import FleetSimulator
 import Foundation

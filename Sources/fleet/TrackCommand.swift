@@ -2,6 +2,7 @@ import ArgumentParser
 import FleetAuth
 import FleetConsumer
 import FleetCore
+import FleetGeometry
 import FleetSimulator
 import Foundation
 

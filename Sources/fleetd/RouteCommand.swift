@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetCore
+import FleetGeometry
 import FleetRouting
 import Foundation
 

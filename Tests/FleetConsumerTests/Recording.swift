@@ -1,5 +1,6 @@
 import FleetConsumer
 import FleetCore
+import FleetGeometry
 import Foundation
 import Synchronization
 

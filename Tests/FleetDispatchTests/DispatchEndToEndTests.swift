@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetDispatch
+import FleetGeometry
 import FleetProto
 import FleetTestSupport
 import Foundation

@@ -1,5 +1,6 @@
 import FleetCore
 import FleetDispatch
+import FleetGeometry
 import FleetStore
 import Foundation
 import Logging

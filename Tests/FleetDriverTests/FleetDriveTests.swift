@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetDriver
+import FleetGeometry
 import FleetProto
 import FleetRouting
 import FleetSimulator

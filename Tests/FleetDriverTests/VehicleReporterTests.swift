@@ -1,5 +1,6 @@
 import FleetCore
 import FleetDriver
+import FleetGeometry
 import FleetPositioning
 import FleetProto
 import FleetTestSupport

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Testing
 
 @testable import FleetGeocoding

@@ -1,5 +1,7 @@
 import FleetCore
 import FleetGeocoding
+import FleetGeometry
+import FleetPlaces
 import FleetTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import FleetCore
 import FleetGeocoding
+import FleetPlaces
 import FleetTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
-import FleetCore
 import FleetPositioning
+import FleetTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -87,10 +87,4 @@ struct TrackFileTests {
     #expect(fixes[0].time == Date(timeIntervalSince1970: 1_800_000_000))
     #expect(fixes[2].time.timeIntervalSince(fixes[0].time) == 2.75)
   }
-}
-
-final class TestTime: Sendable {
-  let value = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-  var now: Date { value.withLock { $0 } }
-  func advance(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
 }

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetProgress
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetRideStatus
 import FleetTestSupport
 import Foundation

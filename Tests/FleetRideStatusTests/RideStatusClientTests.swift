@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetConsumer
 import FleetCore
+import FleetGeometry
 import FleetRideStatus
 import FleetRideStatusClient
 import FleetTestSupport

@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetCore
+import FleetGeometry
 import FleetRideStatus
 import FleetTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetTestSupport
 import Foundation
 import Testing

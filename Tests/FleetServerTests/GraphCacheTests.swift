@@ -1,5 +1,6 @@
 import FleetCore
 import FleetGeocoding
+import FleetGeometry
 import FleetRouting
 import FleetTestSupport
 import Foundation

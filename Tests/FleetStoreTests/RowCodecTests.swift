@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 import GRDB
 import Testing

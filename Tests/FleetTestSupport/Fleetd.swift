@@ -3,6 +3,7 @@ import FleetClient
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
+import FleetGeometry
 import FleetProto
 import FleetRouting
 import FleetServer
@@ -280,4 +281,12 @@ public final class Counter: Sendable {
   public init() {}
   public func increment() { value.withLock { $0 += 1 } }
   public var count: Int { value.withLock { $0 } }
+}
+
+/// A wall clock that tests move by hand.
+public final class TestTime: Sendable {
+  let value = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+  public init() {}
+  public var now: Date { value.withLock { $0 } }
+  public func advance(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
 }

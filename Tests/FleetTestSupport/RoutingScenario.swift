@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A routing rule's fixture, read from a text file in the manner of OSRM's feature files: a

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BenchSupport
 import FleetCore
+import FleetGeometry
 import FleetRouting
 import Foundation
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import BenchSupport
 import FleetCore
 import FleetDispatch
+import FleetGeometry
 import FleetProgress
 import FleetRouting
 import FleetStore

@@ -2,6 +2,7 @@ import ArgumentParser
 import BenchSupport
 import FleetAuth
 import FleetCore
+import FleetGeometry
 import FleetProto
 import FleetRouting
 import Foundation

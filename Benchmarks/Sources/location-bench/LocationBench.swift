@@ -1,6 +1,7 @@
-import FleetCore
 import FleetGeocoding
+import FleetGeometry
 import FleetLocation
+import FleetPlaces
 import FleetPositioning
 import Foundation
 

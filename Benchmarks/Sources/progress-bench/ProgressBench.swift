@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetCore
+import FleetGeometry
 import FleetProgress
 import FleetRouting
 import Foundation

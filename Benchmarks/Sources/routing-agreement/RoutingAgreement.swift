@@ -1,6 +1,6 @@
 import ArgumentParser
 import BenchSupport
-import FleetCore
+import FleetGeometry
 import FleetRouting
 import Foundation
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import FleetCore
+import FleetGeometry
 import FleetRouting
 import Foundation
 

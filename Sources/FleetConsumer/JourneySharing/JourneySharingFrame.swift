@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 
 /// What a map shows of a trip at one moment: ready to draw with MapKit (one `MKPolyline` per
 /// line, one annotation per marker, `setVisibleMapRect` from the camera) or on a web page (it

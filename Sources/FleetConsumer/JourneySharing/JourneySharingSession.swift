@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// The platform-neutral state of a journey-sharing map (Fleet Engine's
@@ -110,7 +111,7 @@ public final class JourneySharingSession: TripModelSubscriber {
     // Traffic intervals in metres along the marker's path.
     var ranges: [(from: Double, to: Double, speed: TrafficSpeed)] = []
     if let route = animator.route {
-      let measured = RoutePath(route.points)
+      let measured = MeasuredPath(route.points)
       for interval in route.traffic
       where interval.start >= 0 && interval.end < route.points.count && interval.start < interval.end {
         ranges.append(
@@ -124,7 +125,7 @@ public final class JourneySharingSession: TripModelSubscriber {
   }
 
   func segments(of route: TrafficRoute) -> [(points: [LatLng], speed: TrafficSpeed?)] {
-    let path = RoutePath(route.points)
+    let path = MeasuredPath(route.points)
     let ranges = route.traffic.filter { $0.start >= 0 && $0.end < route.points.count && $0.start < $0.end }
       .map { (from: path.along[$0.start], to: path.along[$0.end], speed: $0.speed) }
     return pieces(of: path, from: 0, ranges: ranges)
@@ -132,7 +133,7 @@ public final class JourneySharingSession: TripModelSubscriber {
 
   /// `path` from `start` on, cut where the traffic speed changes; stretches no range covers
   /// have no speed.
-  func pieces(of path: RoutePath, from start: Double, ranges: [(from: Double, to: Double, speed: TrafficSpeed)])
+  func pieces(of path: MeasuredPath, from start: Double, ranges: [(from: Double, to: Double, speed: TrafficSpeed)])
     -> [(points: [LatLng], speed: TrafficSpeed?)]
   {
     guard path.points.count >= 2 else { return [] }

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 
 /// Moves the vehicle marker smoothly from one reported position to the next along the route,
@@ -15,7 +16,7 @@ struct MarkerAnimator: Sendable {
   var tolerance: Double = 30
   var maximumAnimation: TimeInterval = 5
 
-  private(set) var path = RoutePath([])
+  private(set) var path = MeasuredPath([])
   private(set) var from = 0.0
   private(set) var to = 0.0
   private(set) var start = Date.distantPast
@@ -57,7 +58,7 @@ struct MarkerAnimator: Sendable {
       if let newRoute {
         // The new route starts at the report, which may be a little behind where the marker
         // will stop (noise across the street): it joins the path where the marker stops.
-        let joined = RoutePath(newRoute.points)
+        let joined = MeasuredPath(newRoute.points)
         let join = joined.project(path.point(at: ahead.along), tolerance: tolerance)?.along ?? 0
         rebase(on: travelled, route: newRoute, joiningAt: join, moving: ahead.along - current, now: now, duration: pace)
       } else {
@@ -83,13 +84,13 @@ struct MarkerAnimator: Sendable {
     duration: TimeInterval
   ) {
     var points = lead
-    let leadLength = RoutePath(lead).length
+    let leadLength = MeasuredPath(lead).length
     if let next, next.points.count >= 1 {
-      let measured = RoutePath(next.points)
+      let measured = MeasuredPath(next.points)
       let rest = join > 0 ? measured.slice(from: join, to: measured.length) : next.points
       points += rest.first == lead.last ? Array(rest.dropFirst()) : rest
     }
-    path = RoutePath(points)
+    path = MeasuredPath(points)
     route = next
     // The route's own metre 0 on `path`: its traffic is placed from there.
     routeOffset = leadLength - join

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A point stored as integer microdegrees, as OSRM stores it: 8 bytes, and exact to about 10 cm.

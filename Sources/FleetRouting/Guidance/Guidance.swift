@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 /// Turn-by-turn steps for a driven leg, by the rules of OSRM's guidance in outline: a turn is
 /// announced unless it is the obvious way on and the road keeps its name; forks, ends of roads,

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 /// One instruction of turn-by-turn guidance, shaped as OSRM's route steps are: a maneuver where
 /// it begins, the road driven until the next one, and the intersections passed on the way.

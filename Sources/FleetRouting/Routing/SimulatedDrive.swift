@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 import Foundation
 
 /// A car driving a route's shape, each road at a chosen share of its free-flow speed: where it

@@ -1,5 +1,7 @@
 import FleetCore
 import FleetGeocoding
+import FleetGeometry
+import FleetPlaces
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetMap
 import Foundation
 import HTTPTypes

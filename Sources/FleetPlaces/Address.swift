@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 /// What is at a coordinate: the nearest address, and the place, city, region and country
 /// around it. Fields the data does not have are nil.
@@ -49,7 +49,7 @@ public struct Address: Sendable, Hashable, Codable {
 }
 
 /// Anything that turns a coordinate into an address: the offline index, or fleetd's
-/// `/v1/geo:reverse` through the location service's client.
+/// `/fleetkit/v1/geo:reverse` through the location service's client.
 public protocol ReverseGeocoding: Sendable {
   func reverseGeocode(_ coordinate: LatLng) async throws -> Address
 }

@@ -1,4 +1,4 @@
-import FleetCore
+import FleetGeometry
 
 /// A place of interest from OpenStreetMap: a pharmacy, a casino, a museum.
 public struct Place: Sendable, Hashable, Codable {

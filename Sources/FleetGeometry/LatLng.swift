@@ -10,14 +10,9 @@ public struct LatLng: Sendable, Hashable, Codable {
     self.longitude = longitude
   }
 
-  /// Checks the ranges Fleet Engine enforces; `field` names the field in the error.
-  public func validate(_ field: String) throws(FleetError) {
-    guard latitude.isFinite, (-90...90).contains(latitude) else {
-      throw .invalid("\(field).latitude must be within [-90, 90], got \(latitude)")
-    }
-    guard longitude.isFinite, (-180...180).contains(longitude) else {
-      throw .invalid("\(field).longitude must be within [-180, 180], got \(longitude)")
-    }
+  /// Whether both values are finite and within the globe's ranges ([-90, 90], [-180, 180]).
+  public var isOnGlobe: Bool {
+    latitude.isFinite && longitude.isFinite && (-90...90).contains(latitude) && (-180...180).contains(longitude)
   }
 
   /// The mean Earth radius OSRM uses, so that distances agree with it to the metre.
@@ -76,33 +71,5 @@ public struct LatLng: Sendable, Hashable, Codable {
     let px = ax + t * dx
     let py = ay + t * dy
     return (t, (px * px + py * py).squareRoot())
-  }
-}
-
-/// A lat/lng rectangle; `low` is the south-west corner, `high` the north-east one. When
-/// low.longitude > high.longitude the box crosses the antimeridian.
-public struct Viewport: Sendable, Hashable, Codable {
-  public var low: LatLng
-  public var high: LatLng
-
-  public init(low: LatLng, high: LatLng) {
-    self.low = low
-    self.high = high
-  }
-
-  public func contains(_ point: LatLng) -> Bool {
-    guard (low.latitude...high.latitude).contains(point.latitude) else { return false }
-    if low.longitude <= high.longitude {
-      return (low.longitude...high.longitude).contains(point.longitude)
-    }
-    return point.longitude >= low.longitude || point.longitude <= high.longitude
-  }
-
-  public func validate(_ field: String) throws(FleetError) {
-    try low.validate("\(field).low")
-    try high.validate("\(field).high")
-    guard low.latitude <= high.latitude else {
-      throw .invalid("\(field).low.latitude must not exceed \(field).high.latitude")
-    }
   }
 }
