@@ -16,8 +16,9 @@ let package = Package(
     .library(name: "FleetPlaces", targets: ["FleetPlaces"]),
     .library(name: "FleetCore", targets: ["FleetCore"]),
     .library(name: "FleetAuth", targets: ["FleetAuth"]),
-    .library(name: "FleetStore", targets: ["FleetStore"]),
-    .library(name: "FleetPostgres", targets: ["FleetPostgres"]),
+    .library(name: "FleetStoreCore", targets: ["FleetStoreCore"]),
+    .library(name: "FleetStoreSQLite", targets: ["FleetStoreSQLite"]),
+    .library(name: "FleetStorePostgres", targets: ["FleetStorePostgres"]),
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),
@@ -66,13 +67,14 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // What every store shares: the row format, encoded changes, group commit.
-    .target(name: "FleetRowFormat", dependencies: ["FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
+    // What every store shares: the row format, encoded changes, group commit, the change-log
+    // follower.
+    .target(name: "FleetStoreCore", dependencies: ["FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
     // The embedded default store: SQLite through GRDB.
     .target(
-      name: "FleetStore",
+      name: "FleetStoreSQLite",
       dependencies: [
-        "FleetCore", "FleetRowFormat",
+        "FleetCore", "FleetStoreCore",
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -80,9 +82,9 @@ let package = Package(
     ),
     // The shared store for several fleetd instances: PostgreSQL through postgres-nio.
     .target(
-      name: "FleetPostgres",
+      name: "FleetStorePostgres",
       dependencies: [
-        "FleetCore", "FleetRowFormat",
+        "FleetCore", "FleetStoreCore",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Logging", package: "swift-log"),
@@ -224,7 +226,7 @@ let package = Package(
     .target(
       name: "FleetServer",
       dependencies: ["FleetGeometry", "FleetPlaces", 
-        "FleetCore", "FleetAuth", "FleetStore", "FleetPostgres", "FleetProto", "FleetRouting", "FleetProgress",
+        "FleetCore", "FleetAuth", "FleetStoreSQLite", "FleetStorePostgres", "FleetProto", "FleetRouting", "FleetProgress",
         "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -254,14 +256,14 @@ let package = Package(
     .executableTarget(
       name: "fleetd",
       dependencies: ["FleetGeometry", 
-        "FleetServer", "FleetAuth", "FleetPostgres", "FleetCore", "FleetRouting", "FleetDispatch",
+        "FleetServer", "FleetAuth", "FleetStorePostgres", "FleetCore", "FleetRouting", "FleetDispatch",
         "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings
     ),
-    .testTarget(name: "FleetCoreTests", dependencies: ["FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
+    .testTarget(name: "FleetCoreTests", dependencies: ["FleetStoreCore", "FleetGeometry", "FleetCore"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetMapTests", dependencies: ["FleetGeometry", "FleetMap", "FleetRouting", "FleetCore", "FleetTestSupport"],
       swiftSettings: swiftSettings),
@@ -269,7 +271,7 @@ let package = Package(
       name: "FleetDispatchTests",
       dependencies: ["FleetGeometry", 
         "fleet",  // built before the tests: `fleet ride` and `fleet drive` run as processes
-        "FleetDispatch", "FleetCore", "FleetStore", "FleetTestSupport", "FleetAuth", "FleetProto",
+        "FleetDispatch", "FleetCore", "FleetStoreSQLite", "FleetTestSupport", "FleetAuth", "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
       ],
@@ -279,7 +281,7 @@ let package = Package(
       exclude: ["Rules"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetProgressTests",
-      dependencies: ["FleetGeometry", "FleetProgress", "FleetRouting", "FleetCore", "FleetStore", "FleetTestSupport"], swiftSettings: swiftSettings),
+      dependencies: ["FleetGeometry", "FleetProgress", "FleetRouting", "FleetCore", "FleetStoreSQLite", "FleetTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetSimulatorTests",
       dependencies: ["FleetSimulator", "FleetPositioning", "FleetRouting", "FleetGeometry", "FleetTestSupport"],
@@ -349,7 +351,7 @@ let package = Package(
     .testTarget(
       name: "FleetStoreTests",
       dependencies: ["FleetGeometry", 
-        "FleetStore", "FleetRowFormat", "FleetPostgres", "FleetCore", "FleetTestSupport",
+        "FleetStoreSQLite", "FleetStoreCore", "FleetStorePostgres", "FleetCore", "FleetTestSupport",
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       swiftSettings: swiftSettings),
@@ -358,7 +360,7 @@ let package = Package(
       dependencies: ["FleetGeometry", 
         "FleetRouting",
         "fleetd",  // built before the tests: the conformance suite runs the real binary
-        "FleetServer", "FleetProto", "FleetAuth", "FleetStore", "FleetCore", "FleetTestSupport", "FleetDispatch",
+        "FleetServer", "FleetProto", "FleetAuth", "FleetStoreSQLite", "FleetCore", "FleetTestSupport", "FleetDispatch",
         "FleetGeocoding",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

@@ -6,9 +6,9 @@ import Foundation
 /// `fk_<id>_<secret>`: the ID names it in lists and logs, the 256-bit secret proves it; only the
 /// SHA-256 of the whole key is stored.
 public struct APIKeyRing: Sendable {
-  let storage: any APIKeyStorage
+  let store: any APIKeyStore
 
-  public init(storage: any APIKeyStorage) { self.storage = storage }
+  public init(store: any APIKeyStore) { self.store = store }
 
   /// Makes a key for `app`; the returned string is the only copy of the secret.
   public func add(
@@ -24,28 +24,28 @@ public struct APIKeyRing: Sendable {
     let key = "fk_\(id)_\(secret)"
     let record = APIKeyRecord(
       id: id, app: name, secretHash: Self.hash(key), perMinute: perMinute, perDay: perDay, createTime: now)
-    try await storage.saveAPIKey(record)
+    try await store.saveAPIKey(record)
     return (key, record)
   }
 
   /// The record of an active key; nil when the key is unknown or revoked.
   public func find(key: String) async throws -> APIKeyRecord? {
     guard key.hasPrefix("fk_"), key.count < 200 else { return nil }
-    guard let record = try await storage.apiKey(secretHash: Self.hash(key)), record.revokeTime == nil else {
+    guard let record = try await store.apiKey(secretHash: Self.hash(key)), record.revokeTime == nil else {
       return nil
     }
     return record
   }
 
-  public func list() async throws -> [APIKeyRecord] { try await storage.apiKeys() }
+  public func list() async throws -> [APIKeyRecord] { try await store.apiKeys() }
 
   public func revoke(id: String, now: Date = Date()) async throws {
-    guard var record = try await storage.apiKey(id: id) else {
+    guard var record = try await store.apiKey(id: id) else {
       throw FleetError.notFound("API key '\(id)' is not registered")
     }
     if record.revokeTime == nil {
       record.revokeTime = now
-      try await storage.saveAPIKey(record)
+      try await store.saveAPIKey(record)
     }
   }
 

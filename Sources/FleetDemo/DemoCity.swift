@@ -46,7 +46,7 @@ public struct DemoCity: Sendable {
     server.routing = routing
     let daemon = try await FleetDaemon.build(configuration: server, logger: logger)
     let keys = try await DemoKeys.load(
-      directory: server.dataDirectory, provider: configuration.provider, storage: daemon.storage)
+      directory: server.dataDirectory, provider: configuration.provider, store: daemon.store)
     let places = DemoPlaces(network: routing.network)
     let (host, dataDirectory) = (server.host, server.dataDirectory)
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -132,10 +132,10 @@ struct DemoKeys: Sendable {
   let server: TokenSigner
   let consumer: TokenSigner
 
-  static func load(directory: String, provider: String, storage: any FleetStorage) async throws -> DemoKeys {
+  static func load(directory: String, provider: String, store: any FleetStore) async throws -> DemoKeys {
     let folder = URL(fileURLWithPath: directory).appendingPathComponent("demo-keys")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let ring = KeyRing(storage: storage)
+    let ring = KeyRing(store: store)
     let registered = try await ring.list().filter { $0.revokeTime == nil }.map(\.keyID)
     func key(_ role: Role) async throws -> ServiceAccountKey {
       let path = folder.appendingPathComponent("\(provider)-\(role.rawValue).json").path

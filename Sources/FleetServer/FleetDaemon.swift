@@ -4,10 +4,10 @@ import FleetDispatch
 import FleetGeocoding
 import FleetGeometry
 import FleetMap
-import FleetPostgres
+import FleetStorePostgres
 import FleetProgress
 import FleetRouting
-import FleetStore
+import FleetStoreSQLite
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -24,7 +24,7 @@ import UnixSignals
 /// bound ports.
 public final class FleetDaemon: Sendable {
   public let fleet: Fleet
-  public let storage: any ServerStorage
+  public let store: any ServerStore
   let grpcTransport: HTTP2ServerTransport.Posix
   let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
   let http: Application<RouterResponder<FleetRequestContext>>
@@ -36,17 +36,17 @@ public final class FleetDaemon: Sendable {
   let dispatchMetrics: DispatchMetrics?
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
-    let storage = try await ServerStorageOpener.open(
+    let store = try await StoreOpener.open(
       dataDirectory: configuration.dataDirectory, postgres: configuration.postgres, logger: logger)
     do {
-      return try await build(configuration: configuration, storage: storage, logger: logger)
+      return try await build(configuration: configuration, store: store, logger: logger)
     } catch {
-      await storage.close()
+      await store.close()
       throw error
     }
   }
 
-  static func build(configuration: ServerConfiguration, storage: any ServerStorage, logger: Logger) async throws
+  static func build(configuration: ServerConfiguration, store: any ServerStore, logger: Logger) async throws
     -> FleetDaemon
   {
     var routing = configuration.routing
@@ -72,7 +72,7 @@ public final class FleetDaemon: Sendable {
       RoadTravelEstimator(routing: $0.routing, traffic: $0.traffic, learnsTraffic: $0.configuration.learnsTraffic)
     }
     let fleet = try await Fleet(
-      storage: storage, progress: progress, travel: travel, configuration: configuration.fleet)
+      store: store, progress: progress, travel: travel, configuration: configuration.fleet)
     var tiles: TileCache?
     if let routing {
       var areas = MapAreas()
@@ -82,21 +82,21 @@ public final class FleetDaemon: Sendable {
       tiles = TileCache(renderer: TileRenderer(network: routing.network, areas: areas))
     }
     return FleetDaemon(
-      configuration: configuration, fleet: fleet, storage: storage, routing: routing, geocoding: geocoding,
+      configuration: configuration, fleet: fleet, store: store, routing: routing, geocoding: geocoding,
       tiles: tiles, logger: logger)
   }
 
   init(
-    configuration: ServerConfiguration, fleet: Fleet, storage: any ServerStorage, routing: RoutingEngine?,
+    configuration: ServerConfiguration, fleet: Fleet, store: any ServerStore, routing: RoutingEngine?,
     geocoding: GeocodingEngine?, tiles: TileCache?, logger: Logger
   ) {
     self.fleet = fleet
-    self.storage = storage
+    self.store = store
     self.logger = logger
     let registry = PrometheusCollectorRegistry()
-    let verifier = TokenVerifier(configuration: configuration.auth) { keyID in try await storage.signingKey(id: keyID) }
+    let verifier = TokenVerifier(configuration: configuration.auth) { keyID in try await store.signingKey(id: keyID) }
     let metrics = RequestMetrics(registry: registry)
-    let shared = storage as? any SharedFleetStorage
+    let shared = store as? any SharedFleetStore
     let quotaShare: @Sendable () -> Int = { shared?.liveInstances ?? 1 }
     let barrier: @Sendable () async throws -> Void = {
       if let shared, shared.liveInstances > 1 { try await fleet.catchUpWithOtherInstances() }
@@ -130,7 +130,7 @@ public final class FleetDaemon: Sendable {
     ).addRoutes(to: router)
     OSRMFront(engine: routing).addRoutes(to: router)
     GeoFront(
-      engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(storage: storage), quotaShare: quotaShare), metrics: metrics
+      engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(store: store), quotaShare: quotaShare), metrics: metrics
     )
     .addRoutes(to: router)
     WebFront(tiles: tiles, leafletDirectory: configuration.leafletDirectory).addRoutes(to: router)
@@ -138,7 +138,7 @@ public final class FleetDaemon: Sendable {
       let healthy = fleet.isHealthy
       return Response(
         status: healthy ? .ok : .serviceUnavailable,
-        body: .init(byteBuffer: ByteBuffer(string: healthy ? "ok\n" : "storage failed\n")))
+        body: .init(byteBuffer: ByteBuffer(string: healthy ? "ok\n" : "store failed\n")))
     }
     router.get("/metrics") { _, _ -> Response in
       var headers = HTTPFields()
@@ -164,8 +164,8 @@ public final class FleetDaemon: Sendable {
     var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
       .init(service: GRPCService(server: grpcServer)), .init(service: http),
     ]
-    let shared = storage as? any SharedFleetStorage
-    if let shared { services.append(.init(service: SharingService(fleet: fleet, storage: shared))) }
+    let shared = store as? any SharedFleetStore
+    if let shared { services.append(.init(service: SharingService(fleet: fleet, store: shared))) }
     if let dispatcher, let dispatchMetrics {
       services.append(
         .init(
@@ -178,10 +178,10 @@ public final class FleetDaemon: Sendable {
     do {
       try await group.run()
     } catch {
-      await storage.close()
+      await store.close()
       throw error
     }
-    await storage.close()
+    await store.close()
   }
 
   /// Shuts down gracefully, as SIGTERM does: stop accepting, finish in-flight requests, return.
@@ -241,13 +241,13 @@ struct DispatchService: Service {
 /// instance counted and the change log pruned.
 struct SharingService: Service {
   let fleet: Fleet
-  let storage: any SharedFleetStorage
+  let store: any SharedFleetStore
 
   func run() async throws {
     await cancelWhenGracefulShutdown {
       await withTaskGroup(of: Void.self) { group in
-        group.addTask { await fleet.followOtherInstances() }
-        group.addTask { await storage.maintain(interval: .seconds(2), keepChanges: .seconds(15 * 60)) }
+        group.addTask { await store.follower.follow(fleet, every: .seconds(1)) }
+        group.addTask { await store.maintain(interval: .seconds(2), keepChanges: .seconds(15 * 60)) }
       }
     }
   }

@@ -2,7 +2,7 @@ import FleetAuth
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
-import FleetPostgres
+import FleetStorePostgres
 import FleetRouting
 
 /// Everything `fleetd serve` can be told, with documented defaults.

@@ -21,8 +21,8 @@ struct APIKeysCommand: AsyncParsableCommand {
     var perDay = APIKeyRecord.defaultPerDay
 
     func run() async throws {
-      let (key, record) = try await store.withStorage {
-        try await APIKeyRing(storage: $0).add(app: app, perMinute: perMinute, perDay: perDay)
+      let (key, record) = try await store.withStore {
+        try await APIKeyRing(store: $0).add(app: app, perMinute: perMinute, perDay: perDay)
       }
       print(key)
       FileHandle.standardError.write(
@@ -36,7 +36,7 @@ struct APIKeysCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() async throws {
-      let keys = try await store.withStorage { try await APIKeyRing(storage: $0).list() }
+      let keys = try await store.withStore { try await APIKeyRing(store: $0).list() }
       print("KEY ID        APP                 PER MINUTE  PER DAY     STATE")
       for key in keys {
         let state = key.revokeTime.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "active"
@@ -57,7 +57,7 @@ struct APIKeysCommand: AsyncParsableCommand {
     var id: String
 
     func run() async throws {
-      try await store.withStorage { try await APIKeyRing(storage: $0).revoke(id: id) }
+      try await store.withStore { try await APIKeyRing(store: $0).revoke(id: id) }
       print("revoked API key \(id)")
     }
   }

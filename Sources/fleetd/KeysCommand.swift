@@ -23,7 +23,7 @@ struct KeysCommand: AsyncParsableCommand {
       guard let role = Role(rawValue: role) else {
         throw ValidationError("--role must be one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
       }
-      let file = try await store.withStorage { try await KeyRing(storage: $0).add(provider: provider, role: role) }
+      let file = try await store.withStore { try await KeyRing(store: $0).add(provider: provider, role: role) }
       try file.encoded().write(to: URL(fileURLWithPath: out), options: .atomic)
       try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: out)
       print("registered key \(file.privateKeyID) (provider \(provider), role \(role.rawValue)); private key in \(out)")
@@ -35,7 +35,7 @@ struct KeysCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() async throws {
-      let keys = try await store.withStorage { try await KeyRing(storage: $0).list() }
+      let keys = try await store.withStore { try await KeyRing(store: $0).list() }
       print("KEY ID".padding(toLength: 26, withPad: " ", startingAt: 0) + "PROVIDER            ROLE      STATE")
       for key in keys {
         let state = key.revokeTime.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "active"
@@ -55,7 +55,7 @@ struct KeysCommand: AsyncParsableCommand {
     var keyID: String
 
     func run() async throws {
-      try await store.withStorage { try await KeyRing(storage: $0).revoke(keyID: keyID) }
+      try await store.withStore { try await KeyRing(store: $0).revoke(keyID: keyID) }
       print("revoked key \(keyID)")
     }
   }

@@ -10,7 +10,7 @@ struct ServeCommand: AsyncParsableCommand {
     commandName: "serve",
     abstract: "Run the gRPC and REST servers, on the embedded SQLite store or on PostgreSQL (--store).")
 
-  @OptionGroup var storage: StoreOptions
+  @OptionGroup var store: StoreOptions
   @OptionGroup var listen: ListenOptions
   @Option(help: "Accepted token audience; repeat for several (default: Fleet Engine's).")
   var audience: [String] = []
@@ -57,8 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
 
   func run() async throws {
     var configuration = ServerConfiguration()
-    configuration.dataDirectory = storage.dataDir
-    configuration.postgres = try storage.postgres
+    configuration.dataDirectory = store.dataDir
+    configuration.postgres = try store.postgres
     listen.apply(to: &configuration)
     configuration.maximumRequestBytes = maxRequestBytes
     guard reportWindow >= 1 else { throw ValidationError("--report-window must be at least 1, got \(reportWindow)") }
@@ -106,14 +106,14 @@ struct ServeCommand: AsyncParsableCommand {
     }
     let logger = Logger(label: "fleetd")
     if let extract {
-      configuration.graphPath = try GraphCache.graph(for: extract, in: storage.dataDir, logger: logger)
+      configuration.graphPath = try GraphCache.graph(for: extract, in: store.dataDir, logger: logger)
     }
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
     logger.notice(
       "fleetd listening",
       metadata: [
         "grpc": "\(listen.host):\(listen.grpcPort)", "http": "\(listen.host):\(listen.httpPort)",
-        "data.dir": "\(storage.dataDir)", "store": "\(configuration.postgres?.description ?? "sqlite")",
+        "data.dir": "\(store.dataDir)", "store": "\(configuration.postgres?.description ?? "sqlite")",
       ])
     try await daemon.run()
   }

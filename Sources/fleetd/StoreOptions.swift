@@ -1,6 +1,6 @@
 import ArgumentParser
 import FleetCore
-import FleetPostgres
+import FleetStorePostgres
 import FleetServer
 import Logging
 
@@ -28,16 +28,16 @@ struct StoreOptions: ParsableArguments {
   }
 
   /// Opens the store for a command that runs briefly (keys, API keys); `body` runs with it.
-  func withStorage<T>(_ body: (any ServerStorage) async throws -> T) async throws -> T {
+  func withStore<T>(_ body: (any ServerStore) async throws -> T) async throws -> T {
     var logger = Logger(label: "fleetd")
     logger.logLevel = .warning
-    let storage = try await ServerStorageOpener.open(dataDirectory: dataDir, postgres: try postgres, logger: logger)
+    let store = try await StoreOpener.open(dataDirectory: dataDir, postgres: try postgres, logger: logger)
     do {
-      let result = try await body(storage)
-      await storage.close()
+      let result = try await body(store)
+      await store.close()
       return result
     } catch {
-      await storage.close()
+      await store.close()
       throw error
     }
   }

@@ -28,14 +28,14 @@ struct FleetTripTests {
   }
 
   @Test func createIgnoresServerFieldsAndStartsNew() async throws {
-    let (fleet, storage) = try await makeFleet()
+    let (fleet, store) = try await makeFleet()
     var input = tripInput()
     input.status = .complete
     input.pickupTime = Date()
     let created = try await fleet.createTrip(caller: admin, provider: provider, tripID: "trip-1", trip: input)
     #expect(created.trip.status == .new)
     #expect(created.trip.pickupTime == nil)
-    #expect(storage.committed.withLock { $0.count } == 1)
+    #expect(store.committed.withLock { $0.count } == 1)
     let duplicate = await fleetError {
       _ = try await fleet.createTrip(caller: admin, provider: provider, tripID: "trip-1", trip: input)
     }
@@ -282,8 +282,8 @@ struct FleetTripTests {
   }
 
   @Test func failedCommitStopsWrites() async throws {
-    let (fleet, storage) = try await makeFleet()
-    storage.failing.withLock { $0 = true }
+    let (fleet, store) = try await makeFleet()
+    store.failing.withLock { $0 = true }
     let error = await fleetError {
       _ = try await fleet.createTrip(caller: admin, provider: provider, tripID: "t", trip: tripInput())
     }

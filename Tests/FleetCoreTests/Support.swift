@@ -3,8 +3,8 @@ import FleetGeometry
 import Foundation
 import Synchronization
 
-/// A storage double for unit tests: keeps what is committed, can be told to fail.
-final class MemoryStorage: FleetStorage {
+/// A store double for unit tests: keeps what is committed, can be told to fail.
+final class MemoryStore: FleetStore {
   let committed = Mutex<[StoredChange]>([])
   let failing = Mutex(false)
 
@@ -34,9 +34,9 @@ let monaco = LatLng(latitude: 43.7384, longitude: 7.4246)
 let casino = LatLng(latitude: 43.7396, longitude: 7.4275)
 let port = LatLng(latitude: 43.7350, longitude: 7.4210)
 
-func makeFleet(clock: TestClock = TestClock()) async throws -> (Fleet, MemoryStorage) {
-  let storage = MemoryStorage()
-  return (try await Fleet(storage: storage, clock: clock.read), storage)
+func makeFleet(clock: TestClock = TestClock()) async throws -> (Fleet, MemoryStore) {
+  let store = MemoryStore()
+  return (try await Fleet(store: store, clock: clock.read), store)
 }
 
 func vehicleInput(_ id: String = "car-1", types: [TripType] = [.exclusive, .shared], capacity: Int32 = 4)

@@ -1,7 +1,7 @@
 import FleetCore
 import FleetDispatch
 import FleetGeometry
-import FleetStore
+import FleetStoreSQLite
 import Foundation
 import Logging
 import Synchronization
@@ -29,7 +29,7 @@ struct Harness {
 
   static func make(clock: ManualClock = ManualClock(), directory: String? = nil) async throws -> Harness {
     let directory = directory ?? NSTemporaryDirectory() + "fleetkit-dispatch-\(UUID().uuidString)"
-    let fleet = try await Fleet(storage: try SQLiteFleetStore(directory: directory), clock: clock.read)
+    let fleet = try await Fleet(store: try SQLiteStore(directory: directory), clock: clock.read)
     return Harness(fleet: fleet, clock: clock, directory: directory)
   }
 

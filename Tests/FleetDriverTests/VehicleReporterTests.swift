@@ -224,7 +224,7 @@ struct VehicleReporterTests {
     }
   }
 
-  /// fleetd goes away in the middle of a drive and comes back on the same storage: the fixes
+  /// fleetd goes away in the middle of a drive and comes back on the same store: the fixes
   /// it missed arrive as past locations, in order, and nothing it acknowledged is lost.
   @Test func anOutageIsBridgedByTheBacklog() async throws {
     try await Fleetd.with { fleetd in

@@ -2,7 +2,7 @@ import FleetCore
 import FleetGeometry
 import FleetProgress
 import FleetRouting
-import FleetStore
+import FleetStoreSQLite
 import FleetTestSupport
 import Foundation
 import Synchronization
@@ -27,13 +27,13 @@ final class SimulatedClock: Sendable {
   var read: @Sendable () -> Date { { self.now.withLock { $0 } } }
 }
 
-/// A fleet on real SQLite storage in a fresh directory, computing progress on Monaco's roads.
+/// A fleet on real SQLite store in a fresh directory, computing progress on Monaco's roads.
 func makeFleet(clock: SimulatedClock, configuration: ProgressEngine.Configuration = .init()) async throws -> Fleet {
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "fleetkit-progress-\(UUID().uuidString)")
-  let storage = try SQLiteFleetStore(directory: directory.path)
+  let store = try SQLiteStore(directory: directory.path)
   return try await Fleet(
-    storage: storage, progress: ProgressEngine(routing: try await monacoRouting(), configuration: configuration),
+    store: store, progress: ProgressEngine(routing: try await monacoRouting(), configuration: configuration),
     clock: clock.read)
 }
 

@@ -157,8 +157,8 @@ struct GRPCServerTests {
         let revocable = try await server.signer(role: .admin)
         let revocableToken = try revocable.token()
         _ = try await trips.getTrip(get, metadata: auth(revocableToken))
-        let keys = try await KeyRing(storage: server.daemon.storage).list()
-        try await KeyRing(storage: server.daemon.storage).revoke(keyID: keys.last!.keyID)
+        let keys = try await KeyRing(store: server.daemon.store).list()
+        try await KeyRing(store: server.daemon.store).revoke(keyID: keys.last!.keyID)
         try await Task.sleep(for: .seconds(6))
         #expect(await rpcCode { _ = try await trips.getTrip(get, metadata: auth(revocableToken)) } == .unauthenticated)
       }

@@ -1,5 +1,5 @@
 import FleetCore
-import FleetStore
+import FleetStoreSQLite
 import Foundation
 import Testing
 
@@ -108,7 +108,7 @@ struct RESTServerTests {
         #expect(status == 200)
       }
       // A second fleet opened on the same directory (as after a crash) sees every acknowledged write.
-      let reopened = try await Fleet(storage: try SQLiteFleetStore(directory: server.dataDirectory))
+      let reopened = try await Fleet(store: try SQLiteStore(directory: server.dataDirectory))
       var query = Fleet.VehicleListing()
       query.categories = [.taxi]
       #expect(try reopened.listVehicles(caller: .admin(of: "acme"), provider: "acme", query: query).totalSize == 20)

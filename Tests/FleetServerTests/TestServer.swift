@@ -4,7 +4,7 @@ import FleetDispatch
 import FleetProto
 import FleetRouting
 import FleetServer
-import FleetStore
+import FleetStoreSQLite
 import FleetTestSupport
 import Foundation
 import GRPCCore
@@ -45,7 +45,7 @@ struct TestServer {
     var logger = Logger(label: "fleetd-test")
     logger.logLevel = .warning
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
-    let adminKey = try await KeyRing(storage: daemon.storage).add(provider: "acme", role: .admin)
+    let adminKey = try await KeyRing(store: daemon.store).add(provider: "acme", role: .admin)
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await daemon.run(shutdownSignals: []) }
       let server = TestServer(
@@ -63,7 +63,7 @@ struct TestServer {
   }
 
   func signer(role: Role, provider: String = "acme") async throws -> TokenSigner {
-    try TokenSigner(key: try await KeyRing(storage: daemon.storage).add(provider: provider, role: role))
+    try TokenSigner(key: try await KeyRing(store: daemon.store).add(provider: provider, role: role))
   }
 
   func withClients(

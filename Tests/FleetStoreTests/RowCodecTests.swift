@@ -4,8 +4,8 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import FleetRowFormat
-@testable import FleetStore
+@testable import FleetStoreCore
+@testable import FleetStoreSQLite
 
 @Suite("Row format")
 struct RowCodecTests {
@@ -121,34 +121,20 @@ struct RowCodecTests {
     let dir = NSTemporaryDirectory() + "fleetkit-rows-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
     do {
-      let store = try SQLiteFleetStore(directory: dir)
+      let store = try SQLiteStore(directory: dir)
       try await store.commit([.putVehicle(Self.fullVehicle), .putTrip(Self.fullTrip)])
       let first = try await store.pool.read { db in try Data.fetchOne(db, sql: "SELECT body FROM vehicles") }
       #expect(first?.first == RowFormat.binaryV1)
     }
-    let reopened = try SQLiteFleetStore(directory: dir)
+    let reopened = try SQLiteStore(directory: dir)
     #expect(try await reopened.loadVehicles() == [Self.fullVehicle])
     #expect(try await reopened.loadTrips() == [Self.fullTrip])
-  }
-
-  @Test func jsonRowsFromEarlierVersionsAreStillRead() async throws {
-    let dir = NSTemporaryDirectory() + "fleetkit-rows-\(UUID().uuidString)"
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let store = try SQLiteFleetStore(directory: dir)
-    let vehicle = Self.fullVehicle
-    let json = try StoredRows.encoder.encode(vehicle)
-    try await store.pool.write { db in
-      try db.execute(
-        sql: "INSERT INTO vehicles (provider, id, revision, body) VALUES (?, ?, ?, ?)",
-        arguments: [vehicle.provider, vehicle.id, 1, json])
-    }
-    #expect(try await store.loadVehicles() == [vehicle])
   }
 
   @Test func aDamagedRowIsReportedWithItsName() async throws {
     let dir = NSTemporaryDirectory() + "fleetkit-rows-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let store = try SQLiteFleetStore(directory: dir)
+    let store = try SQLiteStore(directory: dir)
     let bytes = Self.fullVehicle.rowBytes
     for damaged in [Array(bytes.dropLast(3)), bytes + [0], [RowFormat.binaryV1, 0xFF, 0xFF], [9, 1, 2]] {
       try await store.pool.write { db in
@@ -194,10 +180,10 @@ struct RowCodecTests {
     let writes = [
       LoggedWrite(
         rows: [
-          LoggedRow(
+          StoredRow(
             table: .vehicles, provider: "prov-é", id: "veh-1", revision: 1 << 40 | 7,
             body: Data(Self.fullVehicle.rowBytes)),
-          LoggedRow(table: .trips, provider: "p", id: "gone", revision: 3, body: nil),
+          StoredRow(table: .trips, provider: "p", id: "gone", revision: 3, body: nil),
         ],
         progress: [
           VehicleProgressRecord(provider: "prov-é", vehicleID: "veh-1", revision: 1 << 40 | 7, progress: progress),

@@ -1,6 +1,6 @@
 import FleetCore
 import FleetGeometry
-import FleetPostgres
+import FleetStorePostgres
 import FleetTestSupport
 import Foundation
 import Testing
@@ -23,10 +23,10 @@ struct SharedStoreTests {
   func vehicle(_ id: String) -> ResourceName { ResourceName(provider: "acme", kind: .vehicles, id: id) }
 
   /// Two stores (instances) on a new database.
-  func instances(_ count: Int = 2) async throws -> [PostgresFleetStore] {
+  func instances(_ count: Int = 2) async throws -> [PostgresStore] {
     let url = try await PostgresCluster.start().newDatabase()
-    var stores: [PostgresFleetStore] = []
-    for _ in 0..<count { stores.append(try await PostgresFleetStore.connect(try PostgresAddress(url))) }
+    var stores: [PostgresStore] = []
+    for _ in 0..<count { stores.append(try await PostgresStore.connect(try PostgresAddress(url))) }
     return stores
   }
 
@@ -59,14 +59,14 @@ struct SharedStoreTests {
     let accepted = Task {
       try await b.commit(FleetCommit(changes: [.putVehicle(other)], expectedRevisions: [otherKey: 0]))
     }
-    let conflict = await #expect(throws: StorageConflict.self) { try await refused.value }
+    let conflict = await #expect(throws: StoreConflict.self) { try await refused.value }
     #expect(conflict?.entities == [key])
     try await accepted.value
     let stored = try await a.loadVehicles().sorted { $0.id < $1.id }
     #expect(stored.map(\.id) == ["car", "other"])
     #expect(stored[0].maximumCapacity == car.maximumCapacity)
     // The log holds both accepted writes, in commit order, each with its writer.
-    let log = try await b.batches(after: 0, limit: 10)
+    let log = try await b.changeLog.batches(after: 0, limit: 10)
     #expect(log.map(\.origin) == [a.instanceTag, b.instanceTag])
     #expect(log.map { $0.changes.compactMap(\.entity?.key) } == [[key], [otherKey]])
     for store in stores { await store.close() }
@@ -87,7 +87,7 @@ struct SharedStoreTests {
     // B still holds the vehicle at its first revision: an update from there is refused.
     var stale = car
     stale.revision = 2 << 16 | b.instanceTag
-    await #expect(throws: StorageConflict.self) {
+    await #expect(throws: StoreConflict.self) {
       try await b.commit(FleetCommit(changes: [.putVehicle(stale)], expectedRevisions: [key: car.revision]))
     }
     #expect(try await a.loadVehicles().isEmpty)
@@ -97,8 +97,8 @@ struct SharedStoreTests {
   @Test(.timeLimit(.minutes(2)))
   func concurrentUpdatesOfOneVehicleThroughBothInstancesAreAllKept() async throws {
     let stores = try await instances()
-    let a = try await Fleet(storage: stores[0])
-    let b = try await Fleet(storage: stores[1])
+    let a = try await Fleet(store: stores[0])
+    let b = try await Fleet(store: stores[1])
     _ = try await a.createVehicle(caller: admin, provider: "acme", vehicleID: "car", vehicle: vehicleInput())
     try await b.catchUpWithOtherInstances()
     let perInstance = 15
@@ -135,9 +135,9 @@ struct SharedStoreTests {
   @Test(.timeLimit(.minutes(2)))
   func aWatcherOnOneInstanceSeesEveryChangeMadeOnTheOther() async throws {
     let stores = try await instances()
-    let a = try await Fleet(storage: stores[0])
-    let b = try await Fleet(storage: stores[1])
-    let following = Task { await b.followOtherInstances(every: .seconds(1)) }
+    let a = try await Fleet(store: stores[0])
+    let b = try await Fleet(store: stores[1])
+    let following = Task { await stores[1].follower.follow(b, every: .seconds(1)) }
     defer { following.cancel() }
     _ = try await a.createVehicle(caller: admin, provider: "acme", vehicleID: "car", vehicle: vehicleInput())
     var trip = Trip(provider: "acme", id: "ride")

@@ -1,6 +1,6 @@
 import FleetCore
-import FleetPostgres
-import FleetStore
+import FleetStorePostgres
+import FleetStoreSQLite
 import FleetTestSupport
 import Foundation
 import Testing
@@ -24,12 +24,12 @@ struct StorePlace: Sendable {
   }
 
   /// Opens the store, runs `body` with it and closes it.
-  func with<T>(_ body: (any FleetStorage & APIKeyStorage) async throws -> T) async throws -> T {
+  func with<T>(_ body: (any FleetStore & APIKeyStore) async throws -> T) async throws -> T {
     switch kind {
     case .sqlite:
-      return try await body(try SQLiteFleetStore(directory: location))
+      return try await body(try SQLiteStore(directory: location))
     case .postgres:
-      let store = try await PostgresFleetStore.connect(try PostgresAddress(location))
+      let store = try await PostgresStore.connect(try PostgresAddress(location))
       do {
         let result = try await body(store)
         await store.close()
@@ -117,7 +117,7 @@ struct StoreTests {
     input.maximumCapacity = 2
     input.category = .auto
     try await place.with { store in
-      let fleet = try await Fleet(storage: store)
+      let fleet = try await Fleet(store: store)
       _ = try await fleet.createVehicle(
         caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
       _ = try await fleet.createVehicle(
@@ -126,7 +126,7 @@ struct StoreTests {
     }
     // After a restart the tombstone of "v" carries the highest revision stored.
     try await place.with { store in
-      let fleet = try await Fleet(storage: store)
+      let fleet = try await Fleet(store: store)
       input.maximumCapacity = 3
       _ = try await fleet.createVehicle(
         caller: admin, provider: "p", vehicleID: "v", vehicle: VehicleInput(vehicle: input))
@@ -199,7 +199,7 @@ struct PostgresStoreTests {
     try await withThrowingTaskGroup(of: Void.self) { group in
       for _ in 0..<4 {
         group.addTask {
-          let store = try await PostgresFleetStore.connect(try PostgresAddress(url))
+          let store = try await PostgresStore.connect(try PostgresAddress(url))
           await store.close()
         }
       }
@@ -208,17 +208,18 @@ struct PostgresStoreTests {
     let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
     let migrations = try await cluster.psql(
       "SELECT identifier FROM fleetkit_migrations ORDER BY identifier", database: database)
-    #expect(migrations.split(separator: "\n") == ["v1", "v2: api keys", "v3: rides", "v4: change log"])
+    #expect(
+      migrations.split(separator: "\n") == ["v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows"])
   }
 
   @Test func aDatabaseFromANewerFleetdIsRefused() async throws {
     let cluster = try await PostgresCluster.start()
     let url = try await cluster.newDatabase()
-    await (try await PostgresFleetStore.connect(try PostgresAddress(url))).close()
+    await (try await PostgresStore.connect(try PostgresAddress(url))).close()
     let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
     try await cluster.psql("INSERT INTO fleetkit_migrations VALUES ('v99: from the future')", database: database)
     let error = await #expect(throws: PostgresStoreError.self) {
-      try await PostgresFleetStore.connect(try PostgresAddress(url))
+      try await PostgresStore.connect(try PostgresAddress(url))
     }
     #expect("\(try #require(error))".contains("v99: from the future"))
   }
@@ -226,7 +227,7 @@ struct PostgresStoreTests {
   @Test func anUnreachableServerIsNamedInTheError() async throws {
     let address = try PostgresAddress("postgres://fleet@127.0.0.1:1/fleet?sslmode=disable")
     let error = await #expect(throws: PostgresStoreError.self) {
-      try await PostgresFleetStore.connect(address, timeout: .seconds(1))
+      try await PostgresStore.connect(address, timeout: .seconds(1))
     }
     #expect("\(try #require(error))".contains("127.0.0.1:1"))
   }

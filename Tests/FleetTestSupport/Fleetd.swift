@@ -14,7 +14,7 @@ import Logging
 import Synchronization
 
 /// A real fleetd on loopback over a data directory that outlives it, so that a test can stop
-/// it and start it again on the same ports and storage.
+/// it and start it again on the same ports and store.
 public final class Fleetd: Sendable {
   public let directory: String
   let running = Mutex<(daemon: FleetDaemon, task: Task<Void, any Error>)?>(nil)
@@ -76,19 +76,19 @@ public final class Fleetd: Sendable {
 
   public func key(role: Role) async throws -> ServiceAccountKey {
     guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    return try await KeyRing(storage: daemon.storage).add(provider: "acme", role: role)
+    return try await KeyRing(store: daemon.store).add(provider: "acme", role: role)
   }
 
   /// A new API key for the geo endpoints.
   public func apiKey(app: String = "test", perMinute: Int = 600, perDay: Int = 100_000) async throws -> String {
     guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    return try await APIKeyRing(storage: daemon.storage).add(app: app, perMinute: perMinute, perDay: perDay).key
+    return try await APIKeyRing(store: daemon.store).add(app: app, perMinute: perMinute, perDay: perDay).key
   }
 
   public func revokeAPIKey(_ key: String) async throws {
     guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    guard let record = try await APIKeyRing(storage: daemon.storage).find(key: key) else { return }
-    try await APIKeyRing(storage: daemon.storage).revoke(id: record.id)
+    guard let record = try await APIKeyRing(store: daemon.store).find(key: key) else { return }
+    try await APIKeyRing(store: daemon.store).revoke(id: record.id)
   }
 
   /// Runs `body` against a fresh fleetd, stopping it afterwards whatever happens.

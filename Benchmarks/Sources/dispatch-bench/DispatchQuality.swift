@@ -5,7 +5,7 @@ import FleetDispatch
 import FleetGeometry
 import FleetProgress
 import FleetRouting
-import FleetStore
+import FleetStoreSQLite
 import Foundation
 import Logging
 import Synchronization
@@ -164,7 +164,7 @@ final class Simulation {
     let progress = ProgressEngine(routing: routing)
     let clock = time.read
     let fleet = try await Fleet(
-      storage: try SQLiteFleetStore(directory: directory, logger: logger), progress: progress,
+      store: try SQLiteStore(directory: directory, logger: logger), progress: progress,
       travel: RoadTravelEstimator(routing: routing, traffic: progress.traffic), clock: clock)
     var configuration = DispatchConfiguration()
     configuration.policy = policy

@@ -3,7 +3,7 @@ import BenchSupport
 import FleetCore
 import FleetProgress
 import FleetRouting
-import FleetStore
+import FleetStoreSQLite
 import Foundation
 import Logging
 
@@ -31,7 +31,7 @@ struct SearchInProcess: AsyncParsableCommand {
     logger.logLevel = .critical
     let progress = ProgressEngine(routing: routing)
     let fleet = try await Fleet(
-      storage: try SQLiteFleetStore(directory: directory, logger: logger), progress: progress,
+      store: try SQLiteStore(directory: directory, logger: logger), progress: progress,
       travel: RoadTravelEstimator(routing: routing, traffic: progress.traffic))
     let admin = Caller.admin(of: "bench")
     for (i, position) in positions.enumerated() {

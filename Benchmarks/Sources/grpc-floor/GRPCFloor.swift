@@ -6,7 +6,7 @@ import SwiftProtobuf
 
 /// The floor of the gRPC stack fleetd is built on: grpc-swift 2 over its NIO HTTP/2 transport,
 /// configured as fleetd configures it, serving VehicleService's GetVehicle and UpdateVehicle with
-/// no authentication, no domain and no storage. `fleet-load` against this server shows what the
+/// no authentication, no domain and no store. `fleet-load` against this server shows what the
 /// stack alone costs per call on this machine, so fleetd's own figures can be read against it.
 @main
 struct GRPCFloor: AsyncParsableCommand {

@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+
+extension Fleet {
+  /// Sends each watched trip's new state to its watchers (one read for all of them).
+  func publish(_ trips: Set<ResourceName>) {
+    for name in trips {
+      let watching = watchers.watchers(of: name)
+      guard !watching.isEmpty else { continue }
+      let (outcomes, sequence) = state.withLock { s in
+        var byView: [TripView: TripSnapshot] = [:]
+        let outcomes = watching.map { watcher -> Result<TripSnapshot, FleetError> in
+          do throws(FleetError) {
+            let trip = try Self.existingTrip(name, in: s)
+            try watcher.caller.checkTripAccess(tripID: trip.id, assignedVehicle: trip.vehicleID)
+            if let shared = byView[watcher.view] { return .success(shared) }
+            let snapshot = Self.snapshot(trip, view: watcher.view, includeVehicleWaypoints: false, state: s)
+            byView[watcher.view] = snapshot
+            return .success(snapshot)
+          } catch {
+            return .failure(error)
+          }
+        }
+        return (outcomes, s.sequence)
+      }
+      let now = now()
+      for (watcher, outcome) in zip(watching, outcomes) {
+        switch outcome {
+        case .success(var snapshot):
+          snapshot.progress?.readAt = now
+          watcher.send(snapshot, sequence: sequence)
+        case .failure(let error): watcher.fail(error)
+        }
+      }
+    }
+  }
+}
+
+/// An open WatchTrip stream: the trip's states, newest first when the reader falls behind, and
+/// `stop()` for the transport to call when its client hangs up or the server shuts down.
+public struct TripWatch: Sendable {
+  public let updates: AsyncThrowingStream<TripSnapshot, any Error>
+  let stopping: @Sendable () -> Void
+
+  init(updates: AsyncThrowingStream<TripSnapshot, any Error>, stop: @escaping @Sendable () -> Void) {
+    self.updates = updates
+    self.stopping = stop
+  }
+
+  /// Ends the stream and forgets the watcher; idempotent.
+  public func stop() { stopping() }
+}
+
+/// One open WatchTrip stream.
+final class TripWatcher: Sendable {
+  let caller: Caller
+  let view: TripView
+  let continuation: AsyncThrowingStream<TripSnapshot, any Error>.Continuation
+  /// The sequence of the state last sent: publishers racing each other never send an older one
+  /// after a newer one.
+  let lastSequence = Mutex<UInt64?>(nil)
+
+  init(caller: Caller, view: TripView, continuation: AsyncThrowingStream<TripSnapshot, any Error>.Continuation) {
+    self.caller = caller
+    self.view = view
+    self.continuation = continuation
+  }
+
+  func send(_ snapshot: TripSnapshot, sequence: UInt64) {
+    lastSequence.withLock { last in
+      if let last, sequence <= last { return }
+      last = sequence
+      continuation.yield(snapshot)
+      // A finished trip changes no more (beyond feedback): its last state ends the stream.
+      if snapshot.trip.status.isTerminal { continuation.finish() }
+    }
+  }
+
+  func fail(_ error: FleetError) {
+    lastSequence.withLock { _ in continuation.finish(throwing: error) }
+  }
+}
+
+/// The open streams per trip.
+final class TripWatchers: Sendable {
+  let byTrip = Mutex<[ResourceName: [ObjectIdentifier: TripWatcher]]>([:])
+
+  func add(_ watcher: TripWatcher, for trip: ResourceName) {
+    byTrip.withLock { $0[trip, default: [:]][ObjectIdentifier(watcher)] = watcher }
+  }
+
+  func remove(_ watcher: TripWatcher, for trip: ResourceName) {
+    byTrip.withLock { all in
+      all[trip]?.removeValue(forKey: ObjectIdentifier(watcher))
+      if all[trip]?.isEmpty == true { all[trip] = nil }
+    }
+  }
+
+  func watchers(of trip: ResourceName) -> [TripWatcher] {
+    byTrip.withLock { all in all[trip].map { Array($0.values) } ?? [] }
+  }
+
+  /// Open streams, for metrics and tests.
+  var count: Int { byTrip.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// Where a booked ride stands (raw values are `fleetkit.v1.Ride.State`'s numbers).
+public enum RideState: Int, Sendable, Hashable, Codable, CaseIterable {
+  case unspecified = 0
+  /// The dispatcher is looking for a vehicle.
+  case waiting = 1
+  case assigned = 2
+  /// Nobody could serve it in time; its trip was canceled.
+  case noVehicleFound = 3
+  case canceled = 4
+  case completed = 5
+
+  public var wireName: String {
+    switch self {
+    case .unspecified: "STATE_UNSPECIFIED"
+    case .waiting: "WAITING"
+    case .assigned: "ASSIGNED"
+    case .noVehicleFound: "NO_VEHICLE_FOUND"
+    case .canceled: "CANCELED"
+    case .completed: "COMPLETED"
+    }
+  }
+}
+
+/// What a rider asked for, in the Trip message's terms.
+public struct RideRequest: Sendable, Hashable, Codable {
+  public var pickupPoint: TerminalLocation?
+  public var dropoffPoint: TerminalLocation?
+  public var intermediateDestinations: [TerminalLocation] = []
+  /// 1 when not given.
+  public var numberOfPassengers: Int32 = 0
+  /// EXCLUSIVE when not given.
+  public var tripType: TripType = .unknown
+  public var requiredAttributes: [Attribute] = []
+  public var filter = ""
+
+  public init() {}
+}
+
+/// A booked ride as fleetd stores it: the request, and what the dispatcher did with it. Its
+/// trip (same ID) carries the journey itself.
+public struct Ride: Sendable, Hashable, Codable {
+  public var provider: String
+  public var id: String
+  public var request: RideRequest
+  /// WAITING, ASSIGNED, NO_VEHICLE_FOUND or CANCELED as dispatch and the API set it; the trip
+  /// finishing overrides it when the ride is shown (`RideView`).
+  public var dispatchState: RideState = .waiting
+  /// The vehicle dispatch assigned; empty while waiting.
+  public var vehicleID = ""
+  /// The vehicle the ride was last taken from (offline or stale before the pickup).
+  public var releasedFrom = ""
+  /// Since when it has been waiting for a vehicle (booking, or its last release).
+  public var waitingSince: Date = .distantPast
+  public var assignTime: Date?
+  public var assignedPickupETA: Date?
+  /// How many times a vehicle was assigned (more than one after re-dispatches).
+  public var assignments = 0
+  public var createTime: Date = .distantPast
+  public var updateTime: Date = .distantPast
+  /// Store revision; increases with every change (see `FleetStore`).
+  public var revision: UInt64 = 0
+
+  public init(provider: String, id: String, request: RideRequest) {
+    self.provider = provider
+    self.id = id
+    self.request = request
+  }
+
+  public var name: ResourceName { ResourceName(provider: provider, kind: .rides, id: id) }
+  public var tripName: ResourceName { ResourceName(provider: provider, kind: .trips, id: id) }
+}
+
+/// A ride as the booking API shows it: its state follows its trip's end.
+public struct RideView: Sendable, Hashable {
+  public var ride: Ride
+  public var state: RideState
+  /// The vehicle serving it while ASSIGNED (and the last one once COMPLETED).
+  public var vehicleID: String
+
+  init(_ ride: Ride, trip: Trip?) {
+    self.ride = ride
+    switch trip?.status {
+    case .complete?:
+      state = .completed
+    case .canceled?:
+      state = ride.dispatchState == .noVehicleFound ? .noVehicleFound : .canceled
+    default:
+      state = ride.dispatchState
+    }
+    vehicleID = state == .assigned || state == .completed ? (trip?.vehicleID ?? ride.vehicleID) : ""
+  }
+}

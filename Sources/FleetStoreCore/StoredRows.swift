@@ -1,0 +1,144 @@
+import FleetCore
+import Foundation
+
+/// The tables every store keeps entities in, by provider and ID, each row with its revision.
+public enum StoredTable: String, Sendable, CaseIterable {
+  case trips, vehicles, rides
+
+  public init(_ kind: EntityKind) {
+    switch kind {
+    case .trip: self = .trips
+    case .vehicle: self = .vehicles
+    case .ride: self = .rides
+    }
+  }
+
+  public var kind: EntityKind {
+    switch self {
+    case .trips: .trip
+    case .vehicles: .vehicle
+    case .rides: .ride
+    }
+  }
+}
+
+/// A row of `trips`, `vehicles` or `rides` as stored; a nil body is a tombstone (a deletion kept
+/// so that an older write cannot resurrect the entity).
+public struct StoredRow: Sendable, Hashable {
+  public var table: StoredTable
+  public var provider: String
+  public var id: String
+  public var revision: UInt64
+  public var body: Data?
+
+  public init(table: StoredTable, provider: String, id: String, revision: UInt64, body: Data?) {
+    self.table = table
+    self.provider = provider
+    self.id = id
+    self.revision = revision
+    self.body = body
+  }
+
+  public var key: EntityKey { EntityKey(table.kind, provider: provider, id: id) }
+}
+
+/// A change ready to write: encoded by the committing task, so that a store's single writer
+/// only runs SQL.
+public enum EncodedChange: Sendable, Hashable {
+  case row(StoredRow)
+  case billableTrip(provider: String, id: String, reportTime: Double, body: Data)
+}
+
+/// How entities become row bodies and back, the same for every store: the binary row format
+/// (`RowCodec.swift`) for every entity and billing report.
+public enum StoredRows {
+  public static func encode(_ changes: [StoredChange]) -> [EncodedChange] {
+    changes.map { change in
+      switch change {
+      case .putTrip(let t): .row(row(.trips, t.provider, t.id, t.revision, t))
+      case .putVehicle(let v): .row(row(.vehicles, v.provider, v.id, v.revision, v))
+      case .putRide(let r): .row(row(.rides, r.provider, r.id, r.revision, r))
+      case .deleteTrip(let provider, let id, let revision):
+        .row(StoredRow(table: .trips, provider: provider, id: id, revision: revision, body: nil))
+      case .deleteVehicle(let provider, let id, let revision):
+        .row(StoredRow(table: .vehicles, provider: provider, id: id, revision: revision, body: nil))
+      case .putBillableTrip(let r):
+        .billableTrip(
+          provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
+          body: Data(r.rowBytes))
+      }
+    }
+  }
+
+  static func row(_ table: StoredTable, _ provider: String, _ id: String, _ revision: UInt64, _ value: some RowCodable)
+    -> StoredRow
+  {
+    StoredRow(table: table, provider: provider, id: id, revision: revision, body: Data(value.rowBytes))
+  }
+
+  /// The change a stored row (or tombstone) stands for.
+  public static func change(_ row: StoredRow) throws -> StoredChange {
+    guard let body = row.body else {
+      switch row.table {
+      case .trips: return .deleteTrip(provider: row.provider, id: row.id, revision: row.revision)
+      case .vehicles: return .deleteVehicle(provider: row.provider, id: row.id, revision: row.revision)
+      case .rides:
+        throw StoreError.damagedRow(
+          table: row.table.rawValue, provider: row.provider, id: row.id, reason: "rides are never deleted")
+      }
+    }
+    switch row.table {
+    case .trips: return .putTrip(try trip(from: body))
+    case .vehicles: return .putVehicle(try vehicle(from: body))
+    case .rides: return .putRide(try ride(from: body))
+    }
+  }
+
+  public static func trip(from body: Data) throws -> Trip { try decode(body) }
+  public static func vehicle(from body: Data) throws -> Vehicle { try decode(body) }
+  public static func ride(from body: Data) throws -> Ride { try decode(body) }
+  public static func billableTrip(from body: Data) throws -> BillableTripReport { try decode(body) }
+
+  static func decode<T: RowCodable>(_ body: Data) throws -> T {
+    guard body.first == RowFormat.binaryV1 else {
+      throw RowFormatError(offset: 0, reason: "unknown row format \(body.first.map(String.init) ?? "(empty)")")
+    }
+    var reader = RowReader([UInt8](body), from: 1)
+    let value = try T(row: &reader)
+    guard !reader.hasMore else { throw reader.damaged("unread bytes at the end (written by a newer fleetd?)") }
+    return value
+  }
+
+  /// The newest change per row: one statement may then write a whole batch (PostgreSQL's
+  /// `ON CONFLICT DO UPDATE` refuses to touch a row twice), and the older ones would lose anyway.
+  public static func newestPerRow(_ changes: [EncodedChange]) -> [EncodedChange] {
+    var newest: [EntityKey: Int] = [:]
+    var kept: [EncodedChange] = []
+    kept.reserveCapacity(changes.count)
+    for change in changes {
+      guard case .row(let row) = change else {
+        kept.append(change)
+        continue
+      }
+      if let index = newest[row.key], case .row(let older) = kept[index] {
+        if row.revision > older.revision { kept[index] = change }
+      } else {
+        newest[row.key] = kept.count
+        kept.append(change)
+      }
+    }
+    return kept
+  }
+}
+
+/// Failures of a store that name what they concern.
+public enum StoreError: Error, CustomStringConvertible {
+  case damagedRow(table: String, provider: String, id: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .damagedRow(let table, let provider, let id, let reason):
+      "\(table) row providers/\(provider)/\(id) cannot be read: \(reason)"
+    }
+  }
+}
