@@ -30,12 +30,33 @@ final class RequestGate: Sendable {
     self.logger = logger
   }
 
-  func synchronize() async throws(FleetError) {
-    do {
-      try await barrier()
-    } catch {
-      throw FleetError(.unavailable, "the other fleetd instances' changes cannot be read: \(error)")
+  /// What a call may go on with: its caller, and how many of its items (one for most calls, a
+  /// message's location reports) its provider's quota allowed; the rest are refused.
+  struct Admission: Sendable {
+    let caller: Caller
+    let granted: Int
+    let refusal: FleetError?
+  }
+
+  /// The front half of every call: the caller's token, one quota token per item, and with
+  /// several instances the read barrier (the others' commits made before the call arrived).
+  func admit(_ operation: FleetOperation, items: Int = 1, authorization: String?) async throws(FleetError)
+    -> Admission
+  {
+    let caller = try await verifier.verify(authorizationHeader: authorization)
+    let now = (ContinuousClock.now - epoch).seconds
+    let share = quotaShare()
+    let (granted, refusal) = quotas.withLock { q in
+      q.acquire(upTo: items, provider: caller.provider, bucket: operation.bucket, now: now, share: share)
     }
+    if granted > 0 {
+      do {
+        try await barrier()
+      } catch {
+        throw FleetError(.unavailable, "the other fleetd instances' changes cannot be read: \(error)")
+      }
+    }
+    return Admission(caller: caller, granted: granted, refusal: refusal)
   }
 
   func run<T: Sendable>(
@@ -45,34 +66,45 @@ final class RequestGate: Sendable {
     let start = ContinuousClock.now
     var caller: Caller?
     let result: Result<T, FleetError>
-    do {
-      let verified = try await verifier.verify(authorizationHeader: authorization)
-      caller = verified
-      let now = (start - epoch).seconds
-      let share = quotaShare()
-      try quotas.withLock { (q: inout QuotaLimiter) throws(FleetError) in
-        try q.acquire(provider: verified.provider, bucket: operation.bucket, now: now, share: share)
-      }
-      try await synchronize()
-      result = .success(try await Self.within(timeout) { () async throws(FleetError) -> T in try await body(verified) })
+    do throws(FleetError) {
+      let admission = try await admit(operation, authorization: authorization)
+      caller = admission.caller
+      if let refusal = admission.refusal { throw refusal }
+      result = .success(
+        try await Self.within(timeout) { () async throws(FleetError) -> T in try await body(admission.caller) })
     } catch {
       result = .failure(error)
     }
-    let elapsed = ContinuousClock.now - start
-    let code = (try? result.get()).map { _ in "OK" } ?? result.failure!.code.metricsLabel
-    metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed)
-    switch result {
-    case .success(let value):
-      if logger.logLevel <= .debug {
-        logger.debug("ok", metadata: metadata(operation, requestID, caller, elapsed))
-      }
-      return value
-    case .failure(let error):
+    record(
+      operation, transport: transport, requestID: requestID, caller: caller, outcomes: [result.failure],
+      elapsed: ContinuousClock.now - start)
+    return try result.get()
+  }
+
+  /// The back half: one metric per item, a log line for each item refused (at error level when
+  /// the server failed it), and, when `call` names what went well, one debug line for the call.
+  /// `items` labels the items in their lines ("report 17"); a call of one item needs none.
+  func record(
+    _ operation: FleetOperation, transport: String, requestID: String, caller: Caller?, outcomes: [FleetError?],
+    items: [String]? = nil, elapsed: Duration, call: String? = "ok"
+  ) {
+    var counts: [String: Int] = [:]
+    for outcome in outcomes { counts[outcome?.code.metricsLabel ?? "OK", default: 0] += 1 }
+    for (code, count) in counts {
+      metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed, count: count)
+    }
+    for (i, outcome) in outcomes.enumerated() {
+      guard let error = outcome else { continue }
       let level: Logger.Level = error.code == .internal || error.code == .unavailable ? .error : .info
+      let item = items.map { "\($0[i]): " } ?? ""
       logger.log(
-        level: level, "\(error.code.rawValue): \(error.message)",
+        level: level, "\(item)\(error.code.rawValue): \(error.message)",
         metadata: metadata(operation, requestID, caller, elapsed))
-      throw error
+    }
+    // A call of one refused item has said everything in that item's line.
+    let refusedAlone = outcomes.count == 1 && outcomes[0] != nil
+    if let call, !refusedAlone, logger.logLevel <= .debug {
+      logger.debug("\(call)", metadata: metadata(operation, requestID, caller, elapsed))
     }
   }
 

@@ -7,8 +7,10 @@ struct AuthorizationTests {
   static let reads: Set<FleetOperation> = [
     .getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles,
   ]
+  // A driver's app reports its vehicle's positions over the stream as with UpdateVehicle.
   static let driverOps: Set<FleetOperation> = [
     .getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
+    .reportLocations,
   ]
 
   @Test(arguments: Role.allCases, FleetOperation.allCases)

@@ -180,11 +180,14 @@ import Testing
           onResponse: { response in
             // Not reading: the server answers 8 reports, then reads no more; the client's
             // writes stall once the transport's buffers are full.
+            // Stalled: nothing more sent for a whole second (a busy machine can hold the
+            // client's task back for a tenth of one).
             var stalledAt = -1
-            for _ in 0..<100 {
+            var unchanged = 0
+            for _ in 0..<300 where unchanged < 10 {
               try await Task.sleep(for: .milliseconds(100))
               let now = sent.load(ordering: .relaxed)
-              if now == stalledAt { break }
+              unchanged = now == stalledAt ? unchanged + 1 : 0
               stalledAt = now
             }
             #expect(stalledAt < total, "the client could send everything to a server that answered nothing")

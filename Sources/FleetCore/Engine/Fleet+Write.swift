@@ -5,24 +5,33 @@ extension Fleet {
   /// Applies a change under the lock, then waits until its stored changes are durable. On a
   /// shared store, a write that another instance overtook is run again on the fresh state, and
   /// answered ABORTED if that keeps happening.
+  func write<T: Sendable>(_ body: (inout State, Date) throws(FleetError) -> (T, [StoredChange]))
+    async throws(FleetError) -> T
+  {
+    try await write(starting: nil, body)
+  }
+
+  /// `write`, whose first attempt may already be staged (a stream's reports are staged in the
+  /// order they arrive, and committed together).
   func write<T: Sendable>(
-    after overtaken: StoreConflict? = nil, _ body: (inout State, Date) throws(FleetError) -> (T, [StoredChange])
+    starting staged: StagedWrite<T>?, _ body: (inout State, Date) throws(FleetError) -> (T, [StoredChange])
   ) async throws(FleetError) -> T {
     let attempts = 8
-    var conflict = overtaken
+    var conflict: StoreConflict?
     for attempt in 0..<attempts {
-      if attempt > 0 || overtaken != nil {
+      if attempt > 0 {
         // Instances that keep overtaking each other on one entity step apart, at random; then
         // the other instance's commit, which is in the log, is read before trying again.
-        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...(1 << max(attempt, 1)))))
+        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...(1 << attempt))))
         do { try await follower?.catchUp(self) } catch { throw Self.unavailable(error) }
       }
-      let staged = try stage(body)
-      if let refused = try await commit(staged) {
+      let write: StagedWrite<T>
+      if attempt == 0, let staged { write = staged } else { write = try stage(body) }
+      if let refused = try await commit(write) {
         conflict = refused
         continue
       }
-      return staged.result
+      return write.result
     }
     throw FleetError(
       .aborted,

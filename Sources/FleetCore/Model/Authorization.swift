@@ -34,12 +34,17 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case getRide = "GetRide"
   case listRides = "ListRides"
   case cancelRide = "CancelRide"
+  /// FleetKit's location reports (fleetkit.v1.VehicleUpdates and its REST batch): an
+  /// UpdateVehicle of what a device reports, one quota token per report.
+  case reportLocations = "ReportLocations"
 
   public var bucket: QuotaBucket {
     switch self {
     case .createTrip, .createVehicle, .createRide: .create
     case .getTrip, .getVehicle, .watchTrip, .getRide: .read
-    case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle, .cancelRide: .update
+    case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle, .cancelRide,
+      .reportLocations:
+      .update
     case .searchTrips, .searchVehicles: .search
     case .listVehicles, .listRides: .list
     case .reportBillableTrip: .billing
@@ -52,8 +57,10 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     case .admin, .server: true
     case .viewer: [.getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles].contains(self)
     case .driver:
-      [.getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes].contains(
-        self)
+      [
+        .getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
+        .reportLocations,
+      ].contains(self)
     // Fleet Engine's Consumer SDK User role may search vehicles (a rider app's nearby cars).
     case .consumer: self == .getTrip || self == .watchTrip || self == .searchVehicles
     }

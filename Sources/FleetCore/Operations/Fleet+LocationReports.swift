@@ -34,7 +34,8 @@ extension Fleet {
       do throws(FleetError) {
         let mask = report.mask.isEmpty ? Self.positionMask(of: report.vehicle) : report.mask
         var update = try prepareUpdate(
-          caller: caller, name: report.name, input: report.vehicle, mask: mask, updatable: Self.reportable)
+          caller: caller, name: report.name, input: report.vehicle, mask: mask, updatable: Self.reportable,
+          operation: .reportLocations)
         update.keepsNewerPosition = true
         updates.append((i, update))
       } catch {
@@ -95,9 +96,7 @@ public struct PendingReports: Sendable {
     var applied = staged?.result ?? []
     if let staged {
       do throws(FleetError) {
-        if let conflict = try await fleet.commit(staged) {
-          applied = try await fleet.write(after: conflict, retry)
-        }
+        applied = try await fleet.write(starting: staged, retry)
       } catch {
         applied = applied.map { ($0.0, .failure(error)) }
       }

@@ -108,11 +108,12 @@ extension Fleet {
   }
 
   /// UpdateVehicle's checks, in Fleet Engine's order, and map matching of the positions (outside
-  /// the lock: it is the costly part).
+  /// the lock: it is the costly part). `operation`: the call the caller must be allowed to make.
   func prepareUpdate(
-    caller: Caller, name: ResourceName, input: VehicleInput, mask rawMask: [String], updatable: Set<String>
+    caller: Caller, name: ResourceName, input: VehicleInput, mask rawMask: [String], updatable: Set<String>,
+    operation: FleetOperation = .updateVehicle
   ) throws(FleetError) -> VehicleUpdate {
-    try caller.mayCall(.updateVehicle)
+    try caller.mayCall(operation)
     try caller.checkProvider(name.provider)
     try caller.checkVehicleAccess(vehicleID: name.id)
     let mask = try UpdateMask(rawMask, updatable: updatable, serverOwned: Self.vehicleServerOwned, resource: "vehicle")

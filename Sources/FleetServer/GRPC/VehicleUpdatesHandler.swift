@@ -1,5 +1,6 @@
 import FleetCore
 import FleetProto
+import Foundation
 import GRPCCore
 import ServiceLifecycle
 import Synchronization
@@ -13,14 +14,19 @@ import Synchronization
 struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
   let intake: ReportIntake
   let window: Int
+  let requestIDs = RequestIDs()
 
   func reportLocations(
     request: StreamingServerRequest<Fleetkit_V1_ReportLocationsRequest>, context: ServerContext
   ) async throws -> StreamingServerResponse<Fleetkit_V1_ReportLocationsResponse> {
     let opening = request.metadata[stringValues: "authorization"].first(where: { _ in true })
+    let requestID = request.metadata[stringValues: "x-request-id"].first(where: { _ in true }) ?? requestIDs.next()
     return StreamingServerResponse { [intake, window] writer in
       let credits = ReportCredits(window)
       let outbox = ReportOutbox()
+      let tally = StreamTally()
+      // One log line per stream, when it ends (each refused report has its own).
+      defer { tally.log(intake.gate, requestID: requestID) }
       var first = Fleetkit_V1_ReportLocationsResponse()
       first.window = Int32(clamping: window)
       try await writer.write(first)
@@ -45,15 +51,18 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
             // stream ends and the client reconnects (to another instance, or after the restart).
             defer { submit.finish() }
             try await cancelWhenGracefulShutdown {
-              try await Self.read(request.messages, opening: opening, intake: intake, credits: credits, submit: submit)
+              try await Self.read(
+                request.messages, opening: opening, requestID: requestID, intake: intake, credits: credits,
+                submit: submit)
             }
           }
           // Each message's commit is awaited on its own, so that many share a group commit.
           await withDiscardingTaskGroup { commits in
             for await submission in submissions {
               commits.addTask {
-                let response = await submission.reports.answer(
-                  returnVehicles: submission.returnVehicles, metrics: intake.gate.metrics, transport: "grpc")
+                let response = await intake.answer(
+                  submission.reports, returnVehicles: submission.returnVehicles, transport: "grpc")
+                tally.count(response, caller: submission.reports.caller)
                 outbox.post(response, credits: submission.credits)
               }
             }
@@ -80,7 +89,7 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
   /// Reads the client's messages in order and applies each before reading the next.
   static func read(
     _ messages: RPCAsyncSequence<Fleetkit_V1_ReportLocationsRequest, any Error>, opening: String?,
-    intake: ReportIntake, credits: ReportCredits, submit: AsyncStream<Submission>.Continuation
+    requestID: String, intake: ReportIntake, credits: ReportCredits, submit: AsyncStream<Submission>.Continuation
   ) async throws {
     var authorization = opening
     var returnVehicles: Bool?
@@ -92,9 +101,37 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
       if returnVehicles == nil { returnVehicles = message.returnVehicles }
       guard !message.reports.isEmpty else { continue }
       let taken = try await credits.acquire(message.reports.count)
-      let reports = await intake.submit(message.reports, authorization: authorization)
+      let reports = await intake.submit(message.reports, authorization: authorization, requestID: requestID)
       submit.yield(Submission(reports: reports, returnVehicles: returnVehicles ?? false, credits: taken))
     }
+  }
+}
+
+/// What a stream did, for its one log line.
+final class StreamTally: Sendable {
+  struct Counts {
+    var acknowledged = 0
+    var refused = 0
+    var caller: Caller?
+  }
+
+  let counts = Mutex(Counts())
+  let opened = ContinuousClock.now
+
+  func count(_ response: Fleetkit_V1_ReportLocationsResponse, caller: Caller?) {
+    counts.withLock { c in
+      c.acknowledged += response.acknowledged.count
+      c.refused += response.errors.count
+      c.caller = c.caller ?? caller
+    }
+  }
+
+  func log(_ gate: RequestGate, requestID: String) {
+    let c = counts.withLock { $0 }
+    gate.record(
+      .reportLocations, transport: "grpc", requestID: requestID, caller: c.caller, outcomes: [],
+      elapsed: ContinuousClock.now - opened,
+      call: "stream ended: \(c.acknowledged) reports acknowledged, \(c.refused) refused")
   }
 }
 

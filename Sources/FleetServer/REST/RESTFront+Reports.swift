@@ -31,19 +31,20 @@ extension RESTFront {
       guard message.reports.count <= maximumReports else {
         throw FleetError.invalid("reports: at most \(maximumReports) reports per request, got \(message.reports.count)")
       }
-      let authorization = request.headers[.authorization]
-      _ = try await gate.verifier.verify(authorizationHeader: authorization)
-      let submitted = await intake.submit(message.reports, authorization: authorization, provider: provider)
-      let response = await submitted.answer(
-        returnVehicles: message.returnVehicles, metrics: gate.metrics, transport: "rest")
+      let submitted = await intake.submit(
+        message.reports, authorization: request.headers[.authorization], requestID: requestID, provider: provider)
+      if let refusal = submitted.admissionFailure { throw refusal }
+      let response = await intake.answer(
+        submitted, returnVehicles: message.returnVehicles, transport: "rest",
+        call: "\(message.reports.count) reports")
       var headers = HTTPFields()
       headers[.contentType] = "application/json; charset=utf-8"
       headers[.init("x-request-id")!] = requestID
       let json = try call.encode(response)
       return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: json)))
     } catch let error as FleetError {
-      gate.metrics.record(
-        rpc: ReportIntake.rpc, transport: "rest", code: error.code.metricsLabel, duration: .zero)
+      gate.record(
+        .reportLocations, transport: "rest", requestID: requestID, caller: nil, outcomes: [error], elapsed: .zero)
       return Self.errorResponse(error, status: error.code.httpStatus, requestID: requestID)
     } catch {
       return Self.errorResponse(FleetError(.internal, "\(error)"), status: .internalServerError, requestID: requestID)
