@@ -137,12 +137,17 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // What both SDKs need to reach fleetd: its address, the gRPC connection, retry backoff.
+    // What every client library needs to reach fleetd: its address, the gRPC connection, the
+    // HTTP client, tokens, the one error type, retry backoff.
     .target(
       name: "FleetClient",
       dependencies: [
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -192,18 +197,14 @@ let package = Package(
       name: "FleetRideStatusClient",
       dependencies: [
         "FleetRideStatus", "FleetConsumer", "FleetClient", "FleetCore",
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOPosix", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: swiftSettings),
     // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses, the
     // simulated car and road-snapped location providers; local token signing for tools.
     .target(
       name: "FleetSimulator",
-      dependencies: [
-        "FleetDriver", "FleetConsumer", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetGeometry",
+      dependencies: ["FleetClient", 
+        "FleetDriver", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetGeometry",
         "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

@@ -261,12 +261,12 @@ class T2SharingPage(unittest.TestCase):
     def test_sharing_page_follows_a_ride_to_its_end_across_a_restart(self):
         ride = "browser-ride"
         # Fontvieille to the Larvotto: a ride of about 3 km.
-        demo.call("POST", f"/dispatch/v1/providers/demo/rides?rideId={ride}", {
+        demo.call("POST", f"/fleetkit/v1/providers/demo/rides?rideId={ride}", {
             "pickupPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
             "dropoffPoint": {"point": {"latitude": 43.7456, "longitude": 7.4336}},
         })
         wait_for("the ride's vehicle",
-                 lambda: demo.call("GET", f"/dispatch/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
+                 lambda: demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
         browser.set_window_size(390, 844)  # a phone
         console_errors()  # only this page's from here on
         browser.get(demo.url(f"/share/trips/{ride}#token=" + demo.token("consumer", trip=ride)))

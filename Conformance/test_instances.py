@@ -45,7 +45,7 @@ class TripEvents:
     """A rider's server-sent events for one trip, on one instance, read on a thread of their own."""
 
     def __init__(self, instance, name, token):
-        request = urllib.request.Request(f"http://127.0.0.1:{instance.http_port}/v1/{name}:watch",
+        request = urllib.request.Request(f"http://127.0.0.1:{instance.http_port}/fleetkit/v1/{name}:watch",
                                          headers={"Authorization": "Bearer " + token})
         self.response = urllib.request.urlopen(request, timeout=60)
         self.socket = self.response.fp.raw._sock
@@ -378,12 +378,12 @@ def rest(instance, method, path, token, body=None):
 def book_and_wait(instance, md, token, ride_id, vehicles_client, vehicle_id, at):
     vehicles_client.create_vehicle(request=fe.CreateVehicleRequest(parent=P, vehicle_id=vehicle_id, vehicle=vehicle(
         last_location=fe.VehicleLocation(location={"latitude": at[0], "longitude": at[1]}))), metadata=md)
-    rest(instance, "POST", f"/dispatch/v1/{P}/rides?rideId={ride_id}", token, {
+    rest(instance, "POST", f"/fleetkit/v1/{P}/rides?rideId={ride_id}", token, {
         "pickupPoint": {"point": {"latitude": 43.7384, "longitude": 7.4246}},
         "dropoffPoint": {"point": {"latitude": 43.7396, "longitude": 7.4275}}})
     deadline = time.time() + 20
     while time.time() < deadline:
-        ride = rest(instance, "GET", f"/dispatch/v1/{P}/rides/{ride_id}", token)
+        ride = rest(instance, "GET", f"/fleetkit/v1/{P}/rides/{ride_id}", token)
         if ride["state"] != "WAITING":
             return ride
         time.sleep(0.2)
@@ -404,7 +404,7 @@ def test_the_dispatcher_moves_to_another_instance_when_its_own_dies():
         second = book_and_wait(server.instances[survivor], md, token, "r2", vehicles_s, "v2", (43.7386, 7.4250))
         assert second["state"] == "ASSIGNED" and second["vehicleId"] == "v2"
         # The first ride kept its car, once: the new dispatcher neither forgot nor reassigned it.
-        assert rest(server.instances[survivor], "GET", f"/dispatch/v1/{P}/rides/r1", token)["vehicleId"] == "v1"
+        assert rest(server.instances[survivor], "GET", f"/fleetkit/v1/{P}/rides/r1", token)["vehicleId"] == "v1"
         v1 = vehicles_s.get_vehicle(request=fe.GetVehicleRequest(name=f"{P}/vehicles/v1"), metadata=md)
         assert list(v1.current_trips) == ["r1"]
     finally:

@@ -1,44 +1,14 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
-/// Whom a token is for: a vehicle (the Driver SDK) or a trip (the Consumer SDK).
-public enum TokenSubject: Sendable, Hashable, CustomStringConvertible {
-  case vehicle(String)
-  case trip(String)
-
-  public var id: String {
-    switch self {
-    case .vehicle(let id), .trip(let id): id
-    }
-  }
-
-  /// The URL placeholder the ID replaces.
-  var placeholder: String {
-    switch self {
-    case .vehicle: "vehicle_id"
-    case .trip: "trip_id"
-    }
-  }
-
-  public var description: String {
-    switch self {
-    case .vehicle(let id): "vehicle '\(id)'"
-    case .trip(let id): "trip '\(id)'"
-    }
-  }
-}
-
 /// Fetches tokens as JSON from the app's token server, as Fleet Engine's sample token servers
 /// serve them: `GET {url}` with the vehicle ID in place of `{vehicle_id}` (the trip ID in place
 /// of `{trip_id}`), or appended as the last path component, answering
-/// `{"token": "…", "expiration_timestamp_ms": …}`. Both SDKs take it as their token provider.
+/// `{"token": "…", "expiration_timestamp_ms": …}`. Every client library takes it as its token
+/// provider.
 ///
 /// A token is reused while it has at least `minimumRemainingLife` (5 minutes) left; asking for
 /// another vehicle or trip drops the cached one; concurrent callers share one fetch.
-public actor HTTPTokenProvider {
+public actor HTTPTokenProvider: AuthorizationTokenProvider {
   public struct Configuration: Sendable {
     /// The token endpoint; `{vehicle_id}` / `{trip_id}` in it is replaced by the ID, else the
     /// ID is appended as a path component.
@@ -63,11 +33,11 @@ public actor HTTPTokenProvider {
     case secondsFromNow
   }
 
-  /// Fetches the raw answer; URLSession by default, replaceable in tests.
-  public typealias Fetch = @Sendable (URLRequest) async throws -> (Data, Int)
+  /// Fetches the raw answer; `HTTPClient` by default, replaceable in tests.
+  public typealias Fetch = @Sendable (HTTPClient.Request) async throws -> HTTPClient.Response
 
   struct Cached {
-    var subject: TokenSubject
+    var subject: AuthorizationContext
     var token: String
     var expiry: Date
   }
@@ -76,26 +46,22 @@ public actor HTTPTokenProvider {
   let fetch: Fetch
   let now: @Sendable () -> Date
   var cached: Cached?
-  var inFlight: (subject: TokenSubject, task: Task<Cached, any Error>)?
+  var inFlight: (subject: AuthorizationContext, task: Task<Cached, any Error>)?
 
   public init(
     configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }, fetch: Fetch? = nil
   ) {
     self.configuration = configuration
     self.now = now
-    self.fetch =
-      fetch ?? { request in
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
-      }
+    self.fetch = fetch ?? { request in try await HTTPClient().send(request) }
   }
 
   public init(url: URL) { self.init(configuration: Configuration(url: url)) }
 
   /// A token for `subject`: the cached one while it lives long enough, else a fresh one.
-  public func token(for subject: TokenSubject) async throws -> String {
+  public func token(for subject: AuthorizationContext) async throws -> String {
     guard !subject.id.isEmpty else {
-      throw TokenProviderError(.missingContext, "the authorization context has no \(subject.placeholder)")
+      throw FleetClientError(.invalidArgument, "the authorization context has no \(Self.placeholder(subject))")
     }
     if let cached, cached.subject == subject,
       cached.expiry.timeIntervalSince(now()) >= Double(configuration.minimumRemainingLife.components.seconds)
@@ -118,15 +84,23 @@ public actor HTTPTokenProvider {
   }
 
   /// Forgets the token of `subject` (the server refused it).
-  public func invalidateToken(for subject: TokenSubject) {
+  public func invalidateToken(for subject: AuthorizationContext) async {
     if cached?.subject == subject { cached = nil }
   }
 
-  func request(for subject: TokenSubject) throws -> URLRequest {
+  /// The URL placeholder a context's ID replaces.
+  static func placeholder(_ subject: AuthorizationContext) -> String {
+    switch subject {
+    case .vehicle: "vehicle_id"
+    case .trip: "trip_id"
+    }
+  }
+
+  func request(for subject: AuthorizationContext) throws -> HTTPClient.Request {
     let id = subject.id
     let escaped = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? id
     let text = configuration.url.absoluteString
-    let placeholder = subject.placeholder
+    let placeholder = Self.placeholder(subject)
     let url: URL?
     if text.contains("%7B\(placeholder)%7D") || text.contains("{\(placeholder)}") {
       url = URL(
@@ -136,38 +110,40 @@ public actor HTTPTokenProvider {
       url = configuration.url.appendingPathComponent(id)
     }
     guard let url else {
-      throw TokenProviderError(.missingContext, "cannot build a token URL for \(subject)")
+      throw FleetClientError(.invalidArgument, "cannot build a token URL for \(subject)")
     }
-    var request = URLRequest(url: url)
-    request.timeoutInterval = Double(configuration.timeout.components.seconds)
-    for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
-    return request
+    return HTTPClient.Request(
+      url: url, headers: configuration.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+      timeout: configuration.timeout)
   }
 
   static func load(
-    _ request: URLRequest, subject: TokenSubject, configuration: Configuration, fetch: Fetch, now: () -> Date
+    _ request: HTTPClient.Request, subject: AuthorizationContext, configuration: Configuration, fetch: Fetch,
+    now: () -> Date
   ) async throws -> Cached {
-    let data: Data
-    let status: Int
-    do { (data, status) = try await fetch(request) } catch {
-      throw TokenProviderError(
-        .unreachable, "token server \(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
+    let response: HTTPClient.Response
+    do { response = try await fetch(request) } catch {
+      let cause = FleetClientError(error)
+      throw FleetClientError(
+        cause.code == .unknown ? .unavailable : cause.code,
+        "token server \(request.url.absoluteString): \(cause.message)")
     }
-    guard (200..<300).contains(status) else {
-      throw TokenProviderError(.httpStatus, "token server answered HTTP \(status) for \(subject)")
+    guard (200..<300).contains(response.status) else {
+      var refused = FleetClientError(response)
+      refused.message = "token server answered HTTP \(response.status) for \(subject): \(refused.message)"
+      throw refused
     }
-    guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-      throw TokenProviderError(.malformedResponse, "the token server's answer is not a JSON object")
+    guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any] else {
+      throw FleetClientError(.internalError, "the token server's answer is not a JSON object")
     }
     guard let token = object[configuration.tokenKey] as? String, !token.isEmpty else {
-      throw TokenProviderError(
-        .malformedResponse, "the token server's answer has no string '\(configuration.tokenKey)'")
+      throw FleetClientError(.internalError, "the token server's answer has no string '\(configuration.tokenKey)'")
     }
     let expiry: Date
     if let raw = object[configuration.expiryKey] {
       guard let number = (raw as? NSNumber)?.doubleValue ?? (raw as? String).flatMap(Double.init) else {
-        throw TokenProviderError(
-          .malformedResponse, "'\(configuration.expiryKey)' in the token server's answer is not a number")
+        throw FleetClientError(
+          .internalError, "'\(configuration.expiryKey)' in the token server's answer is not a number")
       }
       switch configuration.expiryUnit {
       case .millisecondsSince1970: expiry = Date(timeIntervalSince1970: number / 1000)
@@ -177,9 +153,8 @@ public actor HTTPTokenProvider {
     } else if let exp = JWTClaims.expiry(of: token) {
       expiry = exp
     } else {
-      throw TokenProviderError(
-        .malformedResponse, "the token server's answer has no '\(configuration.expiryKey)' and the token no 'exp' claim"
-      )
+      throw FleetClientError(
+        .internalError, "the token server's answer has no '\(configuration.expiryKey)' and the token no 'exp' claim")
     }
     return Cached(subject: subject, token: token, expiry: expiry)
   }

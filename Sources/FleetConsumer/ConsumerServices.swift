@@ -14,12 +14,12 @@ import GRPCCore
 public final class ConsumerServices: Sendable {
   public let providerID: String
   public let endpoint: FleetEndpoint
-  public let tokenProvider: any TripTokenProvider
+  public let tokenProvider: any AuthorizationTokenProvider
   public let configuration: ConsumerConfiguration
   public let tripService: TripService
 
   public init(
-    providerID: String, endpoint: FleetEndpoint, tokenProvider: any TripTokenProvider,
+    providerID: String, endpoint: FleetEndpoint, tokenProvider: any AuthorizationTokenProvider,
     configuration: ConsumerConfiguration = ConsumerConfiguration()
   ) {
     self.providerID = providerID

@@ -13,7 +13,7 @@ public final class TripModel: Sendable {
   public let tripName: String
   public let tripID: String
   let configuration: ConsumerConfiguration
-  let tokenProvider: any TripTokenProvider
+  let tokenProvider: any AuthorizationTokenProvider
   /// Tells the service that this model wants (or no longer wants) to be tracked.
   let demandChanged: @Sendable () -> Void
 
@@ -42,7 +42,7 @@ public final class TripModel: Sendable {
   let state = Mutex(State())
 
   init(
-    tripName: String, tripID: String, configuration: ConsumerConfiguration, tokenProvider: any TripTokenProvider,
+    tripName: String, tripID: String, configuration: ConsumerConfiguration, tokenProvider: any AuthorizationTokenProvider,
     demandChanged: @escaping @Sendable () -> Void
   ) {
     self.tripName = tripName
@@ -216,7 +216,7 @@ public final class TripModel: Sendable {
     await publish(.modelState(.active))
     var usesPush = configuration.transport != .polling
     var retriedUnauthenticated = false
-    let context = TripAuthorizationContext(tripID: tripID)
+    let context = AuthorizationContext.trip(tripID)
     while !Task.isCancelled, !(currentTrip?.hasEnded ?? false) {
       let opened = ContinuousClock.now
       do {
@@ -224,14 +224,14 @@ public final class TripModel: Sendable {
         do {
           token = try await tokenProvider.token(for: context)
         } catch {
-          throw TripModelError(.unauthenticated, "no token for trip \(tripID): \(error)")
+          throw FleetClientError(.unauthenticated, "no token for trip \(tripID): \(error)")
         }
         if usesPush {
           try await transport.watchTrip(tripName, token) { [self] wire in await received(TripInfo(wire)) }
           retriedUnauthenticated = false
           if currentTrip?.hasEnded ?? false { break }
           // fleetd closed the stream before the trip ended (it is shutting down).
-          throw TripModelError(.unavailable, "the trip's stream ended before the trip did")
+          throw FleetClientError(.unavailable, "the trip's stream ended before the trip did")
         } else {
           await received(TripInfo(try await transport.getTrip(tripName, token)))
           retriedUnauthenticated = false
@@ -240,7 +240,7 @@ public final class TripModel: Sendable {
         }
       } catch {
         if Task.isCancelled { break }
-        let error = TripModelError(error)
+        let error = FleetClientError(error)
         if usesPush, configuration.transport == .automatic, error.code == .unimplemented {
           usesPush = false  // Not fleetd, or an older one: poll instead.
           continue

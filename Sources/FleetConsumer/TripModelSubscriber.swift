@@ -42,7 +42,7 @@ public protocol TripModelSubscriber: AnyObject, Sendable {
   func tripModel(_ tripModel: TripModel, didUpdateRemainingRouteDistance meters: Double?)
   func tripModel(_ tripModel: TripModel, didUpdateRemainingRouteTraffic traffic: TrafficRoute?)
   /// The trip could not be read; `error.code` is the gRPC status. The model keeps trying.
-  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: TripModelError)
+  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: FleetClientError)
 }
 
 extension TripModelSubscriber {
@@ -63,7 +63,7 @@ extension TripModelSubscriber {
   public func tripModel(_ tripModel: TripModel, didUpdateRemainingRoute route: [LatLng]?) {}
   public func tripModel(_ tripModel: TripModel, didUpdateRemainingRouteDistance meters: Double?) {}
   public func tripModel(_ tripModel: TripModel, didUpdateRemainingRouteTraffic traffic: TrafficRoute?) {}
-  public func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: TripModelError) {}
+  public func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: FleetClientError) {}
 }
 
 /// What a trip model tells its subscribers, as one value (the `AsyncSequence` form).
@@ -71,7 +71,7 @@ public enum TripModelEvent: Sendable, Hashable {
   case modelState(TripModelState)
   /// A new reading of the trip and the fields it changed.
   case trip(TripInfo, TripPropertyFields)
-  case failure(TripModelError)
+  case failure(FleetClientError)
 }
 
 extension TripModelSubscriber {

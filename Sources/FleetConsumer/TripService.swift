@@ -6,12 +6,12 @@ import Synchronization
 public final class TripService: Sendable {
   public let providerID: String
   let configuration: ConsumerConfiguration
-  let tokenProvider: any TripTokenProvider
+  let tokenProvider: any AuthorizationTokenProvider
   let models = Mutex<[String: TripModel]>([:])
   /// The running `ConsumerServices.run()` listens here for models to start tracking.
   let demand = Mutex<AsyncStream<Void>.Continuation?>(nil)
 
-  init(providerID: String, configuration: ConsumerConfiguration, tokenProvider: any TripTokenProvider) {
+  init(providerID: String, configuration: ConsumerConfiguration, tokenProvider: any AuthorizationTokenProvider) {
     self.providerID = providerID
     self.configuration = configuration
     self.tokenProvider = tokenProvider
@@ -19,15 +19,15 @@ public final class TripService: Sendable {
 
   /// The model of `providers/{provider}/trips/{trip}`. A malformed name, or another
   /// provider's, fails at once with INVALID_ARGUMENT, as fleetd would answer it.
-  public func tripModel(forTripName tripName: String) throws(TripModelError) -> TripModel {
+  public func tripModel(forTripName tripName: String) throws(FleetClientError) -> TripModel {
     let name: ResourceName
     do {
       name = try ResourceName(parsing: tripName, kind: .trips, field: "tripName")
     } catch {
-      throw TripModelError(.invalidArgument, error.message)
+      throw FleetClientError(.invalidArgument, error.message)
     }
     guard name.provider == providerID else {
-      throw TripModelError(
+      throw FleetClientError(
         .invalidArgument, "tripName must be under providers/\(providerID), got '\(tripName)'")
     }
     return models.withLock { models in

@@ -32,7 +32,7 @@ struct ReporterMachine: Sendable {
 
   enum Outcome: Sendable {
     case acknowledged
-    case failed(DriverError)
+    case failed(FleetClientError)
   }
 
   static let shortestInterval = Duration.seconds(5)
@@ -87,9 +87,9 @@ struct ReporterMachine: Sendable {
     return true
   }
 
-  mutating func requestState(_ state: VehicleState) throws(DriverError) {
+  mutating func requestState(_ state: VehicleState) throws(FleetClientError) {
     if state == .online, !trackingEnabled {
-      throw DriverError(.failedPrecondition, "cannot go online while location tracking is disabled: enable it first")
+      throw FleetClientError(.failedPrecondition, "cannot go online while location tracking is disabled: enable it first")
     }
     pendingState = state
   }

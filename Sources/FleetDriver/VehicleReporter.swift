@@ -65,11 +65,11 @@ public final class VehicleReporter: Sendable {
 
   /// Takes the vehicle online (ready for trips) or offline. Going online needs location
   /// tracking: fleetd cannot match a vehicle whose position it does not know.
-  public func updateVehicleState(_ newState: VehicleState) throws(DriverError) {
+  public func updateVehicleState(_ newState: VehicleState) throws(FleetClientError) {
     guard newState == .online || newState == .offline else {
-      throw DriverError(.invalidArgument, "vehicle state must be online or offline")
+      throw FleetClientError(.invalidArgument, "vehicle state must be online or offline")
     }
-    try state.withLock { (s: inout State) throws(DriverError) in try s.machine.requestState(newState) }
+    try state.withLock { (s: inout State) throws(FleetClientError) in try s.machine.requestState(newState) }
     wakeup.signal()
   }
 
@@ -125,13 +125,18 @@ public final class VehicleReporter: Sendable {
         let outcome: ReporterMachine.Outcome
         var vehicle: ReportedVehicle?
         do {
-          let token = try await context.tokenProvider.token(for: AuthorizationContext(vehicleID: context.vehicleID))
+          let token: String
+          do {
+            token = try await context.tokenProvider.token(for: .vehicle(context.vehicleID))
+          } catch {
+            throw FleetClientError(.unauthenticated, "no token: \(error)")
+          }
           vehicle = ReportedVehicle(try await send(Maps_Fleetengine_V1_UpdateVehicleRequest(update), token))
           outcome = .acknowledged
         } catch {
-          let failure = DriverError(error)
+          let failure = FleetClientError(error)
           if failure.code == .unauthenticated {
-            await context.tokenProvider.invalidateToken(for: AuthorizationContext(vehicleID: context.vehicleID))
+            await context.tokenProvider.invalidateToken(for: .vehicle(context.vehicleID))
           }
           outcome = .failed(failure)
         }

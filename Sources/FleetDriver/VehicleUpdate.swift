@@ -42,10 +42,10 @@ public struct ReportedVehicle: Sendable, Hashable {
 /// stops being told. Called on the reporter's task, one update at a time, in order.
 public protocol VehicleReporterListener: AnyObject, Sendable {
   func vehicleReporter(_ reporter: VehicleReporter, didSucceed update: VehicleUpdate)
-  func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: DriverError)
+  func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: FleetClientError)
 }
 
 extension VehicleReporterListener {
   public func vehicleReporter(_ reporter: VehicleReporter, didSucceed update: VehicleUpdate) {}
-  public func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: DriverError) {}
+  public func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: FleetClientError) {}
 }

@@ -123,24 +123,28 @@ public final class FleetDaemon: Sendable {
         VehicleUpdatesHandler(intake: intake, window: configuration.reportWindow),
       ])
 
-    let router = Router(context: FleetRequestContext.self)
+    let router = Router(context: FleetRequestContext.self, options: .autoGenerateHeadEndpoints)
+    let routes = Routes(router: router, table: RouteTable())
+    // Before the routes: it applies to those added after it.
+    router.add(middleware: RouteGuard(routes: routes.table, corsOrigins: Set(configuration.corsOrigins)))
     RESTFront(
       gate: gate, rpcs: rpcs, intake: intake, maximumRequestBytes: configuration.maximumRequestBytes,
       maximumReports: configuration.reportWindow
-    ).addRoutes(to: router)
-    OSRMFront(engine: routing).addRoutes(to: router)
+    ).addRoutes(to: routes)
+    OSRMFront(engine: routing).addRoutes(to: routes)
     GeoFront(
       engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(store: store), quotaShare: quotaShare), metrics: metrics
     )
-    .addRoutes(to: router)
-    WebFront(tiles: tiles, leafletDirectory: configuration.leafletDirectory).addRoutes(to: router)
-    router.get("/healthz") { _, _ -> Response in
+    .addRoutes(to: routes)
+    WebFront(tiles: tiles, leafletDirectory: configuration.leafletDirectory).addRoutes(to: routes)
+    KeysFront(store: store).addRoutes(to: routes)
+    routes.add("/healthz", crossOrigin: false) { _, _ -> Response in
       let healthy = fleet.isHealthy
       return Response(
         status: healthy ? .ok : .serviceUnavailable,
         body: .init(byteBuffer: ByteBuffer(string: healthy ? "ok\n" : "store failed\n")))
     }
-    router.get("/metrics") { _, _ -> Response in
+    routes.add("/metrics", crossOrigin: false) { _, _ -> Response in
       var headers = HTTPFields()
       headers[.contentType] = "text/plain; version=0.0.4"
       return Response(

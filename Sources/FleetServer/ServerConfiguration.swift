@@ -35,6 +35,10 @@ public struct ServerConfiguration: Sendable {
   public var geocoding: GeocodingEngine?
   /// An OpenStreetMap extract whose water and green areas the map tiles draw (`--osm`).
   public var mapAreasOSMPath: String?
+  /// Origins whose pages may call fleetd from a browser (`--cors-origin`, e.g.
+  /// `https://app.example.com`): REST, its event streams, the OSRM API, the pages' library
+  /// and tiles answer them with CORS headers. None by default.
+  public var corsOrigins: [String] = []
   /// Leaflet (and Leaflet.markercluster) for the web pages: Debian's libjs-leaflet.
   public var leafletDirectory = "/usr/share/javascript/leaflet"
   /// The domain's settings: SearchVehicles' COST weights.

@@ -1,6 +1,5 @@
 import FleetAuth
-import FleetConsumer
-import FleetDriver
+import FleetClient
 import Foundation
 import Synchronization
 
@@ -8,28 +7,27 @@ import Synchronization
 /// tools and simulations that hold the key themselves (an app never should). Tokens live an
 /// hour and are reused until five minutes before they expire. The key's role decides what
 /// the tokens may do: a consumer key for a rider's trip, a server key for everything.
-public final class ServiceAccountTokenProvider: AuthorizationTokenProvider, TripTokenProvider {
+public final class ServiceAccountTokenProvider: AuthorizationTokenProvider {
   let signer: TokenSigner
-  let cache = Mutex<[String: (token: String, expiry: Date)]>([:])
+  let cache = Mutex<[AuthorizationContext?: (token: String, expiry: Date)]>([:])
 
   public init(key: ServiceAccountKey) throws { signer = try TokenSigner(key: key) }
 
   public func token(for context: AuthorizationContext) async throws -> String {
-    try token(vehicleID: context.vehicleID)
-  }
-
-  public func token(for context: TripAuthorizationContext) async throws -> String {
-    try token(cacheKey: "trip/\(context.tripID)") { try signer.token(tripID: context.tripID, lifetime: 3600, now: $0) }
+    switch context {
+    case .vehicle(let id): try token(vehicleID: id)
+    case .trip(let id): try token(cacheKey: context) { try signer.token(tripID: id, lifetime: 3600, now: $0) }
+    }
   }
 
   /// A token for one vehicle's calls, or (nil) for the provider's backend calls.
   public func token(vehicleID: String?) throws -> String {
-    try token(cacheKey: vehicleID.map { "vehicle/\($0)" } ?? "") {
+    try token(cacheKey: vehicleID.map(AuthorizationContext.vehicle)) {
       try signer.token(vehicleID: vehicleID, lifetime: 3600, now: $0)
     }
   }
 
-  func token(cacheKey: String, sign: (Date) throws -> String) throws -> String {
+  func token(cacheKey: AuthorizationContext?, sign: (Date) throws -> String) throws -> String {
     let now = Date()
     if let cached = cache.withLock({ $0[cacheKey] }), cached.expiry.timeIntervalSince(now) > 300 { return cached.token }
     let token = try sign(now)
@@ -38,10 +36,6 @@ public final class ServiceAccountTokenProvider: AuthorizationTokenProvider, Trip
   }
 
   public func invalidateToken(for context: AuthorizationContext) async {
-    _ = cache.withLock { $0.removeValue(forKey: "vehicle/\(context.vehicleID)") }
-  }
-
-  public func invalidateToken(for context: TripAuthorizationContext) async {
-    _ = cache.withLock { $0.removeValue(forKey: "trip/\(context.tripID)") }
+    _ = cache.withLock { $0.removeValue(forKey: context) }
   }
 }

@@ -286,7 +286,7 @@ final class AcknowledgementListener: VehicleReporterListener {
   func vehicleReporter(_ reporter: VehicleReporter, didSucceed update: VehicleUpdate) {
     if let state = update.vehicleState { states.continuation.yield(state) }
   }
-  func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: DriverError) {
+  func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: FleetClientError) {
     if !error.isTransient { states.continuation.finish() }
   }
   func waitForState(_ state: VehicleState) async throws {

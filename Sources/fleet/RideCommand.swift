@@ -170,7 +170,7 @@ final class TripStatusPrinter: TripModelSubscriber {
 
   func tripModel(_ tripModel: TripModel, didUpdatePickupETA eta: Date?) { pickupETA = eta }
 
-  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: TripModelError) {
+  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: FleetClientError) {
     say("trip \(tripID): \(error.code): \(error.message)")
   }
 }

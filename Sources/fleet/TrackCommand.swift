@@ -156,7 +156,7 @@ final class CallbackPrinter: TripModelSubscriber {
   func tripModel(_ tripModel: TripModel, didUpdateRemainingRouteTraffic traffic: TrafficRoute?) {
     print("didUpdateRemainingRouteTraffic", traffic.map(intervals))
   }
-  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: TripModelError) {
+  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: FleetClientError) {
     print("didFailUpdateTripWithError", ["code": "\(error.code)", "message": error.message])
   }
 

@@ -6,7 +6,7 @@ import Foundation
 struct APIKeysCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "apikeys",
-    abstract: "Manage apps' API keys for the geo endpoints (/v1/geo:reverse, /v1/places:search).",
+    abstract: "Manage apps' API keys for the geo endpoints (/fleetkit/v1/geo:reverse, /fleetkit/v1/places:search).",
     subcommands: [Add.self, List.self, Revoke.self])
 
   struct Add: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetServer
+import Foundation
 
 /// Where fleetd listens: the same flags, defaults and environment for `serve` and `demo`.
 struct ListenOptions: ParsableArguments {
@@ -9,10 +10,27 @@ struct ListenOptions: ParsableArguments {
   var grpcPort = environment("FLEETD_GRPC_PORT").flatMap(Int.init) ?? 50051
   @Option(help: "REST, web pages, /metrics and /healthz port; 0 picks one (env FLEETD_HTTP_PORT).")
   var httpPort = environment("FLEETD_HTTP_PORT").flatMap(Int.init) ?? 8080
+  @Option(
+    help: ArgumentHelp(
+      "An origin whose pages may call fleetd from a browser, e.g. https://app.example.com; repeat for several (none by default).",
+      valueName: "origin"))
+  var corsOrigin: [String] = []
+
+  func validate() throws {
+    for origin in corsOrigin {
+      guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
+        url.host != nil, url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
+      else {
+        throw ValidationError(
+          "--cors-origin '\(origin)' is not an origin: give scheme://host[:port] (http or https), with no path")
+      }
+    }
+  }
 
   func apply(to configuration: inout ServerConfiguration) {
     configuration.host = host
     configuration.grpcPort = grpcPort
     configuration.httpPort = httpPort
+    configuration.corsOrigins = corsOrigin
   }
 }

@@ -30,12 +30,13 @@ struct ServeCommand: AsyncParsableCommand {
   var osm: String?
   @Option(help: "Road graph from 'fleetd graph build': serves OSRM's HTTP API on the HTTP port (env FLEETD_GRAPH).")
   var graph: String?
-  @Option(help: "OpenStreetMap extract (.osm.pbf) for /v1/geo:reverse and /v1/places:search (env FLEETD_GEO_OSM).")
+  @Option(
+    help: "OpenStreetMap extract (.osm.pbf) for /fleetkit/v1/geo:reverse and /fleetkit/v1/places:search (env FLEETD_GEO_OSM).")
   var geoOsm: String?
   @Option(help: "GeoNames cities CSV (lat,lon,name,admin1,admin2,cc) for cities worldwide (env FLEETD_GEONAMES).")
   var geonames: String?
   @Flag(
-    help: "Run the dispatcher and serve the booking API (fleetkit.v1.Rides, /dispatch/v1/…) (env FLEETD_DISPATCH=1).")
+    help: "Run the dispatcher and serve the booking API (fleetkit.v1.Rides, /fleetkit/v1/…) (env FLEETD_DISPATCH=1).")
   var dispatch = false
   @Option(help: "How the dispatcher matches rides: batched (all waiting rides at once) or greedy (nearest first).")
   var dispatchPolicy = "batched"

@@ -20,10 +20,10 @@ import Testing
 
       try await fleetd.createTrip(
         "ride", vehicle: nil, pickup: TripModelIntegrationTests.pickup, dropoff: TripModelIntegrationTests.dropoff)
-      let track = try FleetProcess([
+      let track = try ChildProcess.startFleet([
         "track", "--grpc-port", grpcPort, "--provider", "acme", "--key", consumerKey, "--trip", "ride", "--json",
       ])
-      let drive = try FleetProcess([
+      let drive = try ChildProcess.startFleet([
         "drive", "--grpc-port", grpcPort, "--provider", "acme", "--key", serverKey, "--vehicle", "cab", "--graph",
         fleetd.graph!, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
       ])

@@ -90,8 +90,8 @@ import Testing
     return JourneySharingSession(tripModel: try services.tripService.tripModel(forTripName: "providers/acme/trips/t1"))
   }
 
-  struct NoTokens: TripTokenProvider {
-    func token(for context: TripAuthorizationContext) async throws -> String { "" }
+  struct NoTokens: AuthorizationTokenProvider {
+    func token(for context: AuthorizationContext) async throws -> String { "" }
   }
 
   @Test func aFrameHasTheRouteMarkersAndCamera() throws {

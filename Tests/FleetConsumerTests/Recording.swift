@@ -15,7 +15,7 @@ final class RecordingSubscriber: TripModelSubscriber {
 
   var calls: [Call] = []
   var trips: [(TripInfo, TripPropertyFields)] = []
-  var errors: [TripModelError] = []
+  var errors: [FleetClientError] = []
   var statuses: [TripStatus] = []
 
   func record(_ name: String, _ value: Any?) {
@@ -74,7 +74,7 @@ final class RecordingSubscriber: TripModelSubscriber {
   func tripModel(_ tripModel: TripModel, didUpdateRemainingRouteTraffic traffic: TrafficRoute?) {
     record("remainingRouteTraffic", traffic.map(\.traffic))
   }
-  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: TripModelError) {
+  func tripModel(_ tripModel: TripModel, didFailUpdateTripWithError error: FleetClientError) {
     errors.append(error)
     record("error", error.code)
   }

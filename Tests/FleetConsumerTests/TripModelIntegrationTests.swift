@@ -161,10 +161,10 @@ import Testing
   }
 
   /// Signs consumer tokens for one fixed trip, whatever it is asked for.
-  struct OtherTripTokens: TripTokenProvider {
+  struct OtherTripTokens: AuthorizationTokenProvider {
     let signer: TokenSigner
     let fetches = Counter()
-    func token(for context: TripAuthorizationContext) async throws -> String {
+    func token(for context: AuthorizationContext) async throws -> String {
       fetches.increment()
       return try signer.token(tripID: "another-trip")
     }
@@ -234,12 +234,12 @@ import Testing
     }
   }
 
-  struct CountingTokens: TripTokenProvider {
+  struct CountingTokens: AuthorizationTokenProvider {
     let signer: TokenSigner
     let fetches = Counter()
-    func token(for context: TripAuthorizationContext) async throws -> String {
+    func token(for context: AuthorizationContext) async throws -> String {
       fetches.increment()
-      return try signer.token(tripID: context.tripID)
+      return try signer.token(tripID: context.id)
     }
   }
 }

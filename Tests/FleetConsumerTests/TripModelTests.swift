@@ -92,7 +92,7 @@ import Testing
   func badTripNamesFailAtOnce(name: String) {
     let services = ConsumerServices(
       providerID: "acme", endpoint: FleetEndpoint(host: "127.0.0.1", port: 1), tokenProvider: ScriptedTokens())
-    let error = #expect(throws: TripModelError.self) { try services.tripService.tripModel(forTripName: name) }
+    let error = #expect(throws: FleetClientError.self) { try services.tripService.tripModel(forTripName: name) }
     #expect(error?.code == .invalidArgument)
     #expect(error?.message.contains("tripName") == true)
   }
@@ -105,13 +105,13 @@ import Testing
     #expect(a === b)
   }
 
-  final class ScriptedTokens: TripTokenProvider {
+  final class ScriptedTokens: AuthorizationTokenProvider {
     let log = Mutex<[String]>([])
-    func token(for context: TripAuthorizationContext) async throws -> String {
+    func token(for context: AuthorizationContext) async throws -> String {
       log.withLock { $0.append("token") }
       return "token-\(log.withLock { $0.count })"
     }
-    func invalidateToken(for context: TripAuthorizationContext) async { log.withLock { $0.append("invalidate") } }
+    func invalidateToken(for context: AuthorizationContext) async { log.withLock { $0.append("invalidate") } }
     var entries: [String] { log.withLock { $0 } }
   }
 
@@ -237,17 +237,17 @@ import Testing
     let provider = HTTPTokenProvider(
       configuration: configuration,
       fetch: { request in
-        let url = request.url!.absoluteString
+        let url = request.url.absoluteString
         requested.withLock { $0.append(url) }
-        return (Data(#"{"token": "t-\#(url.count)", "expires_in": 3600}"#.utf8), 200)
+        return HTTPClient.Response(status: 200, body: Data(#"{"token": "t-\#(url.count)", "expires_in": 3600}"#.utf8))
       })
-    let tokens: any TripTokenProvider = provider
-    _ = try await tokens.token(for: TripAuthorizationContext(tripID: "ride 1"))
-    _ = try await tokens.token(for: TripAuthorizationContext(tripID: "ride 1"))
+    let tokens: any AuthorizationTokenProvider = provider
+    _ = try await tokens.token(for: AuthorizationContext.trip("ride 1"))
+    _ = try await tokens.token(for: AuthorizationContext.trip("ride 1"))
     #expect(
       requested.withLock { $0 } == ["https://auth.example.com/token/consumer/ride%201"], "fetched once, then cached")
-    await tokens.invalidateToken(for: TripAuthorizationContext(tripID: "ride 1"))
-    _ = try await tokens.token(for: TripAuthorizationContext(tripID: "ride 1"))
+    await tokens.invalidateToken(for: AuthorizationContext.trip("ride 1"))
+    _ = try await tokens.token(for: AuthorizationContext.trip("ride 1"))
     #expect(requested.withLock { $0.count } == 2, "a refused token is fetched again")
   }
 }

@@ -60,7 +60,7 @@ struct DispatchEndToEndTests {
       let key = directory + "/server.json"
       try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
 
-      let drive = try FleetProcess([
+      let drive = try ChildProcess.startFleet([
         "drive", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--vehicle", "cab",
         "--vehicles", "3", "--graph", fleetd.graph!, "--speedup", "20", "--interval", "5",
       ])
@@ -83,8 +83,8 @@ struct DispatchEndToEndTests {
         request.vehicle.lastLocation.location.longitude = rides[0].from.longitude
         _ = try await vehicles.createVehicle(request, metadata: metadata)
       }
-      func book(_ ride: (id: String, from: LatLng, to: LatLng)) throws -> FleetProcess {
-        try FleetProcess([
+      func book(_ ride: (id: String, from: LatLng, to: LatLng)) throws -> ChildProcess {
+        try ChildProcess.startFleet([
           "ride", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--ride", ride.id,
           "--from", "\(ride.from.latitude),\(ride.from.longitude)", "--to", "\(ride.to.latitude),\(ride.to.longitude)",
           "--follow", "--interval", "0.5",
@@ -150,10 +150,10 @@ struct DispatchEndToEndTests {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       let key = directory + "/server.json"
       try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
-      let (status, _) = try await FleetProcess.run([
+      let status = try await ChildProcess.runFleet([
         "ride", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key,
         "--from", "-33.8688,151.2093", "--to", "-33.8568,151.2153",
-      ])
+      ]).status
       // Not a usage error (64): the arguments parsed, and fleetd answered UNIMPLEMENTED.
       #expect(status == 1)
     }

@@ -2,17 +2,11 @@ import FleetCore
 import FleetDispatch
 import FleetGeometry
 import FleetStoreSQLite
+import FleetTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
-
-/// A clock tests move by hand.
-final class ManualClock: Sendable {
-  let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-  func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
-  var read: @Sendable () -> Date { { self.now.withLock { $0 } } }
-}
 
 let origin = LatLng(latitude: 43.73, longitude: 7.42)
 /// A point `metres` north of `origin`.
@@ -23,11 +17,11 @@ func north(_ metres: Double) -> LatLng {
 /// The domain and the dispatcher on a real SQLite store, without a road graph (straight lines).
 struct Harness {
   let fleet: Fleet
-  let clock: ManualClock
+  let clock: TestTime
   let directory: String
   let admin = Caller.admin(of: "acme")
 
-  static func make(clock: ManualClock = ManualClock(), directory: String? = nil) async throws -> Harness {
+  static func make(clock: TestTime = TestTime(), directory: String? = nil) async throws -> Harness {
     let directory = directory ?? NSTemporaryDirectory() + "fleetkit-dispatch-\(UUID().uuidString)"
     let fleet = try await Fleet(store: try SQLiteStore(directory: directory), clock: clock.read)
     return Harness(fleet: fleet, clock: clock, directory: directory)

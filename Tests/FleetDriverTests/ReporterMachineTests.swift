@@ -43,7 +43,7 @@ struct ReporterMachineTests {
       }
       #expect(
         plan.past.map(\.time) == (0..<i).map { Date(timeIntervalSince1970: 1_800_000_000 + Double($0)) }.suffix(100))
-      machine.finished(.failed(DriverError(.unavailable, "down")), now: now, jitter: i.isMultiple(of: 2) ? 0 : 1)
+      machine.finished(.failed(FleetClientError(.unavailable, "down")), now: now, jitter: i.isMultiple(of: 2) ? 0 : 1)
       guard case .wait(let until?) = machine.next(now: now) else {
         Issue.record("no retry scheduled")
         return
@@ -78,7 +78,7 @@ struct ReporterMachineTests {
     for i in 0..<9 {
       _ = machine.record(fix(1, Double(i), at: Double(i)))
       _ = sent(machine.next(now: now))
-      machine.finished(.failed(DriverError(.deadlineExceeded, "slow")), now: now, jitter: 0)
+      machine.finished(.failed(FleetClientError(.deadlineExceeded, "slow")), now: now, jitter: 0)
       now += .seconds(120)
     }
     #expect(
@@ -96,9 +96,9 @@ struct ReporterMachineTests {
     _ = machine.setTracking(true, now: .zero)
     _ = machine.record(fix(1, 1, at: 0))
     _ = sent(machine.next(now: .zero))
-    machine.finished(.failed(DriverError(.unauthenticated, "expired")), now: .seconds(1), jitter: 0)
+    machine.finished(.failed(FleetClientError(.unauthenticated, "expired")), now: .seconds(1), jitter: 0)
     #expect(sent(machine.next(now: .seconds(1))) != nil, "a fresh token may be all it takes")
-    machine.finished(.failed(DriverError(.unauthenticated, "still")), now: .seconds(1), jitter: 0)
+    machine.finished(.failed(FleetClientError(.unauthenticated, "still")), now: .seconds(1), jitter: 0)
     #expect(machine.next(now: .seconds(1)) == .wait(until: .seconds(2)))
   }
 
@@ -108,7 +108,7 @@ struct ReporterMachineTests {
     _ = machine.record(fix(1, 1, at: 0))
     try? machine.requestState(.online)
     _ = sent(machine.next(now: .zero))
-    machine.finished(.failed(DriverError(.permissionDenied, "not yours")), now: .zero, jitter: 0)
+    machine.finished(.failed(FleetClientError(.permissionDenied, "not yours")), now: .zero, jitter: 0)
     #expect(machine.pendingState == nil, "the refused state change is dropped (the app is told)")
     #expect(machine.next(now: .seconds(1)) == .wait(until: .seconds(10)), "the next try is the next period")
   }

@@ -20,7 +20,7 @@ struct SigningTokenProvider: AuthorizationTokenProvider {
 
   func token(for context: AuthorizationContext) async throws -> String {
     fetches.increment()
-    return try signer.token(vehicleID: vehicleID ?? context.vehicleID)
+    return try signer.token(vehicleID: vehicleID ?? context.id)
   }
 }
 
@@ -67,14 +67,14 @@ final class ManualClock: ReporterClock {
 final class RecordingListener: VehicleReporterListener {
   enum Event: Sendable {
     case succeeded(VehicleUpdate)
-    case failed(VehicleUpdate, DriverError)
+    case failed(VehicleUpdate, FleetClientError)
 
     var update: VehicleUpdate {
       switch self {
       case .succeeded(let u), .failed(let u, _): u
       }
     }
-    var error: DriverError? {
+    var error: FleetClientError? {
       if case .failed(_, let e) = self { return e }
       return nil
     }
@@ -86,7 +86,7 @@ final class RecordingListener: VehicleReporterListener {
     events.withLock { $0.append(.succeeded(update)) }
   }
 
-  func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: DriverError) {
+  func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: FleetClientError) {
     events.withLock { $0.append(.failed(update, error)) }
   }
 

@@ -1,4 +1,5 @@
 import FleetDriver
+import FleetTestSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -61,12 +62,6 @@ final class TokenServer: Sendable {
   }
 }
 
-final class TestTime: Sendable {
-  let value = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-  var now: Date { value.withLock { $0 } }
-  func advance(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
-}
-
 @Suite("HTTP token provider")
 struct TokenProviderTests {
   /// The in-process token server shares two cores with every other test in the process, which
@@ -89,16 +84,16 @@ struct TokenProviderTests {
     let server = TokenServer(body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
       let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
-      let first = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
+      let first = try await provider.token(for: AuthorizationContext.vehicle("v1"))
       #expect(first == "token-v1-1")
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == first)
+      #expect(try await provider.token(for: AuthorizationContext.vehicle("v1")) == first)
       #expect(server.count == 1, "cached")
       // 54 minutes on: 6 minutes of life left, still cached.
       time.advance(54 * 60)
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == first)
+      #expect(try await provider.token(for: AuthorizationContext.vehicle("v1")) == first)
       // 56 minutes on: under 5 minutes left, fetched again.
       time.advance(2 * 60)
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == "token-v1-2")
+      #expect(try await provider.token(for: AuthorizationContext.vehicle("v1")) == "token-v1-2")
       #expect(server.count == 2)
     }
   }
@@ -108,10 +103,10 @@ struct TokenProviderTests {
     let server = TokenServer(body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
       let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
-      _ = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v2")) == "token-v2-2")
+      _ = try await provider.token(for: AuthorizationContext.vehicle("v1"))
+      #expect(try await provider.token(for: AuthorizationContext.vehicle("v2")) == "token-v2-2")
       #expect(
-        try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == "token-v1-3", "v1's token was dropped")
+        try await provider.token(for: AuthorizationContext.vehicle("v1")) == "token-v1-3", "v1's token was dropped")
       #expect(server.requests.withLock { $0 } == ["v1", "v2", "v1"])
     }
   }
@@ -122,7 +117,7 @@ struct TokenProviderTests {
     try await server.run { url in
       let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       let tokens = try await withThrowingTaskGroup(of: String.self) { group in
-        for _ in 0..<20 { group.addTask { try await provider.token(for: AuthorizationContext(vehicleID: "v1")) } }
+        for _ in 0..<20 { group.addTask { try await provider.token(for: AuthorizationContext.vehicle("v1")) } }
         return try await group.reduce(into: [String]()) { $0.append($1) }
       }
       #expect(Set(tokens) == ["token-v1-1"])
@@ -135,9 +130,9 @@ struct TokenProviderTests {
     let server = TokenServer(body: Self.answer(expiresAt: time.now.addingTimeInterval(3600)))
     try await server.run { url in
       let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
-      _ = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
-      await provider.invalidateToken(for: AuthorizationContext(vehicleID: "v1"))
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == "token-v1-2")
+      _ = try await provider.token(for: AuthorizationContext.vehicle("v1"))
+      await provider.invalidateToken(for: AuthorizationContext.vehicle("v1"))
+      #expect(try await provider.token(for: AuthorizationContext.vehicle("v1")) == "token-v1-2")
     }
   }
 
@@ -153,9 +148,9 @@ struct TokenProviderTests {
       configuration.tokenKey = "access_token"
       configuration.expiryKey = "expires_at"
       let provider = HTTPTokenProvider(configuration: configuration, now: { time.now })
-      #expect(try await provider.token(for: AuthorizationContext(vehicleID: "v1")) == jwt)
+      #expect(try await provider.token(for: AuthorizationContext.vehicle("v1")) == jwt)
       time.advance(30 * 60)
-      _ = try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
+      _ = try await provider.token(for: AuthorizationContext.vehicle("v1"))
       #expect(server.count == 1, "the JWT's exp says it still has 30 minutes")
     }
   }
@@ -166,30 +161,42 @@ struct TokenProviderTests {
     try await server.run { url in
       let provider = HTTPTokenProvider(configuration: Self.loopback(url), now: { time.now })
       await #expect {
-        try await provider.token(for: AuthorizationContext(vehicleID: ""))
-      } throws: { ($0 as? TokenProviderError)?.code == .missingContext }
-      await #expect {
-        try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
+        try await provider.token(for: AuthorizationContext.vehicle(""))
       } throws: { error in
-        guard let error = error as? TokenProviderError else { return false }
-        return error.code == .malformedResponse && error.message.contains("'token'")
+        guard let error = error as? FleetClientError else { return false }
+        return error.code == .invalidArgument && error.message.contains("no vehicle_id")
+      }
+      await #expect {
+        try await provider.token(for: AuthorizationContext.vehicle("v1"))
+      } throws: { error in
+        guard let error = error as? FleetClientError else { return false }
+        return error.code == .internalError && error.message.contains("'token'")
       }
       server.reply.withLock { $0 = .init(status: .forbidden, body: { _, _ in "no" }) }
       await #expect {
-        try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
-      } throws: { ($0 as? TokenProviderError)?.code == .httpStatus }
+        try await provider.token(for: AuthorizationContext.vehicle("v1"))
+      } throws: { error in
+        guard let error = error as? FleetClientError else { return false }
+        return error.code == .permissionDenied && error.httpStatus == 403 && error.message.contains("HTTP 403")
+      }
       server.reply.withLock { $0 = .init(body: { _, _ in "not json" }) }
       await #expect {
-        try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
-      } throws: { ($0 as? TokenProviderError)?.code == .malformedResponse }
+        try await provider.token(for: AuthorizationContext.vehicle("v1"))
+      } throws: { error in
+        guard let error = error as? FleetClientError else { return false }
+        return error.code == .internalError && error.message.contains("not a JSON object")
+      }
       server.reply.withLock { $0 = .init(body: { _, _ in #"{"token": "t", "expiration_timestamp_ms": "soon"}"# }) }
       await #expect {
-        try await provider.token(for: AuthorizationContext(vehicleID: "v1"))
-      } throws: { error in (error as? TokenProviderError)?.message.contains("not a number") == true }
+        try await provider.token(for: AuthorizationContext.vehicle("v1"))
+      } throws: { error in (error as? FleetClientError)?.message.contains("not a number") == true }
     }
     let unreachable = HTTPTokenProvider(configuration: .init(url: URL(string: "http://127.0.0.1:1/token")!))
     await #expect {
-      try await unreachable.token(for: AuthorizationContext(vehicleID: "v1"))
-    } throws: { ($0 as? TokenProviderError)?.code == .unreachable }
+      try await unreachable.token(for: AuthorizationContext.vehicle("v1"))
+    } throws: { error in
+      guard let error = error as? FleetClientError else { return false }
+      return error.code == .unavailable && error.message.contains("127.0.0.1:1")
+    }
   }
 }

@@ -79,7 +79,7 @@ struct VehicleReporterTests {
       let reporter = api.vehicleReporter
       let listener = RecordingListener()
       reporter.addListener(listener)
-      let refusal = #expect(throws: DriverError.self) { try reporter.updateVehicleState(.online) }
+      let refusal = #expect(throws: FleetClientError.self) { try reporter.updateVehicleState(.online) }
       #expect(refusal?.code == .failedPrecondition)
       #expect(refusal?.message.contains("tracking") == true)
       try await driving(api) {

@@ -9,7 +9,8 @@ import Testing
 /// real fleetd with an API key.
 @Suite struct FleetGeoCommandTests {
   func fleet(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-    try await FleetProcess.run(arguments)
+    let outcome = try await ChildProcess.runFleet(arguments)
+    return (outcome.status, outcome.output)
   }
 
   let osm = monacoOSM
@@ -69,12 +70,12 @@ import Testing
     let fleetd = Fleetd()
     try await fleetd.start()
     do {
-      let http = try await FleetProcess.runCapturingErrors([
+      let http = try await ChildProcess.runFleet([
         "geo", "reverse", "--http-port", "\(fleetd.grpcPort)", "--api-key", "fk_x", "43.7330,7.4258",
       ])
       #expect(http.status != 0)
       #expect(http.errors.contains("give fleetd's HTTP port with --http-port"), "\(http.errors)")
-      let grpc = try await FleetProcess.runCapturingErrors([
+      let grpc = try await ChildProcess.runFleet([
         "track", "--grpc-port", "\(fleetd.httpPort)", "--provider", "acme", "--key", "/nonexistent.json", "--trip", "t",
       ])
       #expect(grpc.status != 0)

@@ -4,6 +4,7 @@ import FleetGeometry
 import FleetPlaces
 import FleetTestSupport
 import Foundation
+import GRPCCore
 import Testing
 
 @testable import FleetLocation
@@ -37,28 +38,28 @@ final class Waits: Sendable {
     let waits = Waits()
     let client = GeoServiceClient(
       baseURL: server.url, apiKey: "fk_x", configuration: .init(maximumAttempts: 3), sleep: waits.sleep)
-    let error = await #expect(throws: GeoServiceError.self) { try await client.reverseGeocode(monaco) }
-    #expect(error?.code == .networkFailure)
+    let error = await #expect(throws: FleetClientError.self) { try await client.reverseGeocode(monaco) }
+    #expect(error?.code == .unavailable)
     #expect(error?.message.contains("after 3 tries") == true)
     #expect(waits.recorded.count == 2)
   }
 
   @Test(arguments: [
-    (401, "UNAUTHENTICATED", GeoServiceError.Code.invalidKey, "the API key is not valid (unknown or revoked)"),
-    (429, "RESOURCE_EXHAUSTED", .quotaExhausted, "API key 'abc' has used its 3 requests per minute; retry in 20.0 s"),
+    (401, "UNAUTHENTICATED", RPCError.Code.unauthenticated, "the API key is not valid (unknown or revoked)"),
+    (429, "RESOURCE_EXHAUSTED", .resourceExhausted, "API key 'abc' has used its 3 requests per minute; retry in 20.0 s"),
     (400, "INVALID_ARGUMENT", .invalidArgument, "lat must be a number, got 'x'"),
     (400, "FAILED_PRECONDITION", .failedPrecondition, "geocoding data is not loaded"),
-    (403, "", .invalidKey, "forbidden by a proxy"),
-    (500, "INTERNAL", .serverError, "boom"),
+    (403, "", .permissionDenied, "forbidden by a proxy"),
+    (500, "INTERNAL", .internalError, "boom"),
   ])
-  func answersAreNeverRetried(status: Int, name: String, code: GeoServiceError.Code, message: String) async throws {
+  func answersAreNeverRetried(status: Int, name: String, code: RPCError.Code, message: String) async throws {
     let statusField = name.isEmpty ? "" : #","status":"\#(name)""#
     let body = #"{"error":{"code":\#(status),"message":"\#(message)"\#(statusField)}}"#
     let server = try await FakeGeoServer { _ in .answer(status: status, headers: ["Retry-After": "20"], body: body) }
     defer { Task { try? await server.close() } }
     let waits = Waits()
     let client = GeoServiceClient(baseURL: server.url, apiKey: "fk_x", sleep: waits.sleep)
-    let error = await #expect(throws: GeoServiceError.self) { try await client.reverseGeocode(monaco) }
+    let error = await #expect(throws: FleetClientError.self) { try await client.reverseGeocode(monaco) }
     #expect(error?.code == code)
     #expect(error?.message == message)
     #expect(error?.httpStatus == status)
@@ -102,7 +103,7 @@ final class Waits: Sendable {
       #expect(page.places.allSatisfy { $0.category == "amenity=pharmacy" })
       #expect(page.nextPageToken == "3")
 
-      let bad = await #expect(throws: GeoServiceError.self) {
+      let bad = await #expect(throws: FleetClientError.self) {
         try await client.reverseGeocode(LatLng(latitude: 95, longitude: 7))
       }
       #expect(bad?.code == .invalidArgument)
@@ -110,16 +111,16 @@ final class Waits: Sendable {
 
       // The fifth request this minute is over the quota of 4 (registering and the refused one
       // counted too).
-      let over = await #expect(throws: GeoServiceError.self) {
+      let over = await #expect(throws: FleetClientError.self) {
         try await client.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
       }
-      #expect(over?.code == .quotaExhausted)
+      #expect(over?.code == .resourceExhausted)
       #expect(over?.httpStatus == 429)
       #expect((over?.retryAfter ?? .zero) > .zero)
 
       let stranger = GeoServiceClient(baseURL: fleetd.httpURL, apiKey: "fk_000000000000_made-up")
-      let refused = await #expect(throws: GeoServiceError.self) { try await stranger.register() }
-      #expect(refused?.code == .invalidKey)
+      let refused = await #expect(throws: FleetClientError.self) { try await stranger.register() }
+      #expect(refused?.code == .unauthenticated)
       #expect(refused?.httpStatus == 401)
     }
   }
@@ -128,7 +129,7 @@ final class Waits: Sendable {
     try await Fleetd.with { fleetd in
       let client = GeoServiceClient(baseURL: fleetd.httpURL, apiKey: try await fleetd.apiKey())
       _ = try await client.register()
-      let error = await #expect(throws: GeoServiceError.self) {
+      let error = await #expect(throws: FleetClientError.self) {
         try await client.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
       }
       #expect(error?.code == .failedPrecondition)
@@ -144,16 +145,16 @@ final class Waits: Sendable {
       try await fleetd.revokeAPIKey(key)
       // fleetd trusts a looked-up key for 5 s; ask every half second, well within the quota.
       let deadline = ContinuousClock.now + .seconds(30)
-      var refused: GeoServiceError?
+      var refused: FleetClientError?
       while refused == nil, ContinuousClock.now < deadline {
         do {
           _ = try await client.reverseGeocode(LatLng(latitude: 43.7330, longitude: 7.4258))
           try await Task.sleep(for: .milliseconds(500))
-        } catch let error as GeoServiceError {
+        } catch let error as FleetClientError {
           refused = error
         }
       }
-      #expect(refused?.code == .invalidKey)
+      #expect(refused?.code == .unauthenticated)
     }
   }
 

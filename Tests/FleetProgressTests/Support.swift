@@ -19,16 +19,8 @@ enum Place {
   static let larvotto = LatLng(latitude: 43.7400, longitude: 7.4300)
 }
 
-/// A clock the simulation moves.
-final class SimulatedClock: Sendable {
-  let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-  func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
-  var current: Date { now.withLock { $0 } }
-  var read: @Sendable () -> Date { { self.now.withLock { $0 } } }
-}
-
 /// A fleet on real SQLite store in a fresh directory, computing progress on Monaco's roads.
-func makeFleet(clock: SimulatedClock, configuration: ProgressEngine.Configuration = .init()) async throws -> Fleet {
+func makeFleet(clock: TestTime, configuration: ProgressEngine.Configuration = .init()) async throws -> Fleet {
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "fleetkit-progress-\(UUID().uuidString)")
   let store = try SQLiteStore(directory: directory.path)

@@ -2,6 +2,7 @@ import FleetCore
 import FleetGeometry
 import FleetProgress
 import FleetRouting
+import FleetTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -13,17 +14,17 @@ struct TripProgressTests {
   /// that the remaining distance falls and that the ETA to the first waypoint is within 10 % of
   /// when the car really gets there. Returns the snapshots read.
   func follow(
-    _ drive: SimulatedDrive, fleet: Fleet, clock: SimulatedClock, vehicle: String, trip: String
+    _ drive: SimulatedDrive, fleet: Fleet, clock: TestTime, vehicle: String, trip: String
   ) async throws -> [TripSnapshot] {
-    let start = clock.current
+    let start = clock.now
     let arrival = start.addingTimeInterval(drive.duration)
     var snapshots: [TripSnapshot] = []
     var previousRemaining = Double.infinity
     var t = 0.0
     while t < drive.duration {
       t = min(drive.duration, t + 10)
-      clock.advance(start.addingTimeInterval(t).timeIntervalSince(clock.current))
-      _ = try await report(fleet, vehicle, at: drive.position(after: t), time: clock.current)
+      clock.advance(start.addingTimeInterval(t).timeIntervalSince(clock.now))
+      _ = try await report(fleet, vehicle, at: drive.position(after: t), time: clock.now)
       let snapshot = try fleet.getTrip(caller: admin, name: tripName(trip))
       let first = try #require(snapshot.progress?.legs.first, "no progress \(t) s into the drive")
       #expect(
@@ -31,8 +32,8 @@ struct TripProgressTests {
         "\(t) s: \(first.distanceMeters) m left, \(previousRemaining) m before")
       // The route the engine follows is the one driven, so what is left of it matches.
       #expect(abs(first.distanceMeters - (drive.distance - drive.distance(after: t))) < 25)
-      let predicted = first.eta.timeIntervalSince(clock.current)
-      let actual = arrival.timeIntervalSince(clock.current)
+      let predicted = first.eta.timeIntervalSince(clock.now)
+      let actual = arrival.timeIntervalSince(clock.now)
       if actual >= 30 {
         #expect(abs(predicted - actual) <= 0.1 * actual, "\(t) s: ETA in \(predicted) s, arrives in \(actual) s")
       }
@@ -43,7 +44,7 @@ struct TripProgressTests {
   }
 
   @Test func anExclusiveTripFromAssignmentToDropOff() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     let created = try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.port, dropoff: Place.larvotto)
@@ -79,8 +80,8 @@ struct TripProgressTests {
     // The pickup is passed: it leaves the remaining waypoints, and its time is now the actual one.
     #expect(pickedUp.remainingWaypoints.map(\.waypointType) == [.dropOff])
     #expect(pickedUp.progress?.legs.map(\.waypoint.waypointType) == [.dropOff])
-    #expect(abs(try #require(pickedUp.trip.pickupTime).timeIntervalSince(clock.current)) < 0.001)
-    #expect(try #require(pickedUp.trip.dropoffTime) > clock.current)
+    #expect(abs(try #require(pickedUp.trip.pickupTime).timeIntervalSince(clock.now)) < 0.001)
+    #expect(try #require(pickedUp.trip.dropoffTime) > clock.now)
 
     let toDropoff = SimulatedDrive(route: try await monacoRouting().route([toPickup.points.last!, Place.larvotto]))
     _ = try await follow(toDropoff, fleet: fleet, clock: clock, vehicle: "car", trip: "ride")
@@ -89,7 +90,7 @@ struct TripProgressTests {
     // Fleet Engine leaves the route fields unset once a trip is over.
     #expect(done.progress == nil)
     #expect(done.remainingWaypoints.isEmpty)
-    #expect(abs(try #require(done.trip.dropoffTime).timeIntervalSince(clock.current)) < 0.001)
+    #expect(abs(try #require(done.trip.dropoffTime).timeIntervalSince(clock.now)) < 0.001)
 
     // The stream ended by itself after COMPLETE; what arrived is in lifecycle order, in the
     // rider's view, and moved towards the pickup.
@@ -108,7 +109,7 @@ struct TripProgressTests {
   }
 
   @Test func aSharedVehicleVisitsWaypointsInItsOrder() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "van", at: Place.palace)
     try await createTrip(fleet, "a", type: .shared, vehicle: "van", pickup: Place.port, dropoff: Place.larvotto)
@@ -140,7 +141,7 @@ struct TripProgressTests {
   /// A rider whose car first finishes another ride sees one unbroken route: the first leg from
   /// the car to the other drop-off, the next from there to their own pickup.
   @Test func aBackToBackRiderSeesTheWholeWayToTheirPickup() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "cab", at: Place.palace)
     try await createTrip(fleet, "first", vehicle: "cab", pickup: Place.palace, dropoff: Place.port)
@@ -151,7 +152,7 @@ struct TripProgressTests {
     // On the road below the palace, past the first pickup.
     let onTheRoad = LatLng(latitude: 43.7315, longitude: 7.4210)
     clock.advance(5)
-    _ = try await report(fleet, "cab", at: onTheRoad, time: clock.current)
+    _ = try await report(fleet, "cab", at: onTheRoad, time: clock.now)
 
     let rider = Caller(provider: provider, role: .consumer, tripID: "next")
     let shared = try fleet.getTrip(caller: rider, name: tripName("next"))
@@ -171,7 +172,7 @@ struct TripProgressTests {
   }
 
   @Test func aVehicleLeavingItsRouteIsRerouted() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.port)
@@ -183,7 +184,7 @@ struct TripProgressTests {
       (0..<Int(detour.duration)).lazy.map { detour.position(after: Double($0)) }
         .first { point in planned.allSatisfy { point.distance(to: $0) > 150 } })
     clock.advance(120)
-    let vehicle = try await report(fleet, "car", at: away, time: clock.current)
+    let vehicle = try await report(fleet, "car", at: away, time: clock.now)
     #expect(vehicle.navigationStatus == .offRoute)
     let after = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress)
     #expect(after.routeVersion > before.routeVersion)
@@ -191,19 +192,19 @@ struct TripProgressTests {
     // Driving on along the new route is on route again.
     clock.advance(5)
     let next = try await report(
-      fleet, "car", at: after.legs[0].path[min(3, after.legs[0].path.count - 1)], time: clock.current)
+      fleet, "car", at: after.legs[0].path[min(3, after.legs[0].path.count - 1)], time: clock.now)
     #expect(next.navigationStatus == .enrouteToDestination)
   }
 
   @Test func aJumpNoCarCouldMakeDoesNotMoveTheETA() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.port)
     let before = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
     clock.advance(2)
     // 1.3 km in 2 seconds.
-    let vehicle = try await report(fleet, "car", at: Place.larvotto, time: clock.current)
+    let vehicle = try await report(fleet, "car", at: Place.larvotto, time: clock.now)
     #expect(vehicle.lastLocation?.isRoadSnapped == false)
     let after = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
     #expect(abs(after.distanceMeters - before.distanceMeters) < 1)
@@ -211,15 +212,15 @@ struct TripProgressTests {
   }
 
   @Test func aBacklogAfterAnOutageNeverOverridesANewerPosition() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.port)
     let drive = SimulatedDrive(route: try await monacoRouting().route([Place.palace, Place.larvotto]))
-    let start = clock.current
+    let start = clock.now
     clock.advance(120)
     let now = drive.position(after: 120)
-    _ = try await report(fleet, "car", at: now, time: clock.current)
+    _ = try await report(fleet, "car", at: now, time: clock.now)
     let current = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
     // The positions recorded during the outage arrive late, newest first.
     var v = Vehicle(provider: provider, id: "car")
@@ -232,13 +233,13 @@ struct TripProgressTests {
       caller: admin, name: vehicleName("car"), vehicle: VehicleInput(vehicle: v, pastLocations: past),
       mask: ["past_locations"])
     v = updated
-    #expect(v.lastLocation?.updateTime == clock.current)
+    #expect(v.lastLocation?.updateTime == clock.now)
     let after = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
     #expect(abs(after.distanceMeters - current.distanceMeters) < 1)
   }
 
   @Test func getTripLeavesOutRouteTheCallerAlreadyHas() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.port)
@@ -254,7 +255,7 @@ struct TripProgressTests {
   }
 
   @Test func aConsumerCanWatchOnlyItsOwnTrip() async throws {
-    let clock = SimulatedClock()
+    let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)
     try await createVehicle(fleet, "car", at: Place.palace)
     try await createTrip(fleet, "mine", vehicle: "car", pickup: Place.port, dropoff: Place.casino)

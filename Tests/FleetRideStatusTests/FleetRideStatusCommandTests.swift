@@ -27,11 +27,11 @@ import Testing
       let (serverKey, consumerKey) = try await keys(fleetd, in: directory)
       try await fleetd.createTrip("ride", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
 
-      let follow = try FleetProcess([
+      let follow = try ChildProcess.startFleet([
         "ride-status", "--http-port", "\(fleetd.httpPort)", "--provider", "acme", "--key", consumerKey,
         "--trip", "ride", "--follow", "--interval", "1",
       ])
-      let drive = try FleetProcess([
+      let drive = try ChildProcess.startFleet([
         "drive", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", serverKey, "--vehicle",
         "cab", "--graph", fleetd.graph!, "--speedup", "3", "--trips", "1", "--start", "43.7315,7.4210",
       ])
@@ -84,8 +84,8 @@ import Testing
         "--deadline", "30",
       ]
 
-      let (status, output, errors) = try await FleetProcess.runCapturingErrors(
-        arguments + ["--trip", "ride", "--ride-identifier", "b-7"])
+      let asked = try await ChildProcess.runFleet(arguments + ["--trip", "ride", "--ride-identifier", "b-7"])
+      let (status, output, errors) = (asked.status, asked.output, asked.errors)
       #expect(status == 0, "fleet ride-status failed: \(errors)")
       let lines = output.split(separator: "\n")
       #expect(lines.count == 1)
@@ -94,7 +94,8 @@ import Testing
       #expect(ride.rideIdentifier == "b-7")
       #expect(ride.pickupLocation?.coordinate == pickupPoint)
 
-      let (missing, nothing) = try await FleetProcess.run(arguments + ["--trip", "nope"])
+      let unknown = try await ChildProcess.runFleet(arguments + ["--trip", "nope"])
+      let (missing, nothing) = (unknown.status, unknown.output)
       #expect(missing != 0)
       #expect(nothing.isEmpty)
     }

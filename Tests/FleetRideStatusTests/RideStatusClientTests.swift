@@ -10,9 +10,9 @@ import Testing
 
 /// Consumer tokens for the trip asked, signed with the test fleetd's consumer key (what a rider
 /// app's backend does).
-struct SignedTripTokens: TripTokenProvider {
+struct SignedTripTokens: AuthorizationTokenProvider {
   let signer: TokenSigner
-  func token(for context: TripAuthorizationContext) async throws -> String { try signer.token(tripID: context.tripID) }
+  func token(for context: AuthorizationContext) async throws -> String { try signer.token(tripID: context.id) }
 }
 
 /// The updater on fleetd's real endpoints: polls over `:rideStatus`, pushes over
@@ -134,20 +134,20 @@ struct SignedTripTokens: TripTokenProvider {
       var configuration = FleetdRideStatusSource.Configuration(baseURL: fleetd.httpURL, providerID: "acme")
       configuration.tripID = { _ in "t1" }
       // Tokens for trip t2, asking for t1.
-      struct WrongTrip: TripTokenProvider {
+      struct WrongTrip: AuthorizationTokenProvider {
         let signer: TokenSigner
-        func token(for context: TripAuthorizationContext) async throws -> String { try signer.token(tripID: "t2") }
+        func token(for context: AuthorizationContext) async throws -> String { try signer.token(tripID: "t2") }
       }
       let source = FleetdRideStatusSource(configuration: configuration, tokenProvider: WrongTrip(signer: consumer))
-      let error = await #expect(throws: RideStatusRequestError.self) {
+      let error = await #expect(throws: FleetClientError.self) {
         try await source.status(rideIdentifier: "t1")
       }
       #expect(error?.httpStatus == 403)
-      #expect(error?.status == "PERMISSION_DENIED")
-      let missing = await #expect(throws: RideStatusRequestError.self) {
+      #expect(error?.code == .permissionDenied)
+      let missing = await #expect(throws: FleetClientError.self) {
         try await self.source(fleetd, signer: try await fleetd.signer(role: .server)).status(rideIdentifier: "nope")
       }
-      #expect(missing?.status == "NOT_FOUND")
+      #expect(missing?.code == .notFound)
     }
   }
 

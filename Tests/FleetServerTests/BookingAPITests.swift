@@ -1,9 +1,10 @@
 import FleetCore
 import FleetDispatch
+import FleetTestSupport
 import Foundation
 import Testing
 
-/// The booking API over REST (`/dispatch/v1/…`), Fleet Engine's REST style and error body.
+/// The booking API over REST (`/fleetkit/v1/…`), Fleet Engine's REST style and error body.
 @Suite("Booking API over REST")
 struct BookingAPITests {
   let body = """
@@ -20,10 +21,10 @@ struct BookingAPITests {
   @Test func bookReadListAndCancelRides() async throws {
     var dispatch = DispatchConfiguration()
     dispatch.interval = .seconds(3600)
-    try await TestServer.run(dispatch: dispatch) { server in
+    try await Fleetd.with(dispatch: dispatch) { server in
       let token = try server.admin.token()
       var (status, json, _) = try await server.http(
-        "POST", "/dispatch/v1/providers/acme/rides?rideId=r1", token: token, body: body)
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r1", token: token, body: body)
       #expect(status == 200)
       #expect(json["name"] as? String == "providers/acme/rides/r1")
       #expect(json["trip"] as? String == "providers/acme/trips/r1")
@@ -35,45 +36,45 @@ struct BookingAPITests {
       #expect(status == 200 && json["tripStatus"] as? String == "NEW" && json["vehicleId"] == nil)
       // The same booking again: the same ride. Another under the same ID: 409.
       (status, json, _) = try await server.http(
-        "POST", "/dispatch/v1/providers/acme/rides?rideId=r1", token: token, body: body)
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r1", token: token, body: body)
       #expect(status == 200 && json["createTime"] as? String == created)
       (status, json, _) = try await server.http(
-        "POST", "/dispatch/v1/providers/acme/rides?rideId=r1", token: token,
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r1", token: token,
         body: body.replacingOccurrences(of: "\"numberOfPassengers\":2", with: "\"numberOfPassengers\":3"))
       #expect(status == 409 && error(json).status == "ALREADY_EXISTS")
 
-      (status, json, _) = try await server.http("GET", "/dispatch/v1/providers/acme/rides/r1", token: token)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides/r1", token: token)
       #expect(status == 200 && json["state"] as? String == "WAITING")
-      (status, json, _) = try await server.http("GET", "/dispatch/v1/providers/acme/rides?pageSize=10", token: token)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides?pageSize=10", token: token)
       #expect((json["rides"] as? [[String: Any]])?.map { $0["name"] as? String } == ["providers/acme/rides/r1"])
-      (status, json, _) = try await server.http("DELETE", "/dispatch/v1/providers/acme/rides/r1", token: token)
+      (status, json, _) = try await server.http("DELETE", "/fleetkit/v1/providers/acme/rides/r1", token: token)
       #expect(status == 200 && json["state"] as? String == "CANCELED")
       (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/r1", token: token)
       #expect(json["tripStatus"] as? String == "CANCELED")
 
       (status, json, _) = try await server.http(
-        "POST", "/dispatch/v1/providers/acme/rides?rideId=r2", token: token, body: #"{"numberOfPassengers":1}"#)
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r2", token: token, body: #"{"numberOfPassengers":1}"#)
       #expect(
         status == 400 && error(json).status == "INVALID_ARGUMENT" && error(json).message.contains("ride.pickup_point"))
       (status, json, _) = try await server.http(
-        "POST", "/dispatch/v1/providers/acme/rides", token: token, body: body)
+        "POST", "/fleetkit/v1/providers/acme/rides", token: token, body: body)
       #expect(status == 400 && error(json).message.contains("ride_id"))
-      (status, json, _) = try await server.http("GET", "/dispatch/v1/providers/acme/rides/none", token: token)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides/none", token: token)
       #expect(status == 404 && error(json).status == "NOT_FOUND")
-      (status, json, _) = try await server.http("GET", "/dispatch/v1/providers/acme/nothing", token: token)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/nothing", token: token)
       #expect(status == 404)
       let driver = try await server.signer(role: .driver).token(vehicleID: "*")
-      (status, json, _) = try await server.http("GET", "/dispatch/v1/providers/acme/rides/r1", token: driver)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides/r1", token: driver)
       #expect(status == 403 && error(json).status == "PERMISSION_DENIED")
-      (status, json, _) = try await server.http("GET", "/dispatch/v1/providers/acme/rides/r1", token: nil)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides/r1", token: nil)
       #expect(status == 401)
     }
   }
 
   @Test func withoutTheDispatcherTheBookingAPISaysHowToStartIt() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let (status, json, _) = try await server.http(
-        "POST", "/dispatch/v1/providers/acme/rides?rideId=r1", token: try server.admin.token(), body: body)
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r1", token: try server.admin.token(), body: body)
       #expect(status == 501 && error(json).status == "UNIMPLEMENTED" && error(json).message.contains("--dispatch"))
     }
   }

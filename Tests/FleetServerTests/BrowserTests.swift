@@ -1,5 +1,4 @@
-import FleetCore
-import FleetGeometry
+import FleetTestSupport
 import Foundation
 import Testing
 
@@ -10,14 +9,13 @@ import Testing
 struct BrowserTests {
   @Test(.timeLimit(.minutes(15)))
   func pagesWorkInChromium() async throws {
-    let artifacts = ConformanceSuiteTests.packageRoot.appendingPathComponent(".build/browser-artifacts").path
-    // Debian's Python, where python3-selenium is installed (not a virtualenv's); on a thread of
-    // its own, so that minutes of waiting do not hold one of the tests' cooperative threads.
-    let (status, output) = try await onDedicatedThread(named: "browser tests") {
-      try ConformanceSuiteTests.run(
-        ["/usr/bin/python3", "-W", "ignore::ResourceWarning", "Browser/test_pages.py"],
-        environment: ["FLEETD_BINARY": ConformanceSuiteTests.fleetdBinary, "ARTIFACTS": artifacts])
-    }
+    let artifacts = ChildProcess.packageRoot.appendingPathComponent(".build/browser-artifacts").path
+    // Debian's Python, where python3-selenium is installed (not a virtualenv's).
+    let outcome = try await ChildProcess.run(
+      "/usr/bin/python3", ["-W", "ignore::ResourceWarning", "Browser/test_pages.py"],
+      environment: ["FLEETD_BINARY": ChildProcess.built("fleetd"), "ARTIFACTS": artifacts],
+      directory: ChildProcess.packageRoot)
+    let (status, output) = (outcome.status, outcome.output + outcome.errors)
     print(output)
     #expect(status == 0, "the browser tests failed:\n\(output)")
     #expect(output.contains("\nOK"))

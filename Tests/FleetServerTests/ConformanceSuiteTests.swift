@@ -9,45 +9,21 @@ import Testing
 /// under .build/ on first use.
 @Suite("Conformance with Google's Python client", .serialized)
 struct ConformanceSuiteTests {
-  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-  /// The fleetd built next to this test binary.
-  static var fleetdBinary: String {
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-      "fleetd")
-    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside.path }
-    return packageRoot.appendingPathComponent(".build/debug/fleetd").path
-  }
-
-  @discardableResult
-  static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.currentDirectoryURL = packageRoot
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
-  }
-
-  static func python() throws -> String {
-    let venv = packageRoot.appendingPathComponent(".build/conformance-venv").path
+  /// The suite's Python, with its requirements: created under .build/ on first use.
+  static func python() async throws -> String {
+    let venv = ChildProcess.packageRoot.appendingPathComponent(".build/conformance-venv").path
     let python = venv + "/bin/python"
-    let requirements = packageRoot.appendingPathComponent("Conformance/requirements.txt").path
-    let ready =
-      FileManager.default.isExecutableFile(atPath: python)
-      && (try? run([python, "-c", "import google.maps.fleetengine_v1, pytest"]).0) == 0
+    let requirements = ChildProcess.packageRoot.appendingPathComponent("Conformance/requirements.txt").path
+    var ready = FileManager.default.isExecutableFile(atPath: python)
+    if ready {
+      let imports = try? await ChildProcess.run(python, ["-c", "import google.maps.fleetengine_v1, pytest, cryptography"])
+      ready = imports?.status == 0
+    }
     if !ready {
-      let (created, log) = try run(["python3", "-m", "venv", venv])
-      guard created == 0 else { throw SetupError(log) }
-      let (installed, pipLog) = try run([python, "-m", "pip", "install", "--quiet", "-r", requirements])
-      guard installed == 0 else { throw SetupError(pipLog) }
+      let created = try await ChildProcess.run("python3", ["-m", "venv", venv])
+      guard created.status == 0 else { throw SetupError(created.output + created.errors) }
+      let installed = try await ChildProcess.run(python, ["-m", "pip", "install", "--quiet", "-r", requirements])
+      guard installed.status == 0 else { throw SetupError(installed.output + installed.errors) }
     }
     return python
   }
@@ -84,16 +60,14 @@ struct ConformanceSuiteTests {
       environment: environment, files: ["Conformance/test_conformance.py", "Conformance/test_instances.py"])
   }
 
-  /// Runs pytest on a thread of its own: it takes minutes, and blocking one of the tests'
-  /// cooperative threads that long (two on this machine) starves every other test.
   func passesTheSuite(
-    environment: [String: String], files: [String] = ["Conformance/test_conformance.py"]
+    environment: [String: String], files: [String] = ["Conformance/test_conformance.py", "Conformance/test_key_files.py"]
   ) async throws {
-    let (status, output) = try await onDedicatedThread(named: "conformance suite") {
-      try Self.run(
-        [try Self.python(), "-m", "pytest", "-q", "-p", "no:cacheprovider"] + files,
-        environment: environment.merging(["FLEETD_BINARY": Self.fleetdBinary]) { $1 })
-    }
+    let outcome = try await ChildProcess.run(
+      try await Self.python(), ["-m", "pytest", "-q", "-p", "no:cacheprovider"] + files,
+      environment: environment.merging(["FLEETD_BINARY": ChildProcess.built("fleetd")]) { $1 },
+      directory: ChildProcess.packageRoot)
+    let (status, output) = (outcome.status, outcome.output + outcome.errors)
     print(output)
     #expect(status == 0, "conformance suite failed:\n\(output)")
     #expect(output.contains(" passed"))

@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetProto
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -11,7 +12,7 @@ import Testing
 @Suite("fleetd over gRPC")
 struct GRPCServerTests {
   @Test func tripAndVehicleLifecycle() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let token = try server.admin.token()
       try await server.withClients { trips, vehicles in
         let vehicle = try await vehicles.createVehicle(newVehicleRequest("car-1"), metadata: auth(token))
@@ -84,7 +85,7 @@ struct GRPCServerTests {
   }
 
   @Test func statusCodes() async throws {
-    try await TestServer.run(quotas: QuotaConfiguration(perMinute: [.list: 2])) { server in
+    try await Fleetd.with(quotas: QuotaConfiguration(perMinute: [.list: 2])) { server in
       let token = try server.admin.token()
       try await server.withClients { trips, vehicles in
         _ = try await vehicles.createVehicle(newVehicleRequest("car-1"), metadata: auth(token))
@@ -157,8 +158,8 @@ struct GRPCServerTests {
         let revocable = try await server.signer(role: .admin)
         let revocableToken = try revocable.token()
         _ = try await trips.getTrip(get, metadata: auth(revocableToken))
-        let keys = try await KeyRing(store: server.daemon.store).list()
-        try await KeyRing(store: server.daemon.store).revoke(keyID: keys.last!.keyID)
+        let keys = try await KeyRing(store: (try server.daemon).store).list()
+        try await KeyRing(store: (try server.daemon).store).revoke(keyID: keys.last!.keyID)
         try await Task.sleep(for: .seconds(6))
         #expect(await rpcCode { _ = try await trips.getTrip(get, metadata: auth(revocableToken)) } == .unauthenticated)
       }

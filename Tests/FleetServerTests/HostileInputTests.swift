@@ -1,6 +1,7 @@
 import FleetCore
 import FleetGeometry
 import FleetProto
+import FleetTestSupport
 import Foundation
 import GRPCCore
 import SwiftProtobuf
@@ -11,7 +12,7 @@ import Testing
 @Suite("Hostile input never crashes fleetd")
 struct HostileInputTests {
   @Test func extremeTimestampsRoundTrip() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let token = try server.admin.token()
       try await server.withClients { _, vehicles in
         _ = try await vehicles.createVehicle(newVehicleRequest("car"), metadata: auth(token))
@@ -34,7 +35,7 @@ struct HostileInputTests {
   /// at once when it is far over; it never waits on a connection nobody reads.
   @Test func anOversizedBodyIsAnsweredOrCutAtOnce() async throws {
     // Bodies larger than the sockets' buffers, so that a server that stops reading blocks the client.
-    try await TestServer.run(maximumRequestBytes: 1024 * 1024) { server in
+    try await Fleetd.with(maximumRequestBytes: 1024 * 1024) { server in
       let port = server.httpPort
       let answer = try await onDedicatedThread(named: "oversized-body") {
         try Self.postWholeBody(port: port, bytes: 8 * 1024 * 1024)
@@ -84,7 +85,7 @@ struct HostileInputTests {
   }
 
   @Test func nonFiniteNumbersAreRejectedAndNeverPoisonTheStore() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let token = try server.admin.token()
       try await server.withClients { _, vehicles in
         _ = try await vehicles.createVehicle(newVehicleRequest("car"), metadata: auth(token))

@@ -15,7 +15,7 @@ struct OSRMAPITests {
   static let casino = "7.4280,43.7395"
 
   @Test func routeAnswersInOSRMsShape() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let (status, json, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=full&geometries=polyline6", token: nil)
       #expect(status == 200)
@@ -54,7 +54,7 @@ struct OSRMAPITests {
   }
 
   @Test func stepsAndAnnotationsInOSRMsShape() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let (status, json, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?steps=true&annotations=true&overview=full", token: nil
       )
@@ -104,7 +104,7 @@ struct OSRMAPITests {
   }
 
   @Test func alternativesAndRouteOptions() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let (_, json, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?alternatives=3&overview=false", token: nil)
       let routes = try #require(json["routes"] as? [[String: Any]])
@@ -139,7 +139,7 @@ struct OSRMAPITests {
   }
 
   @Test func errorsCarryOSRMsCodes() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let cases: [(String, String)] = [
         ("/route/v1/driving/\(Self.palace)", "InvalidOptions"),
         ("/route/v1/driving/\(Self.palace);200,43", "InvalidValue"),
@@ -179,7 +179,7 @@ struct OSRMAPITests {
   }
 
   @Test func tableMatchesRoutes() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let coordinates = [Self.palace, Self.casino, Self.larvotto]
       let (status, json, _) = try await server.http(
         "GET", "/table/v1/driving/\(coordinates.joined(separator: ";"))?annotations=duration,distance", token: nil)
@@ -206,7 +206,7 @@ struct OSRMAPITests {
   }
 
   @Test func matchAnswersInOSRMsShape() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       // Points 20 m apart along a route the server itself returns.
       let (_, routeJSON, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=full&geometries=geojson", token: nil)
@@ -255,7 +255,7 @@ struct OSRMAPITests {
   }
 
   @Test func nearestListsRoadsClosestFirst() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let (status, json, _) = try await server.http("GET", "/nearest/v1/driving/\(Self.palace)?number=3", token: nil)
       #expect(status == 200)
       let waypoints = try #require(json["waypoints"] as? [[String: Any]])
@@ -266,7 +266,7 @@ struct OSRMAPITests {
   }
 
   @Test func withoutAGraphTheServicesSaySo() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let (status, json, _) = try await server.http(
         "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)", token: nil)
       #expect(status == 400)

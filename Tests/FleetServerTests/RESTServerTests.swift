@@ -1,5 +1,6 @@
 import FleetCore
 import FleetStoreSQLite
+import FleetTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 @Suite("fleetd over REST")
 struct RESTServerTests {
   @Test func sameOperationsOverHTTP() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let token = try server.admin.token()
       var (status, json, _) = try await server.http(
         "POST", "/v1/providers/acme/vehicles?vehicleId=car-1", token: token,
@@ -50,7 +51,7 @@ struct RESTServerTests {
   }
 
   @Test func errorsUseGooglesBodyAndStatus() async throws {
-    try await TestServer.run(quotas: QuotaConfiguration(perMinute: [.read: 1]), maximumRequestBytes: 1024) { server in
+    try await Fleetd.with(quotas: QuotaConfiguration(perMinute: [.read: 1]), maximumRequestBytes: 1024) { server in
       let token = try server.admin.token()
       func error(_ json: [String: Any]) -> (Int?, String?, String?) {
         let e = json["error"] as? [String: Any]
@@ -97,7 +98,7 @@ struct RESTServerTests {
   }
 
   @Test func acknowledgedWritesSurviveARestart() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       let token = try server.admin.token()
       for i in 0..<20 {
         let (status, _, _) = try await server.http(

@@ -19,11 +19,10 @@ import Testing
     let directory = NSTemporaryDirectory() + "fleetkit-kill9-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let keyFile = directory + "/server.json"
-    let (added, log) = try ConformanceSuiteTests.run([
-      ConformanceSuiteTests.fleetdBinary, "keys", "add", "--data-dir", directory, "--provider", "acme", "--role",
-      "server", "--out", keyFile,
-    ])
-    #expect(added == 0, "\(log)")
+    let added = try await ChildProcess.run(
+      ChildProcess.built("fleetd"),
+      ["keys", "add", "--data-dir", directory, "--provider", "acme", "--role", "server", "--out", keyFile])
+    #expect(added.status == 0, "\(added.errors)")
     let metadata = auth(try TokenSigner(key: try ServiceAccountKey.load(path: keyFile)).token())
     let vehicles = (0..<50).map { "k\($0)" }
     let acknowledged = AcknowledgedSteps()
@@ -101,28 +100,19 @@ struct FleetdDidNotStart: Error {
 }
 
 /// A `fleetd serve` process on loopback ports of its own.
-final class FleetdInstance: @unchecked Sendable {
-  // Unchecked: `process` is started once and then only signalled and waited on, which
-  // Foundation's Process allows from any thread.
-  let process: Process
+struct FleetdInstance: Sendable {
+  let process: ChildProcess
   let grpcPort: Int
-
-  init(process: Process, grpcPort: Int) {
-    self.process = process
-    self.grpcPort = grpcPort
-  }
 
   static func start(directory: String) async throws -> FleetdInstance {
     let grpcPort = try PostgresCluster.freePort()
     let httpPort = try PostgresCluster.freePort()
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: ConformanceSuiteTests.fleetdBinary)
-    process.arguments = [
-      "serve", "--data-dir", directory, "--grpc-port", "\(grpcPort)", "--http-port", "\(httpPort)", "--log-level",
-      "warning",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
+    let process = try ChildProcess(
+      ChildProcess.built("fleetd"),
+      [
+        "serve", "--data-dir", directory, "--grpc-port", "\(grpcPort)", "--http-port", "\(httpPort)", "--log-level",
+        "warning",
+      ])
     let instance = FleetdInstance(process: process, grpcPort: grpcPort)
     let deadline = ContinuousClock.now + .seconds(30)
     while ContinuousClock.now < deadline {
@@ -145,9 +135,5 @@ final class FleetdInstance: @unchecked Sendable {
   }
 
   /// SIGKILL: no graceful shutdown, no flush.
-  func kill() {
-    guard process.isRunning else { return }
-    Foundation.kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-  }
+  func kill() { process.kill() }
 }

@@ -37,12 +37,12 @@ struct SearchVehiclesTests {
   var pickup: LatLng { Self.map.point("5") }
   var dropoff: LatLng { Self.map.point("6") }
 
-  func run(_ body: (TestServer) async throws -> Void) async throws {
-    try await TestServer.run(routing: Self.engine, body)
+  func run(_ body: (Fleetd) async throws -> Void) async throws {
+    try await Fleetd.with(routing: Self.engine, body)
   }
 
   func addVehicle(
-    _ server: TestServer, _ id: String, at point: Character, backToBack: Bool = false
+    _ server: Fleetd, _ id: String, at point: Character, backToBack: Bool = false
   ) async throws {
     var request = newVehicleRequest(id)
     request.vehicle.lastLocation.location = Self.map.point(point).proto
@@ -53,7 +53,7 @@ struct SearchVehiclesTests {
   }
 
   func addTrip(
-    _ server: TestServer, _ id: String, type: Maps_Fleetengine_V1_TripType, vehicle: String, from: LatLng, to: LatLng,
+    _ server: Fleetd, _ id: String, type: Maps_Fleetengine_V1_TripType, vehicle: String, from: LatLng, to: LatLng,
     statuses: [Maps_Fleetengine_V1_TripStatus] = []
   ) async throws {
     try await server.withClients { trips, _ in
@@ -94,7 +94,7 @@ struct SearchVehiclesTests {
     return r
   }
 
-  func search(_ server: TestServer, _ r: Maps_Fleetengine_V1_SearchVehiclesRequest, token: String? = nil) async throws
+  func search(_ server: Fleetd, _ r: Maps_Fleetengine_V1_SearchVehiclesRequest, token: String? = nil) async throws
     -> [Maps_Fleetengine_V1_VehicleMatch]
   {
     var matches: [Maps_Fleetengine_V1_VehicleMatch] = []

@@ -20,7 +20,7 @@ struct TripUpdatesTests {
   /// A car at the palace, a trip from near the port to the casino assigned to it.
   /// A car below the palace and a trip assigned to it; `locatedAt` is the device's time of the
   /// car's first location (the server's time when nil).
-  func book(_ server: TestServer, token: String, locatedAt: Date? = nil) async throws {
+  func book(_ server: Fleetd, token: String, locatedAt: Date? = nil) async throws {
     try await server.withClients { trips, vehicles in
       var vehicle = newVehicleRequest("car")
       // On the road below the palace.
@@ -31,7 +31,7 @@ struct TripUpdatesTests {
     }
   }
 
-  func setStatus(_ status: Maps_Fleetengine_V1_TripStatus, _ server: TestServer, token: String) async throws {
+  func setStatus(_ status: Maps_Fleetengine_V1_TripStatus, _ server: Fleetd, token: String) async throws {
     try await server.withClients { trips, _ in
       var update = Maps_Fleetengine_V1_UpdateTripRequest()
       update.name = "providers/acme/trips/ride"
@@ -42,13 +42,13 @@ struct TripUpdatesTests {
   }
 
   /// Waits until fleetd has `count` open trip streams.
-  func waitForWatchers(_ server: TestServer, _ count: Int) async throws {
-    for _ in 0..<200 where server.daemon.fleet.openTripStreams != count { try await Task.sleep(for: .milliseconds(10)) }
-    #expect(server.daemon.fleet.openTripStreams == count)
+  func waitForWatchers(_ server: Fleetd, _ count: Int) async throws {
+    for _ in 0..<200 where (try server.daemon).fleet.openTripStreams != count { try await Task.sleep(for: .milliseconds(10)) }
+    #expect((try server.daemon).fleet.openTripStreams == count)
   }
 
   @Test func getTripCarriesTheRouteAndETAs() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       try await server.withClients { trips, vehicles in
@@ -92,7 +92,7 @@ struct TripUpdatesTests {
   }
 
   @Test func aRiderIsSentEveryChangeUntilTheTripEnds() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       // The first location well before the two fixes below, whatever the time between: a fix
       // stamped just after it, 250 m away, would be one no car could reach, and left unsnapped.
@@ -166,7 +166,7 @@ struct TripUpdatesTests {
   func order(_ status: Int) -> Int { [1: 0, 2: 1, 3: 2, 8: 3, 7: 4, 4: 5, 5: 6, 6: 7][status] ?? 9 }
 
   @Test func aConsumerCannotWatchAnotherTrip() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       let someoneElse = try await server.signer(role: .consumer).token(tripID: "another")
@@ -192,14 +192,14 @@ struct TripUpdatesTests {
         #expect(missing == .notFound)
       }
       // Server-sent events: the same rule, Google's error body.
-      let (status, json, _) = try await server.http("GET", "/v1/providers/acme/trips/ride:watch", token: someoneElse)
+      let (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/trips/ride:watch", token: someoneElse)
       #expect(status == 403)
       #expect((json["error"] as? [String: Any])?["status"] as? String == "PERMISSION_DENIED")
     }
   }
 
   @Test func aWatcherThatHangsUpIsForgotten() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       try await withGRPCClient(
@@ -218,11 +218,11 @@ struct TripUpdatesTests {
         watching.cancel()
         try await waitForWatchers(server, 0)
       }
-      // A stream open while fleetd shuts down does not hold the shutdown up (TestServer.run
+      // A stream open while fleetd shuts down does not hold the shutdown up (Fleetd.with
       // shuts down after this block, with this one still open).
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")
       var request = URLRequest(
-        url: URL(string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch")!)
+        url: URL(string: "http://127.0.0.1:\(server.httpPort)/fleetkit/v1/providers/acme/trips/ride:watch")!)
       request.setValue("Bearer \(rider)", forHTTPHeaderField: "Authorization")
       Task { _ = try? await URLSession.shared.data(for: request) }
       try await waitForWatchers(server, 1)
@@ -230,14 +230,14 @@ struct TripUpdatesTests {
   }
 
   @Test func browsersGetServerSentEvents() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await book(server, token: token)
       let rider = try await server.signer(role: .consumer).token(tripID: "ride")
       // EventSource cannot send headers: the token rides in the query.
       var request = URLRequest(
         url: URL(
-          string: "http://127.0.0.1:\(server.httpPort)/v1/providers/acme/trips/ride:watch?access_token=\(rider)")!)
+          string: "http://127.0.0.1:\(server.httpPort)/fleetkit/v1/providers/acme/trips/ride:watch?access_token=\(rider)")!)
       request.timeoutInterval = 30
       let body = Task { try await URLSession.shared.data(for: request) }
       try await waitForWatchers(server, 1)

@@ -10,7 +10,7 @@ import Testing
 /// fleetkit.v1.VehicleUpdates/ReportLocations and its REST batch against a real fleetd.
 @Suite struct VehicleUpdatesTests {
   @Test func eachReportIsAnsweredAndARefusalDoesNotEndTheStream() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       try await server.createVehicles(["car", "other"])
       let driver = try await server.signer(role: .driver).token(vehicleID: "car")
       try await withReportStream(server, metadata: auth(driver)) { stream in
@@ -59,7 +59,7 @@ import Testing
   }
 
   @Test func anOlderReportNeverOverridesANewerPositionWhicheverPathBroughtIt() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       try await server.createVehicles(["car"])
       let driver = try await server.signer(role: .driver).token(vehicleID: "car")
       let start = Date().addingTimeInterval(-60)
@@ -90,7 +90,7 @@ import Testing
   }
 
   @Test func ridersSeeStreamedReportsAsTheySeeUpdateVehicle() async throws {
-    try await TestServer.run(graph: try await monacoGraph()) { server in
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
       let token = try server.admin.token()
       try await server.withClients { trips, vehicles in
         var vehicle = newVehicleRequest("car")
@@ -118,7 +118,7 @@ import Testing
               for try await trip in response.messages { seen.append(trip) }
             }
           }
-          for _ in 0..<200 where server.daemon.fleet.openTripStreams != 1 {
+          for _ in 0..<200 where (try server.daemon).fleet.openTripStreams != 1 {
             try await Task.sleep(for: .milliseconds(10))
           }
           // Ten seconds apart by the device's clock, newer than the car's first position.
@@ -150,7 +150,7 @@ import Testing
   }
 
   @Test func aClientThatStopsReadingStopsTheStreamNotTheServer() async throws {
-    try await TestServer.run(reportWindow: 8) { server in
+    try await Fleetd.with(reportWindow: 8) { server in
       try await server.createVehicles(["car"])
       let backend = try await server.signer(role: .server).token()
       let total = 5_000
@@ -210,7 +210,7 @@ import Testing
   }
 
   @Test func anExpiredTokenRefusesReportsUntilTheClientSendsAFreshOne() async throws {
-    try await TestServer.run { server in
+    try await Fleetd.with { server in
       try await server.createVehicles(["car"])
       let signer = try await server.signer(role: .driver)
       // Valid for two more seconds.
@@ -239,7 +239,7 @@ import Testing
   }
 
   @Test func quotasCountEachReport() async throws {
-    try await TestServer.run(quotas: QuotaConfiguration(perMinute: [.update: 3])) { server in
+    try await Fleetd.with(quotas: QuotaConfiguration(perMinute: [.update: 3])) { server in
       try await server.createVehicles(["car"])
       let backend = try await server.signer(role: .server).token()
       try await withReportStream(server, metadata: auth(backend)) { stream in
@@ -252,7 +252,7 @@ import Testing
   }
 
   @Test func theRESTBatchAnswersEachReport() async throws {
-    try await TestServer.run(reportWindow: 3) { server in
+    try await Fleetd.with(reportWindow: 3) { server in
       try await server.createVehicles(["car", "van"])
       let backend = try await server.signer(role: .server).token()
       let path = "/fleetkit/v1/providers/acme/vehicles:reportLocations"
@@ -306,7 +306,7 @@ func locationReport(
   return report
 }
 
-extension TestServer {
+extension Fleetd {
   func createVehicles(_ ids: [String]) async throws {
     try await withClients { _, vehicles in
       for id in ids { _ = try await vehicles.createVehicle(newVehicleRequest(id), metadata: auth(try admin.token())) }
@@ -365,7 +365,7 @@ final class ReportStream: @unchecked Sendable {
 }
 
 func withReportStream<T: Sendable>(
-  _ server: TestServer, metadata: Metadata, _ body: @escaping @Sendable (ReportStream) async throws -> T
+  _ server: Fleetd, metadata: Metadata, _ body: @escaping @Sendable (ReportStream) async throws -> T
 ) async throws -> T {
   try await withGRPCClient(
     transport: .http2NIOPosix(

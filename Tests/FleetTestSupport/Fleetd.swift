@@ -13,45 +13,105 @@ import GRPCNIOTransportHTTP2
 import Logging
 import Synchronization
 
-/// A real fleetd on loopback over a data directory that outlives it, so that a test can stop
-/// it and start it again on the same ports and store.
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A real fleetd in the test process, on loopback ports, over a data directory that outlives it,
+/// so that a test can stop it and start it again on the same ports and store. The one harness
+/// of every test that talks to fleetd: gRPC clients, REST calls, keys and tokens.
 public final class Fleetd: Sendable {
+  /// What a test may set of `fleetd serve`; everything else is the default.
+  public struct Options: Sendable {
+    public var graph: String?
+    /// A routing engine already built; else one per graph file for the whole test process.
+    public var routing: RoutingEngine?
+    public var geocoding: GeocodingEngine?
+    /// With a dispatcher (`fleetd serve --dispatch`).
+    public var dispatch: DispatchConfiguration?
+    public var quotas = QuotaConfiguration()
+    public var maximumRequestBytes = 4 * 1024 * 1024
+    public var reportWindow = 1024
+    public var fleet = FleetConfiguration()
+    public var corsOrigins: [String] = []
+    /// fleetd's log, for tests that read it; quiet otherwise.
+    public var logger: Logger = {
+      var logger = Logger(label: "fleetd-test")
+      logger.logLevel = .critical
+      return logger
+    }()
+
+    public init() {}
+  }
+
   public let directory: String
+  public let options: Options
   let running = Mutex<(daemon: FleetDaemon, task: Task<Void, any Error>)?>(nil)
   let port = Mutex(0)
-
-  public let graph: String?
-  public let geocoding: GeocodingEngine?
-  /// With a dispatcher (`fleetd serve --dispatch`).
-  public let dispatch: DispatchConfiguration?
   let boundHTTPPort = Mutex(0)
+  let adminSigner = Mutex<TokenSigner?>(nil)
 
-  public init(graph: String? = nil, geocoding: GeocodingEngine? = nil, dispatch: DispatchConfiguration? = nil) {
-    directory = NSTemporaryDirectory() + "fleetkit-sdk-\(UUID().uuidString)"
-    self.graph = graph
-    self.geocoding = geocoding
-    self.dispatch = dispatch
+  public init(_ options: Options) {
+    directory = NSTemporaryDirectory() + "fleetkit-fleetd-\(UUID().uuidString)"
+    self.options = options
   }
+
+  public convenience init(graph: String? = nil, geocoding: GeocodingEngine? = nil, dispatch: DispatchConfiguration? = nil) {
+    var options = Options()
+    options.graph = graph
+    options.geocoding = geocoding
+    options.dispatch = dispatch
+    self.init(options)
+  }
+
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 
+  public var graph: String? { options.graph }
+  public var dataDirectory: String { directory }
   public var grpcPort: Int { port.withLock { $0 } }
-  /// REST, OSRM, geo endpoints; 0 until started.
+  /// REST, OSRM, geo endpoints and pages; 0 until started.
   public var httpPort: Int { boundHTTPPort.withLock { $0 } }
   public var httpURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
   public var endpoint: FleetEndpoint { FleetEndpoint(host: "127.0.0.1", port: grpcPort) }
 
+  /// The running daemon.
+  public var daemon: FleetDaemon {
+    get throws {
+      guard let daemon = running.withLock({ $0?.daemon }) else { throw NotRunning() }
+      return daemon
+    }
+  }
+
+  struct NotRunning: Error, CustomStringConvertible {
+    var description: String { "fleetd is not running" }
+  }
+
+  /// Signs admin tokens of provider "acme"; registered at the first start.
+  public var admin: TokenSigner {
+    get throws {
+      guard let signer = adminSigner.withLock({ $0 }) else { throw NotRunning() }
+      return signer
+    }
+  }
+
   public func start() async throws {
     var configuration = ServerConfiguration()
     configuration.dataDirectory = directory
-    configuration.grpcPort = grpcPort
-    configuration.httpPort = httpPort  // 0 the first time: any free port
-    configuration.graphPath = graph
-    if let graph { configuration.routing = try await sharedRoutingEngine(graph: graph) }
-    configuration.geocoding = geocoding
-    configuration.dispatch = dispatch
-    var logger = Logger(label: "fleetd-sdk-test")
-    logger.logLevel = .critical
-    let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
+    configuration.grpcPort = grpcPort  // 0 the first time: any free port
+    configuration.httpPort = httpPort
+    configuration.graphPath = options.graph
+    configuration.routing = options.routing
+    if configuration.routing == nil, let graph = options.graph {
+      configuration.routing = try await sharedRoutingEngine(graph: graph)
+    }
+    configuration.geocoding = options.geocoding
+    configuration.dispatch = options.dispatch
+    configuration.quotas = options.quotas
+    configuration.maximumRequestBytes = options.maximumRequestBytes
+    configuration.reportWindow = options.reportWindow
+    configuration.fleet = options.fleet
+    configuration.corsOrigins = options.corsOrigins
+    let daemon = try await FleetDaemon.build(configuration: configuration, logger: options.logger)
     // The daemon's lifetime is the test's: it is stopped (and awaited) in `stop()`.
     let task = Task { try await daemon.run(shutdownSignals: []) }
     let bound = try await daemon.grpcPort()
@@ -59,6 +119,10 @@ public final class Fleetd: Sendable {
     let http = await daemon.restPort()
     boundHTTPPort.withLock { $0 = http }
     running.withLock { $0 = (daemon, task) }
+    if adminSigner.withLock({ $0 }) == nil {
+      let signer = try TokenSigner(key: try await KeyRing(store: daemon.store).add(provider: "acme", role: .admin))
+      adminSigner.withLock { $0 = signer }
+    }
   }
 
   public func stop() async throws {
@@ -72,31 +136,31 @@ public final class Fleetd: Sendable {
     try await task.value
   }
 
-  public func signer(role: Role) async throws -> TokenSigner { try TokenSigner(key: try await key(role: role)) }
+  /// A new key of `role` for `provider`, and its signer.
+  public func signer(role: Role, provider: String = "acme") async throws -> TokenSigner {
+    try TokenSigner(key: try await key(role: role, provider: provider))
+  }
 
-  public func key(role: Role) async throws -> ServiceAccountKey {
-    guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    return try await KeyRing(store: daemon.store).add(provider: "acme", role: role)
+  public func key(role: Role, provider: String = "acme") async throws -> ServiceAccountKey {
+    try await KeyRing(store: try daemon.store).add(provider: provider, role: role)
   }
 
   /// A new API key for the geo endpoints.
   public func apiKey(app: String = "test", perMinute: Int = 600, perDay: Int = 100_000) async throws -> String {
-    guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    return try await APIKeyRing(store: daemon.store).add(app: app, perMinute: perMinute, perDay: perDay).key
+    try await APIKeyRing(store: try daemon.store).add(app: app, perMinute: perMinute, perDay: perDay).key
   }
 
   public func revokeAPIKey(_ key: String) async throws {
-    guard let daemon = running.withLock({ $0?.daemon }) else { throw CancellationError() }
-    guard let record = try await APIKeyRing(store: daemon.store).find(key: key) else { return }
-    try await APIKeyRing(store: daemon.store).revoke(id: record.id)
+    let ring = APIKeyRing(store: try daemon.store)
+    guard let record = try await ring.find(key: key) else { return }
+    try await ring.revoke(id: record.id)
   }
 
   /// Runs `body` against a fresh fleetd, stopping it afterwards whatever happens.
   public static func with(
-    graph: String? = nil, dispatch: DispatchConfiguration? = nil, isolation: isolated (any Actor)? = #isolation,
-    _ body: (Fleetd) async throws -> Void
+    _ options: Options, isolation: isolated (any Actor)? = #isolation, _ body: (Fleetd) async throws -> Void
   ) async throws {
-    let fleetd = Fleetd(graph: graph, dispatch: dispatch)
+    let fleetd = Fleetd(options)
     try await fleetd.start()
     do {
       try await body(fleetd)
@@ -107,11 +171,58 @@ public final class Fleetd: Sendable {
     try await fleetd.stop()
   }
 
+  /// `with`, setting the options tests set most.
+  public static func with(
+    graph: String? = nil, routing: RoutingEngine? = nil, dispatch: DispatchConfiguration? = nil,
+    quotas: QuotaConfiguration = QuotaConfiguration(), maximumRequestBytes: Int = 4 * 1024 * 1024,
+    reportWindow: Int = 1024, corsOrigins: [String] = [], isolation: isolated (any Actor)? = #isolation,
+    _ body: (Fleetd) async throws -> Void
+  ) async throws {
+    var options = Options()
+    options.graph = graph
+    options.routing = routing
+    options.dispatch = dispatch
+    options.quotas = quotas
+    options.maximumRequestBytes = maximumRequestBytes
+    options.reportWindow = reportWindow
+    options.corsOrigins = corsOrigins
+    try await with(options, body)
+  }
+
+  /// One gRPC client for both of Fleet Engine's services.
+  public func withClients(
+    _ body: (
+      Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>,
+      Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
+    ) async throws -> Void
+  ) async throws {
+    try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in
+      try await body(.init(wrapping: client), .init(wrapping: client))
+    }
+  }
+
+  /// One HTTP exchange; returns the status, the parsed JSON body and the headers.
+  public func http(
+    _ method: String, _ path: String, token: String?, body: String? = nil, headers: [String: String] = [:]
+  ) async throws -> (Int, [String: Any], [AnyHashable: Any]) {
+    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(httpPort)\(path)")!)
+    request.httpMethod = method
+    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+    if let body { request.httpBody = Data(body.utf8) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    let http = response as! HTTPURLResponse
+    let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    return (http.statusCode, json, http.allHeaderFields)
+  }
+
   /// Admin calls to set up and inspect the fleet.
   public func vehicles<T: Sendable>(
     _ body: (Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>, Metadata) async throws -> T
   ) async throws -> T {
-    let token = try await signer(role: .admin).token()
+    let token = try admin.token()
     return try await withGRPCClient(
       transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
     ) { client in
@@ -123,7 +234,7 @@ public final class Fleetd: Sendable {
   public func trips<T: Sendable>(
     _ body: (Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>, Metadata) async throws -> T
   ) async throws -> T {
-    let token = try await signer(role: .admin).token()
+    let token = try admin.token()
     return try await withGRPCClient(
       transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
     ) { client in
@@ -175,7 +286,7 @@ public final class Fleetd: Sendable {
     _ id: String, vehicle: String?, pickup: LatLng, dropoff: LatLng = LatLng(latitude: 43.7395, longitude: 7.4280),
     stops: [LatLng] = []
   ) async throws {
-    let token = try await signer(role: .admin).token()
+    let token = try admin.token()
     try await withGRPCClient(
       transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
     ) { client in
@@ -289,4 +400,45 @@ public final class TestTime: Sendable {
   public init() {}
   public var now: Date { value.withLock { $0 } }
   public func advance(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
+  /// `now` as a clock function, for what takes one.
+  public var read: @Sendable () -> Date { { self.now } }
+}
+
+/// Log lines kept for tests that read what fleetd logged.
+public final class LogCapture: Sendable {
+  public struct Line: Sendable {
+    public let level: Logger.Level
+    public let message: String
+    public let metadata: [String: String]
+  }
+
+  let kept = Mutex<[Line]>([])
+  public init() {}
+
+  public var lines: [Line] { kept.withLock { $0 } }
+
+  /// A logger that keeps every line at `level` and above.
+  public func logger(level: Logger.Level = .debug) -> Logger {
+    var logger = Logger(label: "fleetd-test") { _ in Handler(capture: self) }
+    logger.logLevel = level
+    return logger
+  }
+
+  struct Handler: LogHandler {
+    let capture: LogCapture
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+      get { metadata[key] }
+      set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+      let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+      let line = Line(
+        level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" })
+      capture.kept.withLock { $0.append(line) }
+    }
+  }
 }

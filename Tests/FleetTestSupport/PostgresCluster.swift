@@ -20,8 +20,7 @@ public final class PostgresCluster: Sendable {
   public static func start() async throws -> PostgresCluster {
     let task = shared.withLock { task in
       if let task { return task }
-      // initdb and pg_ctl block: on a thread of their own, not the tests' cooperative pool.
-      let started = Task { try await onDedicatedThread(named: "postgres cluster") { try PostgresCluster.create() } }
+      let started = Task { try await PostgresCluster.create() }
       task = started
       return started
     }
@@ -30,9 +29,7 @@ public final class PostgresCluster: Sendable {
 
   /// A cluster of the caller's own, for tests that break its connections or restart it under
   /// the others' feet.
-  public static func startPrivate() async throws -> PostgresCluster {
-    try await onDedicatedThread(named: "postgres cluster") { try PostgresCluster.create() }
-  }
+  public static func startPrivate() async throws -> PostgresCluster { try await create() }
 
   /// A shell command that restarts the server at once, as a crash would (`pg_ctl restart -m
   /// immediate`: no checkpoint, recovery from the WAL at start).
@@ -46,18 +43,18 @@ public final class PostgresCluster: Sendable {
     self.binaries = binaries
   }
 
-  static func create() throws -> PostgresCluster {
+  static func create() async throws -> PostgresCluster {
     guard let binaries = installedBinaries() else {
       throw ClusterError("PostgreSQL is not installed: sudo apt-get install postgresql")
     }
     let directory = NSTemporaryDirectory() + "fleetkit-postgres-\(UUID().uuidString.prefix(8))"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let cluster = PostgresCluster(directory: directory, port: try freePort(), binaries: binaries)
-    if getuid() == 0 { try run("/bin/chown", ["-R", "postgres:postgres", directory]) }
-    try cluster.asOwner(
+    if getuid() == 0 { try await run("/bin/chown", ["-R", "postgres:postgres", directory]) }
+    try await cluster.asOwner(
       "\(binaries)/initdb", ["-D", cluster.dataDirectory, "-U", cluster.user, "-A", "trust", "--no-sync", "-E", "UTF8"])
     try cluster.watch()
-    try cluster.startServer()
+    try await cluster.startServer()
     return cluster
   }
 
@@ -75,23 +72,26 @@ public final class PostgresCluster: Sendable {
 
   public func url(database: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(database)?sslmode=disable" }
 
-  /// Runs SQL as the cluster's superuser (on a thread of its own: psql blocks); returns what
-  /// psql printed (unaligned, tuples only).
+  /// Runs SQL as the cluster's superuser; returns what psql printed (unaligned, tuples only).
   @discardableResult
   public func psql(_ sql: String, database: String = "postgres") async throws -> String {
     let arguments = [
       "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-Atc", sql,
     ]
-    return try await onDedicatedThread(named: "psql") { [binaries] in try Self.run("\(binaries)/psql", arguments) }
+    return try await Self.run("\(binaries)/psql", arguments)
   }
 
   var logFile: String { directory + "/server.log" }
 
   var serverOptions: String { "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c max_connections=200" }
 
-  func startServer() throws {
-    try asOwner(
-      "\(binaries)/pg_ctl", ["-D", dataDirectory, "-l", logFile, "-w", "start", "-o", serverOptions], detached: true)
+  /// pg_ctl's server outlives it and keeps its output descriptors: started detached, and waited
+  /// for on a thread of its own (waitpid blocks).
+  func startServer() async throws {
+    let tool = "\(binaries)/pg_ctl"
+    let arguments = ["-D", dataDirectory, "-l", logFile, "-w", "start", "-o", serverOptions]
+    let (command, rest) = getuid() == 0 ? ("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments) : (tool, arguments)
+    try await onDedicatedThread(named: "pg_ctl") { try Self.spawnDetached(command, rest) }
   }
 
   /// Stops the server and removes the cluster once this process is gone.
@@ -101,22 +101,16 @@ public final class PostgresCluster: Sendable {
       \(ownerPrefix)\(binaries)/pg_ctl -D \(dataDirectory) -m immediate stop >/dev/null 2>&1
       rm -rf \(directory)
       """
-    let watchdog = Process()
-    watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-    watchdog.arguments = ["-c", script]
-    watchdog.standardOutput = FileHandle.nullDevice
-    watchdog.standardError = FileHandle.nullDevice
-    try watchdog.run()
+    _ = try ChildProcess("/bin/sh", ["-c", script])
   }
 
   var ownerPrefix: String { getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : "" }
 
-  /// `detached`: for pg_ctl starting the server, which keeps its output descriptors open.
-  func asOwner(_ tool: String, _ arguments: [String], detached: Bool = false) throws {
+  func asOwner(_ tool: String, _ arguments: [String]) async throws {
     if getuid() == 0 {
-      try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments, detached: detached)
+      try await Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments)
     } else {
-      try Self.run(tool, arguments, detached: detached)
+      try await Self.run(tool, arguments)
     }
   }
 
@@ -129,30 +123,17 @@ public final class PostgresCluster: Sendable {
   }
 
   @discardableResult
-  static func run(_ tool: String, _ arguments: [String], detached: Bool = false) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-    if detached { return try spawnDetached(tool, arguments) }
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    let complained = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw ClusterError(
-        "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: complained + printed, as: UTF8.self))")
+  static func run(_ tool: String, _ arguments: [String]) async throws -> String {
+    let outcome = try await ChildProcess.run(tool, arguments, directory: URL(fileURLWithPath: "/tmp"))
+    guard outcome.status == 0 else {
+      throw ClusterError("\(tool) \(arguments.joined(separator: " ")) failed: \(outcome.errors + outcome.output)")
     }
-    return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   /// Runs a tool whose children outlive it (pg_ctl starting the server) and waits for the tool
   /// alone: Foundation's Process would wait for every process holding its exit monitor.
-  static func spawnDetached(_ tool: String, _ arguments: [String]) throws -> String {
+  static func spawnDetached(_ tool: String, _ arguments: [String]) throws {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -175,7 +156,6 @@ public final class PostgresCluster: Sendable {
     guard status == 0 else {
       throw ClusterError("\(tool) \(arguments.joined(separator: " ")) failed with status \(status)")
     }
-    return ""
   }
 
   public static func freePort() throws -> Int {

@@ -9,10 +9,11 @@ import NIOCore
 
 /// fleetd's geo endpoints, over the same `GeocodingEngine` as the SDK's offline use:
 ///
-/// - `GET /v1/geo:reverse?lat=…&lng=…` → an Address as JSON;
-/// - `GET /v1/places:search?q=…[&city=…][&near=LAT,LNG][&page_size=…][&page_token=…]` → a
-///   PlacePage as JSON;
-/// - `GET /v1/apiKey` → the key's ID, app and quotas: how a client checks its key at start-up.
+/// - `GET /fleetkit/v1/geo:reverse?lat=…&lng=…` → an Address as JSON;
+/// - `GET /fleetkit/v1/places:search?q=…[&city=…][&near=LAT,LNG][&page_size=…][&page_token=…]`
+///   → a PlacePage as JSON;
+/// - `GET /fleetkit/v1/apiKey` → the key's ID, app and quotas: how a client checks its key at
+///   start-up.
 ///
 /// Each request needs an app's API key (`fleetd apikeys add`), as `key` in the query or the
 /// `X-Goog-Api-Key` header, and takes one request from that key's quotas. Errors are Google's
@@ -22,14 +23,14 @@ struct GeoFront: Sendable {
   let keys: APIKeyGate
   let metrics: RequestMetrics
 
-  func addRoutes(to router: Router<FleetRequestContext>) {
-    router.get("/v1/geo:reverse") { request, _ in
+  func addRoutes(to routes: Routes) {
+    routes.add("/fleetkit/v1/geo:reverse") { request, _ in
       await respond(request, rpc: "geo.reverse") { query, _ throws(FleetError) in try reverse(query) }
     }
-    router.get("/v1/places:search") { request, _ in
+    routes.add("/fleetkit/v1/places:search") { request, _ in
       await respond(request, rpc: "places.search") { query, _ throws(FleetError) in try search(query) }
     }
-    router.get("/v1/apiKey") { request, _ in
+    routes.add("/fleetkit/v1/apiKey") { request, _ in
       await respond(request, rpc: "apikey.get") { _, key throws(FleetError) in
         APIKeyInfo(id: key.id, app: key.app, perMinute: key.perMinute, perDay: key.perDay)
       }
@@ -109,7 +110,7 @@ struct GeoFront: Sendable {
   }
 }
 
-/// What `GET /v1/apiKey` tells a client about its key (never the secret or its hash).
+/// What `GET /fleetkit/v1/apiKey` tells a client about its key (never the secret or its hash).
 struct APIKeyInfo: Encodable {
   var id: String
   var app: String

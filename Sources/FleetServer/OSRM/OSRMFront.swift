@@ -12,9 +12,9 @@ struct OSRMFront: Sendable {
   /// nil when fleetd runs without `--graph`: the services then say so.
   let engine: RoutingEngine?
 
-  func addRoutes(to router: Router<FleetRequestContext>) {
+  func addRoutes(to routes: Routes) {
     for service in ["route", "table", "nearest", "match", "trip", "tile"] {
-      router.get("/\(service)/**") { request, _ in self.handle(service, request) }
+      routes.add("/\(service)/**") { request, _ in self.handle(service, request) }
     }
   }
 

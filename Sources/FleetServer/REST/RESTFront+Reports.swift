@@ -10,10 +10,11 @@ extension RESTFront {
   /// (fleetkit.v1.ReportLocationsRequest as proto3 JSON), answered per report once stored
   /// (ReportLocationsResponse), with the stream's rules. The request fails as a whole only
   /// when it cannot be read, carries too many reports, or its token is refused.
-  func reportLocations(_ request: Request, _ context: FleetRequestContext) async -> Response {
-    let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
+  func reportLocations(_ parent: String, _ request: Request, _ context: FleetRequestContext, requestID: String) async
+    -> Response
+  {
     do {
-      let provider = try Self.reportsProvider(request.uri.path)
+      let provider = try ProviderName(parsing: parent).provider
       let read: ByteBuffer?
       do {
         read = try await Self.body(of: request, upTo: maximumRequestBytes).body
@@ -23,7 +24,7 @@ extension RESTFront {
       guard let body = read else {
         throw FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes")
       }
-      let call = RESTCall(route: RESTRoute(target: .listVehicles(parent: "")), body: Data(buffer: body), query: [])
+      let call = RESTCall(route: RESTRoute(target: .reportLocations(parent: parent)), body: Data(buffer: body), query: [])
       let message = try call.decodeBody(Fleetkit_V1_ReportLocationsRequest.self, required: true)
       guard message.authorization.isEmpty else {
         throw FleetError.invalid("authorization belongs in the Authorization header, not in the body")
@@ -35,8 +36,7 @@ extension RESTFront {
         message.reports, authorization: request.headers[.authorization], requestID: requestID, provider: provider)
       if let refusal = submitted.admissionFailure { throw refusal }
       let response = await intake.answer(
-        submitted, returnVehicles: message.returnVehicles, transport: "rest",
-        call: "\(message.reports.count) reports")
+        submitted, returnVehicles: message.returnVehicles, transport: "rest", call: "\(message.reports.count) reports")
       var headers = HTTPFields()
       headers[.contentType] = "application/json; charset=utf-8"
       headers[.init("x-request-id")!] = requestID
@@ -49,15 +49,5 @@ extension RESTFront {
     } catch {
       return Self.errorResponse(FleetError(.internal, "\(error)"), status: .internalServerError, requestID: requestID)
     }
-  }
-
-  /// The provider of `/fleetkit/v1/providers/{p}/vehicles:reportLocations`, the one route there.
-  static func reportsProvider(_ path: String) throws(FleetError) -> String {
-    let decoded = path.removingPercentEncoding ?? path
-    let parts = decoded.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 6, parts[0] == "", parts[1] == "fleetkit", parts[2] == "v1", parts[3] == "providers",
-      !parts[4].isEmpty, parts[5] == "vehicles:reportLocations"
-    else { throw .notFound("no such REST resource: POST \(path)") }
-    return String(parts[4])
   }
 }

@@ -17,7 +17,7 @@ func rideStatusBody(_ status: RideStatus) throws(FleetError) -> Data {
 }
 
 extension RESTFront {
-  /// `GET /v1/providers/{p}/trips/{t}:watchRideStatus`: server-sent events, one `rideStatus`
+  /// `GET /fleetkit/v1/providers/{p}/trips/{t}:watchRideStatus`: server-sent events, one `rideStatus`
   /// event per change of the trip's ride status (the first at once), with WatchTrip's
   /// authorization; the stream ends after the completed status. A change that would make an
   /// invalid status is skipped, never sent.

@@ -19,23 +19,24 @@ struct RESTFront: Sendable {
   let maximumReports: Int
   let requestIDs = RequestIDs()
 
-  func addRoutes(to router: Router<FleetRequestContext>) {
-    for method in [HTTPRequest.Method.get, .post, .put, .delete] {
-      router.on("/v1/**", method: method) { request, context in await self.handle(request, context) }
-      // FleetKit's booking API (fleetkit.v1.Rides), beside Fleet Engine's own paths.
-      router.on("/dispatch/v1/**", method: method) { request, context in await self.handle(request, context) }
+  /// Fleet Engine's REST paths under `/v1/`, FleetKit's own under `/fleetkit/v1/`.
+  func addRoutes(to routes: Routes) {
+    for prefix in ["/v1/", "/fleetkit/v1/"] {
+      routes.addDispatcher(prefix: prefix, methods: RESTRoute.methods) { request, context in
+        await self.handle(request, context)
+      }
     }
-    // FleetKit's location batch (fleetkit.v1.VehicleUpdates for relays that hold no stream).
-    router.post("/fleetkit/v1/**") { request, context in await self.reportLocations(request, context) }
   }
 
   func handle(_ request: Request, _ context: FleetRequestContext) async -> Response {
     let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
     do {
       let route = try RESTRoute(method: request.method, path: request.uri.path)
-      if case .watchTrip(let name) = route.target { return try await watch(name, request, requestID: requestID) }
-      if case .watchRideStatus(let name) = route.target {
-        return try await watchRideStatus(name, request, requestID: requestID)
+      switch route.target {
+      case .watchTrip(let name): return try await watch(name, request, requestID: requestID)
+      case .watchRideStatus(let name): return try await watchRideStatus(name, request, requestID: requestID)
+      case .reportLocations(let parent): return await reportLocations(parent, request, context, requestID: requestID)
+      default: break
       }
       let read: (body: ByteBuffer?, drained: Bool)
       do {
@@ -69,7 +70,7 @@ struct RESTFront: Sendable {
     }
   }
 
-  /// `GET /v1/providers/{p}/trips/{t}:watch`: fleetkit.v1.TripUpdates/WatchTrip as server-sent
+  /// `GET /fleetkit/v1/providers/{p}/trips/{t}:watch`: fleetkit.v1.TripUpdates/WatchTrip as server-sent
   /// events, one `trip` event (the Trip as proto3 JSON) per change, an `error` event (Google's
   /// error body) if the stream fails. Browsers' EventSource cannot send headers, so the token
   /// may also come as `access_token` in the query (RFC 6750).
@@ -192,7 +193,8 @@ struct RESTFront: Sendable {
   }
 }
 
-/// Which RPC a method and path name, and the resource names in the path.
+/// Which RPC a method and path name, and the resource names in the path: Fleet Engine's REST
+/// mapping under `/v1/`, FleetKit's own calls under `/fleetkit/v1/`.
 struct RESTRoute: Sendable {
   enum Target: Sendable {
     case createTrip(parent: String)
@@ -211,6 +213,7 @@ struct RESTRoute: Sendable {
     case watchTrip(String)
     case rideStatus(String)
     case watchRideStatus(String)
+    case reportLocations(parent: String)
     case createRide(parent: String)
     case getRide(String)
     case listRides(parent: String)
@@ -221,51 +224,65 @@ struct RESTRoute: Sendable {
 
   init(target: Target) { self.target = target }
 
+  /// The RPC `method` names on `path`: NOT_FOUND for a path that is none of fleetd's (a wrong
+  /// method on a known path never reaches here: it is answered 405 before).
   init(method: HTTPRequest.Method, path: String) throws(FleetError) {
-    let decoded = path.removingPercentEncoding ?? path
-    var parts = decoded.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-    let booking = parts.count >= 3 && parts[1] == "dispatch" && parts[2] == "v1"
-    if booking { parts.remove(at: 1) }
-    guard parts.count >= 4, parts[0] == "", parts[1] == "v1", parts[2] == "providers" else {
+    guard let target = Self.targets(path: path)[method] else {
       throw .notFound("no such REST resource: \(method.rawValue) \(path)")
     }
-    parts.removeFirst(2)
+    self.target = target
+  }
+
+  /// The methods `path` allows; nil when it is none of fleetd's REST paths.
+  static func methods(_ path: String) -> [HTTPRequest.Method]? {
+    let targets = targets(path: path)
+    return targets.isEmpty ? nil : [.get, .post, .put, .delete].filter { targets[$0] != nil }
+  }
+
+  /// Every RPC a path names, by method.
+  static func targets(path: String) -> [HTTPRequest.Method: Target] {
+    let decoded = path.removingPercentEncoding ?? path
+    var parts = decoded.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    let fleetKit: Bool
+    if parts.count > 2, parts[0] == "", parts[1] == "v1" {
+      fleetKit = false
+      parts.removeFirst(2)
+    } else if parts.count > 3, parts[0] == "", parts[1] == "fleetkit", parts[2] == "v1" {
+      fleetKit = true
+      parts.removeFirst(3)
+    } else {
+      return [:]
+    }
     // A custom method rides on the last segment: "trips:search", "v1:updateAttributes".
     var verb = ""
     if let last = parts.last, let colon = last.firstIndex(of: ":") {
       verb = String(last[last.index(after: colon)...])
       parts[parts.count - 1] = String(last[..<colon])
     }
+    guard parts.count >= 3, parts[0] == "providers", !parts[1].isEmpty, parts.allSatisfy({ !$0.isEmpty }) else {
+      return [:]
+    }
     let parent = "providers/\(parts[1])"
     let name = parts.joined(separator: "/")
-    if booking {
-      switch (method, parts.count, parts.count > 2 ? parts[2] : "", verb) {
-      case (.post, 3, "rides", ""): target = .createRide(parent: parent)
-      case (.get, 3, "rides", ""): target = .listRides(parent: parent)
-      case (.get, 4, "rides", ""): target = .getRide(name)
-      case (.delete, 4, "rides", ""): target = .cancelRide(name)
-      default: throw .notFound("no such REST resource: \(method.rawValue) \(path)")
-      }
-      return
-    }
-    switch (method, parts.count, parts.count > 2 ? parts[2] : "", verb) {
-    case (.post, 3, "trips", ""): target = .createTrip(parent: parent)
-    case (.post, 3, "trips", "search"): target = .searchTrips(parent: parent)
-    case (.get, 4, "trips", ""): target = .getTrip(name)
-    case (.get, 4, "trips", "watch"): target = .watchTrip(name)
-    case (.get, 4, "trips", "rideStatus"): target = .rideStatus(name)
-    case (.get, 4, "trips", "watchRideStatus"): target = .watchRideStatus(name)
-    case (.put, 4, "trips", ""): target = .updateTrip(name)
-    case (.delete, 4, "trips", ""): target = .deleteTrip(name)
-    case (.post, 4, "billableTrips", "report"): target = .reportBillableTrip(name)
-    case (.post, 3, "vehicles", ""): target = .createVehicle(parent: parent)
-    case (.get, 3, "vehicles", ""): target = .listVehicles(parent: parent)
-    case (.post, 3, "vehicles", "search"): target = .searchVehicles(parent: parent)
-    case (.get, 4, "vehicles", ""): target = .getVehicle(name)
-    case (.put, 4, "vehicles", ""): target = .updateVehicle(name)
-    case (.delete, 4, "vehicles", ""): target = .deleteVehicle(name)
-    case (.post, 4, "vehicles", "updateAttributes"): target = .updateVehicleAttributes(name)
-    default: throw .notFound("no such REST resource: \(method.rawValue) \(path)")
+    switch (fleetKit, parts.count, parts[2], verb) {
+    // Fleet Engine's TripService and VehicleService (trip_api.proto, vehicle_api.proto).
+    case (false, 3, "trips", ""): return [.post: .createTrip(parent: parent)]
+    case (false, 3, "trips", "search"): return [.post: .searchTrips(parent: parent)]
+    case (false, 4, "trips", ""): return [.get: .getTrip(name), .put: .updateTrip(name), .delete: .deleteTrip(name)]
+    case (false, 4, "billableTrips", "report"): return [.post: .reportBillableTrip(name)]
+    case (false, 3, "vehicles", ""): return [.post: .createVehicle(parent: parent), .get: .listVehicles(parent: parent)]
+    case (false, 3, "vehicles", "search"): return [.post: .searchVehicles(parent: parent)]
+    case (false, 4, "vehicles", ""):
+      return [.get: .getVehicle(name), .put: .updateVehicle(name), .delete: .deleteVehicle(name)]
+    case (false, 4, "vehicles", "updateAttributes"): return [.post: .updateVehicleAttributes(name)]
+    // FleetKit's own: trip watch, ride status, the location batch, the booking API.
+    case (true, 4, "trips", "watch"): return [.get: .watchTrip(name)]
+    case (true, 4, "trips", "rideStatus"): return [.get: .rideStatus(name)]
+    case (true, 4, "trips", "watchRideStatus"): return [.get: .watchRideStatus(name)]
+    case (true, 3, "vehicles", "reportLocations"): return [.post: .reportLocations(parent: parent)]
+    case (true, 3, "rides", ""): return [.post: .createRide(parent: parent), .get: .listRides(parent: parent)]
+    case (true, 4, "rides", ""): return [.get: .getRide(name), .delete: .cancelRide(name)]
+    default: return [:]
     }
   }
 
@@ -287,6 +304,7 @@ struct RESTRoute: Sendable {
     case .watchTrip: .watchTrip
     case .rideStatus: .getTrip
     case .watchRideStatus: .watchTrip
+    case .reportLocations: .reportLocations
     case .createRide: .createRide
     case .getRide: .getRide
     case .listRides: .listRides
@@ -371,8 +389,8 @@ struct RESTCall: Sendable {
       var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
       r.parent = parent
       return try encode(try rpcs.searchVehicles(r, caller))
-    case .watchTrip, .watchRideStatus:
-      throw FleetError(.internal, "a stream; RESTFront serves it")
+    case .watchTrip, .watchRideStatus, .reportLocations:
+      throw FleetError(.internal, "served by RESTFront itself")
     case .createRide(let parent):
       var r = Fleetkit_V1_CreateRideRequest()
       r.parent = parent

@@ -23,17 +23,19 @@ struct WebFront: Sendable {
 
     """
 
-  func addRoutes(to router: Router<FleetRequestContext>) {
-    router.get("/fleet") { _, _ in Self.asset("fleet.html") }
-    router.get("/share/trips/:trip") { _, _ in Self.asset("share.html") }
-    router.get("/web/fleetkit/:file") { _, context in
+  /// The pages are fleetd's own; the library, Leaflet, the map's description and its tiles may
+  /// be used by apps on the configured origins.
+  func addRoutes(to routes: Routes) {
+    routes.add("/fleet", crossOrigin: false) { _, _ in Self.asset("fleet.html") }
+    routes.add("/share/trips/:trip", crossOrigin: false) { _, _ in Self.asset("share.html") }
+    routes.add("/web/fleetkit/:file") { _, context in
       Self.asset(context.parameters.get("file") ?? "")
     }
-    router.get("/web/leaflet/**") { _, context in
+    routes.add("/web/leaflet/**") { _, context in
       self.leaflet(context.parameters.getCatchAll().joined(separator: "/"))
     }
-    router.get("/web/map.json") { _, _ in self.mapInfo() }
-    router.get("/tiles/:z/:x/:y") { _, context in
+    routes.add("/web/map.json") { _, _ in self.mapInfo() }
+    routes.add("/tiles/:z/:x/:y") { _, context in
       await self.tile(
         z: context.parameters.get("z"), x: context.parameters.get("x"), y: context.parameters.get("y"))
     }

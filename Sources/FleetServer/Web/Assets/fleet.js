@@ -190,7 +190,7 @@
       do {
         const query = new URLSearchParams({ pageSize: '1000' });
         if (pageToken) query.set('pageToken', pageToken);
-        const response = await fetch(`/dispatch/v1/providers/${encodeURIComponent(providerId)}/rides?${query}`,
+        const response = await fetch(`/fleetkit/v1/providers/${encodeURIComponent(providerId)}/rides?${query}`,
           { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
         if (!response.ok) {
           const error = await js.FleetEngineError.fromResponse(response);

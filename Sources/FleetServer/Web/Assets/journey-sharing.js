@@ -9,7 +9,7 @@
  *   provider.addListener('update', e => console.log(e.trip.tripStatus));
  *
  * `authTokenFetcher({context: {tripId}})` returns (a promise of) `{token, expiresInSeconds}`.
- * Trips come from fleetd's server-sent events (GET …/trips/{trip}:watch); while that stream is
+ * Trips come from fleetd's server-sent events (GET /fleetkit/v1/…/trips/{trip}:watch); while that stream is
  * down the provider polls GetTrip in the JOURNEY_SHARING view every `pollingIntervalMillis`.
  * Needs Leaflet (window.L) for the map view; the providers need nothing.
  */
@@ -151,8 +151,9 @@
     /** Reads the trip now. */
     refresh() { return this._poll(); }
 
-    _path(suffix) {
-      return `${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/trips/` +
+    /** The trip's address under Fleet Engine's `/v1` (GetTrip) or FleetKit's `/fleetkit/v1` (its stream). */
+    _path(suffix, api = '/v1') {
+      return `${this.serverUrl}${api}/providers/${encodeURIComponent(this.providerId)}/trips/` +
         `${encodeURIComponent(this._tripId)}${suffix}`;
     }
 
@@ -184,7 +185,8 @@
       let token;
       try { token = await this._tokens.get(); } catch (e) { this._fail(e); return; }
       if (generation !== this._generation || this._finished()) return;
-      const url = this._path(':watch') + '?view=JOURNEY_SHARING_V1S&access_token=' + encodeURIComponent(token);
+      const url = this._path(':watch', '/fleetkit/v1') + '?view=JOURNEY_SHARING_V1S&access_token=' +
+        encodeURIComponent(token);
       const stream = new EventSource(url);
       this._stream = stream;
       const reopen = (delay) => {
