@@ -29,6 +29,9 @@ from selenium.common.exceptions import StaleElementReferenceException
 FLEETD = os.environ.get("FLEETD_BINARY", ".build/debug/fleetd")
 ARTIFACTS = os.environ.get("ARTIFACTS", ".build/browser-artifacts")
 VEHICLES = 8
+# An app's own web server, on an origin of its own that the demo is told to trust
+# (--cors-origin), and another origin it is not told of.
+APP_PORT, STRANGER_PORT = None, None
 
 
 def free_port():
@@ -78,9 +81,10 @@ def along(path, p):
 class Demo:
     """`fleetd demo` as a process, restartable on the same ports and data directory."""
 
-    def __init__(self):
+    def __init__(self, cors_origins=()):
         self.dir = tempfile.mkdtemp(prefix="fleetkit-browser-")
         self.grpc, self.http = free_port(), free_port()
+        self.cors = [argument for origin in cors_origins for argument in ("--cors-origin", origin)]
         self.process = None
         self.output = []
 
@@ -89,7 +93,7 @@ class Demo:
         self.process = subprocess.Popen(
             [FLEETD, "demo", "--data-dir", os.path.join(self.dir, "data"), "--grpc-port", str(self.grpc),
              "--http-port", str(self.http), "--vehicles", str(VEHICLES), "--riders-per-minute", "4",
-             "--speedup", "6"],
+             "--speedup", "6"] + self.cors,
             stdout=subprocess.PIPE, stderr=log, text=True)
         lines = []
         while True:
@@ -149,11 +153,57 @@ demo = None
 browser = None
 
 
+APP_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>An app's own page</title><link rel="icon" href="data:,">
+<link rel="stylesheet" href="{fleetd}/web/leaflet/leaflet.css">
+<script src="{fleetd}/web/leaflet/leaflet.js"></script>
+<script src="{fleetd}/web/fleetkit/journey-sharing.js"></script></head>
+<body><div id="map" style="height: 500px"></div>
+<script>
+  // The rider's token would come from the app's backend; here it comes in the fragment.
+  const params = new URLSearchParams(location.hash.slice(1));
+  const js = fleetkit.journeySharing;
+  window.app = {{updates: 0, errors: []}};
+  const provider = new js.FleetEngineTripLocationProvider({{
+    providerId: 'demo', tripId: params.get('trip'), serverUrl: '{fleetd}',
+    authTokenFetcher: () => ({{token: params.get('token'), expiresInSeconds: 3600}}),
+  }});
+  provider.addListener('update', ({{trip}}) => {{ window.app.updates += 1; window.app.trip = trip; }});
+  provider.addListener('error', ({{error}}) => window.app.errors.push(error.status + ': ' + error.message));
+  window.app.provider = provider;
+  window.app.mapView = new js.JourneySharingMapView({{
+    element: document.getElementById('map'), locationProviders: [provider], serverUrl: '{fleetd}'}});
+</script></body></html>
+"""
+
+
+def serve_app(port, folder):
+    """A static web server for the app's page on its own origin."""
+    import functools
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=folder))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+app_servers = []
+
+
 def setUpModule():
-    global demo, browser
+    global demo, browser, APP_PORT, STRANGER_PORT
     os.makedirs(ARTIFACTS, exist_ok=True)
-    demo = Demo()
+    APP_PORT, STRANGER_PORT = free_port(), free_port()
+    demo = Demo(cors_origins=[f"http://127.0.0.1:{APP_PORT}"])
     demo.start()
+    folder = tempfile.mkdtemp(prefix="fleetkit-app-")
+    with open(os.path.join(folder, "ride.html"), "w") as page:
+        page.write(APP_PAGE.format(fleetd=demo.url("")))
+    app_servers.extend(serve_app(port, folder) for port in (APP_PORT, STRANGER_PORT))
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=1200,800"]:
@@ -165,6 +215,8 @@ def setUpModule():
 
 
 def tearDownModule():
+    for server in app_servers:
+        server.shutdown()
     if browser:
         browser.quit()
     if demo:
@@ -404,6 +456,40 @@ class T3SharingPageErrors(unittest.TestCase):
         self.assertIn("not for this trip", self.message("/share/trips/browser-ride#token=" + other))
         screenshot("share-error.png")
         self.assertEqual(js("return document.getElementById('banner').dataset.status"), "ERROR")
+
+
+class T5AnotherOrigin(unittest.TestCase):
+    """An app's own page, on its own origin, follows a ride with the library served by fleetd."""
+
+    def test_a_page_on_a_configured_origin_follows_a_ride_and_others_are_refused(self):
+        ride = "cross-origin-ride"
+        demo.call("POST", f"/fleetkit/v1/providers/demo/rides?rideId={ride}", {
+            "pickupPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
+            "dropoffPoint": {"point": {"latitude": 43.7456, "longitude": 7.4336}},
+        })
+        wait_for("the ride's vehicle",
+                 lambda: demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
+        fragment = f"#trip={ride}&token=" + demo.token("consumer", trip=ride)
+        console_errors()
+        browser.get(f"http://127.0.0.1:{APP_PORT}/ride.html" + fragment)
+        wait_for("the trip through fleetd's event stream", lambda: js(
+            "return window.app.provider.isStreaming && window.app.updates > 0"), 60)
+        trip = js("return window.app.trip")
+        self.assertEqual(trip["vehicleId"], demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}")["vehicleId"])
+        self.assertIn(trip["tripStatus"], ("ENROUTE_TO_PICKUP", "ARRIVED_AT_PICKUP", "ENROUTE_TO_DROPOFF"))
+        wait_for("the vehicle on the app's map", lambda: js("return !!window.app.mapView.vehiclePosition"), 60)
+        wait_for("the basemap's description", lambda: js(
+            "return document.querySelectorAll('.leaflet-tile-loaded').length > 0"), 30)
+        self.assertEqual(js("return window.app.errors"), [])
+        self.assertEqual(console_errors(), [])
+        screenshot("another-origin.png")
+
+        # The same page on an origin fleetd was not told of: the browser refuses fleetd's answers.
+        browser.get(f"http://127.0.0.1:{STRANGER_PORT}/ride.html" + fragment)
+        errors = wait_for("the refusal", lambda: js("return window.app.errors.length && window.app.errors"), 30)
+        self.assertTrue(all(e.startswith("UNAVAILABLE") for e in errors), errors)
+        self.assertEqual(js("return window.app.updates"), 0)
+        self.assertTrue(any("CORS" in e["message"] for e in console_errors()))
 
 
 class T4MissingLeaflet(unittest.TestCase):
