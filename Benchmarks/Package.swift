@@ -92,7 +92,7 @@ let package = Package(
         .product(name: "FleetRouting", package: "FleetKit"),
         .product(name: "FleetProgress", package: "FleetKit"),
         .product(name: "FleetDispatch", package: "FleetKit"),
-        .product(name: "FleetStore", package: "FleetKit"),
+        .product(name: "FleetStoreSQLite", package: "FleetKit"),
         .product(name: "FleetProto", package: "FleetKit"),
         .product(name: "FleetAuth", package: "FleetKit"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
