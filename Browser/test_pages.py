@@ -257,6 +257,17 @@ def check_drawn_route(test, route):
                     "the remaining route does not start where the active one ends")
 
 
+def book_assigned_ride(ride):
+    """Books a ride from Fontvieille to the Larvotto (about 3 km) and waits for its vehicle."""
+    demo.call("POST", f"/fleetkit/v1/providers/demo/rides?rideId={ride}", {
+        "pickupPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
+        "dropoffPoint": {"point": {"latitude": 43.7456, "longitude": 7.4336}},
+    })
+    wait_for("the ride's vehicle",
+             lambda: demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
+    return ride
+
+
 class T1FleetPage(unittest.TestCase):
     def test_fleet_page_shows_filters_and_clusters_the_fleet(self):
         console_errors()  # only this page's from here on
@@ -311,14 +322,7 @@ class T1FleetPage(unittest.TestCase):
 
 class T2SharingPage(unittest.TestCase):
     def test_sharing_page_follows_a_ride_to_its_end_across_a_restart(self):
-        ride = "browser-ride"
-        # Fontvieille to the Larvotto: a ride of about 3 km.
-        demo.call("POST", f"/fleetkit/v1/providers/demo/rides?rideId={ride}", {
-            "pickupPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
-            "dropoffPoint": {"point": {"latitude": 43.7456, "longitude": 7.4336}},
-        })
-        wait_for("the ride's vehicle",
-                 lambda: demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
+        ride = book_assigned_ride("browser-ride")
         browser.set_window_size(390, 844)  # a phone
         console_errors()  # only this page's from here on
         browser.get(demo.url(f"/share/trips/{ride}#token=" + demo.token("consumer", trip=ride)))
@@ -462,13 +466,7 @@ class T5AnotherOrigin(unittest.TestCase):
     """An app's own page, on its own origin, follows a ride with the library served by fleetd."""
 
     def test_a_page_on_a_configured_origin_follows_a_ride_and_others_are_refused(self):
-        ride = "cross-origin-ride"
-        demo.call("POST", f"/fleetkit/v1/providers/demo/rides?rideId={ride}", {
-            "pickupPoint": {"point": {"latitude": 43.7317, "longitude": 7.4172}},
-            "dropoffPoint": {"point": {"latitude": 43.7456, "longitude": 7.4336}},
-        })
-        wait_for("the ride's vehicle",
-                 lambda: demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}")["state"] == "ASSIGNED", 120)
+        ride = book_assigned_ride("cross-origin-ride")
         fragment = f"#trip={ride}&token=" + demo.token("consumer", trip=ride)
         console_errors()
         browser.get(f"http://127.0.0.1:{APP_PORT}/ride.html" + fragment)

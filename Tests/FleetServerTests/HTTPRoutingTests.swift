@@ -44,6 +44,9 @@ struct HTTPRoutingTests {
         #expect(error?["code"] as? Int == 405)
         #expect((error?["message"] as? String)?.contains("\(method) is not allowed on \(path)") == true)
       }
+      // HEAD is GET without a body, wherever GET is allowed.
+      #expect(try await server.http("HEAD", "/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO", token: token).0 == 200)
+      #expect(try await server.http("HEAD", "/healthz", token: nil).0 == 200)
       // OPTIONS says what a path allows; a path that is none of fleetd's stays 404.
       let (status, _, headers) = try await server.http("OPTIONS", "/v1/providers/acme/trips/t", token: nil)
       #expect(status == 204)

@@ -31,7 +31,8 @@ struct RESTFront: Sendable {
   func handle(_ request: Request, _ context: FleetRequestContext) async -> Response {
     let requestID = request.headers[.init("x-request-id")!] ?? requestIDs.next()
     do {
-      let route = try RESTRoute(method: request.method, path: request.uri.path)
+      // HEAD is GET without the body (the router drops it).
+      let route = try RESTRoute(method: request.method == .head ? .get : request.method, path: request.uri.path)
       switch route.target {
       case .watchTrip(let name): return try await watch(name, request, requestID: requestID)
       case .watchRideStatus(let name): return try await watchRideStatus(name, request, requestID: requestID)
