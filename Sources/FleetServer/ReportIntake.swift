@@ -75,7 +75,7 @@ struct ReportIntake: Sendable {
     }
     gate.record(
       .reportLocations, transport: transport, requestID: submitted.requestID, caller: submitted.caller,
-      outcomes: outcomes.map(\.failure), items: submitted.sequences.map { "report \($0)" },
+      outcomes: outcomes.map(\.failure), item: { [sequences = submitted.sequences] in "report \(sequences[$0])" },
       elapsed: ContinuousClock.now - submitted.received, call: call)
     return response
   }

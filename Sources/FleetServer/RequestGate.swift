@@ -83,20 +83,26 @@ final class RequestGate: Sendable {
 
   /// The back half: one metric per item, a log line for each item refused (at error level when
   /// the server failed it), and, when `call` names what went well, one debug line for the call.
-  /// `items` labels the items in their lines ("report 17"); a call of one item needs none.
+  /// `item` names an item in its line ("report 17"); a call of one item needs none.
   func record(
     _ operation: FleetOperation, transport: String, requestID: String, caller: Caller?, outcomes: [FleetError?],
-    items: [String]? = nil, elapsed: Duration, call: String? = "ok"
+    item: ((Int) -> String)? = nil, elapsed: Duration, call: String? = "ok"
   ) {
-    var counts: [String: Int] = [:]
-    for outcome in outcomes { counts[outcome?.code.metricsLabel ?? "OK", default: 0] += 1 }
-    for (code, count) in counts {
-      metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed, count: count)
+    if outcomes.count == 1 {
+      // Most calls: no counting to do.
+      let code = outcomes[0]?.code.metricsLabel ?? "OK"
+      metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed)
+    } else {
+      var counts: [String: Int] = [:]
+      for outcome in outcomes { counts[outcome?.code.metricsLabel ?? "OK", default: 0] += 1 }
+      for (code, count) in counts {
+        metrics.record(rpc: operation.rawValue, transport: transport, code: code, duration: elapsed, count: count)
+      }
     }
     for (i, outcome) in outcomes.enumerated() {
       guard let error = outcome else { continue }
       let level: Logger.Level = error.code == .internal || error.code == .unavailable ? .error : .info
-      let item = items.map { "\($0[i]): " } ?? ""
+      let item = item.map { "\($0(i)): " } ?? ""
       logger.log(
         level: level, "\(item)\(error.code.rawValue): \(error.message)",
         metadata: metadata(operation, requestID, caller, elapsed))
