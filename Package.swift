@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// One settings list for every target (STYLE.md: layout).
+// One settings list for every target (STYLE.md, "Layout").
 let swiftSettings: [SwiftSetting] = [
   .swiftLanguageMode(.v6),
   .enableUpcomingFeature("ExistentialAny"),
@@ -51,7 +51,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
   ],
   targets: [
-    // Domain: trips, vehicles, lifecycle, validation, errors, authorization rules. No transport.
+    // The domain, by folder: Model, Rules, Engine (state and write path), Operations (one file per
+    // resource), Ports (what it needs from outside). No transport.
     .target(name: "FleetCore", dependencies: ["FleetGeometry"], swiftSettings: swiftSettings),
     // The floor every layer stands on: coordinates, distances, polylines, measured paths.
     .target(name: "FleetGeometry", swiftSettings: swiftSettings),
@@ -151,7 +152,7 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // The Driver SDK: token providers, the vehicle reporter, offline backlog.
+    // The Driver SDK: the vehicle reporter, its location stream, offline backlog.
     .target(
       name: "FleetDriver",
       dependencies: [
@@ -223,7 +224,9 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
-    // gRPC services, REST routes, auth, quotas, metrics; the process builder.
+    // The request gate, gRPC services, REST routes (Fleet Engine's /v1, FleetKit's /fleetkit/v1),
+    // the location stream, OSRM's API, geo endpoints, key certificates, pages, the route table
+    // (405, CORS); the daemon builder.
     .target(
       name: "FleetServer",
       dependencies: ["FleetGeometry", "FleetPlaces", 
@@ -295,7 +298,8 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings),
-    // Test helpers shared by the SDK tests: a real fleetd on loopback, the Monaco graph.
+    // Test helpers: the one in-process fleetd harness, the one process runner, PostgreSQL
+    // clusters, the Monaco graph, map fixtures.
     .target(
       name: "FleetTestSupport",
       dependencies: ["FleetGeometry", 
