@@ -195,11 +195,7 @@ let package = Package(
     // The ride-status updater's source in apps: fleetd's :rideStatus and :watchRideStatus
     // (server-sent events) with the rider's trip token.
     .target(
-      name: "FleetRideStatusClient",
-      dependencies: [
-        "FleetRideStatus", "FleetConsumer", "FleetClient", "FleetCore",
-      ],
-      swiftSettings: swiftSettings),
+      name: "FleetRideStatusClient", dependencies: ["FleetRideStatus", "FleetClient"], swiftSettings: swiftSettings),
     // Simulated drivers on the Driver SDK (`fleet drive`): road routes, trip statuses, the
     // simulated car and road-snapped location providers; local token signing for tools.
     .target(

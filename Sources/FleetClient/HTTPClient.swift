@@ -114,6 +114,19 @@ public struct HTTPClient: Sendable {
       throw FleetClientError(.unavailable, "\(host):\(port) cannot be reached: \(error)")
     }
     let maximum = maximumBodyBytes
+    // A cancelled caller closes the connection: a server that stopped answering holds nobody.
+    return try await withTaskCancellationHandler {
+      try await exchange(request, on: channel, host: host, port: port, maximum: maximum, onBody: onBody)
+    } onCancel: {
+      channel.channel.close(promise: nil)
+    }
+  }
+
+  func exchange(
+    _ request: Request, on channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>, host: String,
+    port: Int, maximum: Int, onBody: (@Sendable (ByteBuffer) async throws -> Void)?
+  ) async throws -> Response {
+    let url = request.url
     return try await channel.executeThenClose { inbound, outbound in
       var path = url.path.isEmpty ? "/" : url.path
       if let query = url.query { path += "?\(query)" }

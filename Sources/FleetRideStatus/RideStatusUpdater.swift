@@ -145,7 +145,7 @@ public final class RideStatusUpdater: Sendable {
   }
 
   /// The source's answer, or a deadline failure when it takes too long. The source must give
-  /// up when cancelled (URLSession does).
+  /// up when cancelled (FleetClient's HTTPClient closes its connection).
   func poll(_ rideIdentifier: String) async -> Result<RideStatus, any Error> {
     let deadline = configuration.deadline
     return await withTaskGroup(of: Result<RideStatus, any Error>?.self) { [source] group in

@@ -1,6 +1,4 @@
 import FleetClient
-import FleetConsumer
-import FleetCore
 import FleetRideStatus
 import Foundation
 import Synchronization

@@ -109,9 +109,12 @@ struct SignedTripTokens: AuthorizationTokenProvider {
     // Polls far enough apart that fleetd is down before the second one: each phase after the
     // first is then one failing poll (the cached status), and there are exactly as many as the
     // failure limit. (At 50 ms a poll could still succeed while a loaded machine stopped fleetd.)
+    // The deadline is long enough that a poll fleetd answers is never late on a loaded machine:
+    // a late poll would count as a failure, and the next answer would reset the count. Once
+    // fleetd is down, polls fail at once (the connection is refused).
     let updater = RideStatusUpdater(
       source: source(fleetd, signer: try await fleetd.signer(role: .consumer)),
-      configuration: configuration(interval: .milliseconds(500), deadline: .seconds(1), failures: 3))
+      configuration: configuration(interval: .milliseconds(500), deadline: .seconds(5), failures: 3))
     let receiver = RecordingReceiver()
     try await running(updater) {
       try updater.startSendingUpdates(rideIdentifier: "t1", observer: receiver)
