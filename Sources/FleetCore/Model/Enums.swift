@@ -5,6 +5,15 @@ public enum TripType: Int, Sendable, Codable, CaseIterable {
   case unknown = 0
   case shared = 1
   case exclusive = 2
+
+  /// Fleet Engine's enum value name.
+  public var wireName: String {
+    switch self {
+    case .unknown: "UNKNOWN_TRIP_TYPE"
+    case .shared: "SHARED"
+    case .exclusive: "EXCLUSIVE"
+    }
+  }
 }
 
 public enum TripStatus: Int, Sendable, Codable, CaseIterable {
@@ -57,6 +66,19 @@ public enum VehicleCategory: Int, Sendable, Codable, CaseIterable {
   case twoWheeler = 4
   case bicycle = 5
   case pedestrian = 6
+
+  /// Fleet Engine's enum value name (`Vehicle.VehicleType.Category`).
+  public var wireName: String {
+    switch self {
+    case .unknown: "UNKNOWN"
+    case .auto: "AUTO"
+    case .taxi: "TAXI"
+    case .truck: "TRUCK"
+    case .twoWheeler: "TWO_WHEELER"
+    case .bicycle: "BICYCLE"
+    case .pedestrian: "PEDESTRIAN"
+    }
+  }
 }
 
 public enum NavigationStatus: Int, Sendable, Codable, CaseIterable {

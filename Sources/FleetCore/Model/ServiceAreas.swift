@@ -1,0 +1,66 @@
+import FleetGeometry
+import Foundation
+
+/// Where each provider serves, and its named zones (`fleetd serve --service-areas FILE.geojson`).
+public struct ServiceAreas: Sendable {
+  /// One feature of the file.
+  public struct Region: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+      case serviceArea = "service_area"
+      case zone
+    }
+
+    public var provider: String
+    public var kind: Kind
+    public var name: String
+    /// A zone's fee for each ride that starts or ends in it, in the provider's currency.
+    public var fee: Decimal6?
+    /// Whether surge is computed for the zone.
+    public var surge: Bool
+
+    public init(provider: String, kind: Kind, name: String, fee: Decimal6? = nil, surge: Bool = false) {
+      self.provider = provider
+      self.kind = kind
+      self.name = name
+      self.fee = fee
+      self.surge = surge
+    }
+  }
+
+  public let regions: [Region]
+  let index: AreaIndex<Int>
+  let providersWithServiceAreas: Set<String>
+
+  public init(_ regions: [(Region, Area)]) {
+    self.regions = regions.map(\.0)
+    index = AreaIndex(regions.enumerated().map { ($0.offset, $0.element.1) })
+    providersWithServiceAreas = Set(regions.filter { $0.0.kind == .serviceArea }.map(\.0.provider))
+  }
+
+  public static let none = ServiceAreas([])
+
+  /// Whether the provider serves `point`: inside one of its service areas, or anywhere when it
+  /// has none.
+  public func serves(_ point: LatLng, provider: String) -> Bool {
+    guard providersWithServiceAreas.contains(provider) else { return true }
+    return index.areas(containing: point).contains {
+      regions[$0.key].provider == provider && regions[$0.key].kind == .serviceArea
+    }
+  }
+
+  /// The provider's zones containing `point`, in the file's order.
+  public func zones(at point: LatLng, provider: String) -> [Region] {
+    index.areas(containing: point).map { regions[$0.key] }.filter { $0.provider == provider && $0.kind == .zone }
+  }
+
+  /// The provider's zones that compute surge, with their areas.
+  public func surgeZones(provider: String) -> [(Region, Area)] {
+    index.entries.compactMap { entry in
+      let region = regions[entry.key]
+      return region.provider == provider && region.kind == .zone && region.surge ? (region, entry.area) : nil
+    }
+  }
+
+  /// Every provider named in the file.
+  public var providers: Set<String> { Set(regions.map(\.provider)) }
+}

@@ -1,0 +1,89 @@
+/// An area on the map: one or more polygons, each an outer ring and any holes (GeoJSON's
+/// Polygon and MultiPolygon). Rings are closed implicitly; a point on the boundary may fall on
+/// either side.
+public struct Area: Sendable, Hashable {
+  /// Each polygon's rings: the first is the outline, the others are holes.
+  public var polygons: [[[LatLng]]]
+  public let bounds: Viewport
+
+  public init(polygons: [[[LatLng]]]) {
+    self.polygons = polygons
+    let points = polygons.flatMap { $0.first ?? [] }
+    let latitudes = points.map(\.latitude)
+    let longitudes = points.map(\.longitude)
+    bounds = Viewport(
+      low: LatLng(latitude: latitudes.min() ?? 0, longitude: longitudes.min() ?? 0),
+      high: LatLng(latitude: latitudes.max() ?? 0, longitude: longitudes.max() ?? 0))
+  }
+
+  /// Whether `point` lies inside: inside an outline and outside its holes (even-odd crossings
+  /// over all of a polygon's rings).
+  public func contains(_ point: LatLng) -> Bool {
+    guard bounds.contains(point) else { return false }
+    return polygons.contains { rings in
+      var inside = false
+      for ring in rings where ring.count >= 3 {
+        var j = ring.count - 1
+        for i in ring.indices {
+          let a = ring[i]
+          let b = ring[j]
+          if (a.latitude > point.latitude) != (b.latitude > point.latitude) {
+            let crossing =
+              a.longitude + (point.latitude - a.latitude) / (b.latitude - a.latitude) * (b.longitude - a.longitude)
+            if point.longitude < crossing { inside.toggle() }
+          }
+          j = i
+        }
+      }
+      return inside
+    }
+  }
+}
+
+/// Areas filed in a grid of their bounding boxes, so that finding the areas around a point
+/// reads one cell and tests only the areas whose boxes cover it: thousands of areas cost
+/// microseconds per point.
+public struct AreaIndex<Key: Sendable & Hashable>: Sendable {
+  public struct Entry: Sendable {
+    public let key: Key
+    public let area: Area
+  }
+
+  public let entries: [Entry]
+  let cellDegrees: Double
+  let cells: [Int64: [Int32]]
+
+  /// `cellDegrees`: the grid's cell (0.05° is about 5 km).
+  public init(_ entries: [(Key, Area)], cellDegrees: Double = 0.05) {
+    self.entries = entries.map { Entry(key: $0.0, area: $0.1) }
+    self.cellDegrees = cellDegrees
+    var cells: [Int64: [Int32]] = [:]
+    for (i, entry) in self.entries.enumerated() {
+      let b = entry.area.bounds
+      let (x0, y0) = Self.cell(b.low, cellDegrees)
+      let (x1, y1) = Self.cell(b.high, cellDegrees)
+      // An area wider than a tenth of the globe is filed in no cell: it is tested for every point.
+      guard (x1 - x0 + 1) * (y1 - y0 + 1) <= 1_000_000 else {
+        cells[Int64.min, default: []].append(Int32(i))
+        continue
+      }
+      for x in x0...x1 {
+        for y in y0...y1 { cells[Self.key(x, y), default: []].append(Int32(i)) }
+      }
+    }
+    self.cells = cells
+  }
+
+  static func cell(_ point: LatLng, _ size: Double) -> (Int64, Int64) {
+    (Int64((point.longitude / size).rounded(.down)), Int64((point.latitude / size).rounded(.down)))
+  }
+
+  static func key(_ x: Int64, _ y: Int64) -> Int64 { (x << 32) ^ (y & 0xFFFF_FFFF) }
+
+  /// The areas containing `point`, in the order they were given.
+  public func areas(containing point: LatLng) -> [Entry] {
+    let (x, y) = Self.cell(point, cellDegrees)
+    let candidates = (cells[Self.key(x, y)] ?? []) + (cells[Int64.min] ?? [])
+    return candidates.sorted().map { entries[Int($0)] }.filter { $0.area.contains(point) }
+  }
+}
