@@ -22,6 +22,12 @@ public struct DispatchConfiguration: Sendable, Hashable {
   /// At most this many rides (the longest waiting) are matched in one round; the rest wait for
   /// the next. It bounds a round's time when a backlog builds up.
   public var maximumBatch = 200
+  /// A ride booked for later is released to the dispatcher this long before the nearest
+  /// vehicle's drive would bring it to the pickup exactly on time: the slack for a round's
+  /// wait, the driver's accepting, and traffic.
+  public var scheduledLead: Duration = .seconds(120)
+  /// Rides booked for later than this ahead are not looked at yet: it bounds a round's work.
+  public var scheduledLookahead: Duration = .seconds(3600)
 
   public init() {}
 }

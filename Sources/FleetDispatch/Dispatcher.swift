@@ -15,6 +15,8 @@ public struct DispatchRound: Sendable {
   public var assigned: [Assigned] = []
   /// Rides taken from a vehicle that went offline or stale before the pickup.
   public var released: [ResourceName] = []
+  /// Rides booked for later whose time to be dispatched came.
+  public var releasedScheduled: [ResourceName] = []
   /// Rides that waited too long: NO_VEHICLE_FOUND.
   public var expired: [ResourceName] = []
   /// Assignments refused because the ride or the vehicle changed while the round ran; the
@@ -60,11 +62,13 @@ public final class Dispatcher: Sendable {
     }
   }
 
-  /// One round: release stranded rides, expire old ones, match the rest.
+  /// One round: release stranded rides and rides booked for now, expire old ones, match the rest.
   public func round() async throws(FleetError) -> DispatchRound {
     let started = ContinuousClock.now
     var result = DispatchRound()
     result.released = try await fleet.releaseStrandedRides(rules: configuration.rules)
+    result.releasedScheduled = try await fleet.releaseScheduledRides(
+      rules: configuration.rules, lead: configuration.scheduledLead, lookahead: configuration.scheduledLookahead)
     result.expired = try await fleet.expireRides(waitingLongerThan: configuration.noVehicleTimeout)
     let waiting = fleet.pendingRides()
     result.waiting = waiting.count
@@ -79,6 +83,9 @@ public final class Dispatcher: Sendable {
       logger.info("ride released: its vehicle went away before the pickup", metadata: ["ride": "\(name)"])
     }
     for name in result.expired { logger.info("no vehicle found in time", metadata: ["ride": "\(name)"]) }
+    for name in result.releasedScheduled {
+      logger.info("scheduled ride released to the dispatcher", metadata: ["ride": "\(name)"])
+    }
     if !result.assigned.isEmpty || result.conflicts > 0 {
       logger.debug(
         "dispatch round",

@@ -40,6 +40,25 @@ public struct Area: Sendable, Hashable {
   }
 }
 
+extension Area {
+  /// Metres from `point` to the area: 0 inside, else to the nearest edge of any ring.
+  public func distance(to point: LatLng) -> Double {
+    if contains(point) { return 0 }
+    let cosine = point.localCosine
+    var nearest = Double.infinity
+    for rings in polygons {
+      for ring in rings where ring.count >= 2 {
+        var j = ring.count - 1
+        for i in ring.indices {
+          nearest = min(nearest, point.projection(onto: ring[j], ring[i], cosine: cosine).distance)
+          j = i
+        }
+      }
+    }
+    return nearest
+  }
+}
+
 /// Areas filed in a grid of their bounding boxes, so that finding the areas around a point
 /// reads one cell and tests only the areas whose boxes cover it: thousands of areas cost
 /// microseconds per point.

@@ -1,10 +1,12 @@
 /// FleetKit's booking API: a rider's request becomes a Fleet Engine trip that fleetd's
-/// dispatcher assigns to a vehicle. Not part of maps.fleetengine.v1. Served with
-/// `fleetd serve --dispatch`, over gRPC and as REST:
-///   POST   /dispatch/v1/{parent=providers/*}/rides?rideId=…   (body: Ride)
-///   GET    /dispatch/v1/{name=providers/*/rides/*}
-///   GET    /dispatch/v1/{parent=providers/*}/rides
-///   DELETE /dispatch/v1/{name=providers/*/rides/*}
+/// dispatcher assigns to a vehicle; with a tariff file (`fleetd serve --tariffs`), quotes and
+/// fares. Not part of maps.fleetengine.v1. Served with `fleetd serve --dispatch`, over gRPC and
+/// as REST:
+///   POST   /fleetkit/v1/{parent=providers/*}/rides:quote       (body: QuoteRideRequest)
+///   POST   /fleetkit/v1/{parent=providers/*}/rides?rideId=…   (body: Ride)
+///   GET    /fleetkit/v1/{name=providers/*/rides/*}
+///   GET    /fleetkit/v1/{parent=providers/*}/rides
+///   DELETE /fleetkit/v1/{name=providers/*/rides/*}
 /// Server and admin tokens only.
 
 // DO NOT EDIT.
@@ -81,12 +83,26 @@ public enum Fleetkit_V1_Rides: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "QuoteRide" metadata.
+        public enum QuoteRide: Sendable {
+            /// Request type for "QuoteRide".
+            public typealias Input = Fleetkit_V1_QuoteRideRequest
+            /// Response type for "QuoteRide".
+            public typealias Output = Fleetkit_V1_QuoteRideResponse
+            /// Descriptor for "QuoteRide".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "fleetkit.v1.Rides"),
+                method: "QuoteRide",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "fleetkit.v1.Rides" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             CreateRide.descriptor,
             GetRide.descriptor,
             ListRides.descriptor,
-            CancelRide.descriptor
+            CancelRide.descriptor,
+            QuoteRide.descriptor
         ]
     }
 }
@@ -170,7 +186,8 @@ extension Fleetkit_V1_Rides {
         /// > Source IDL Documentation:
         /// >
         /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-        /// > returns it; a completed ride is FAILED_PRECONDITION.
+        /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+        /// > product's cancellation fee is the ride's final fare.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Fleetkit_V1_CancelRideRequest` messages.
@@ -183,6 +200,25 @@ extension Fleetkit_V1_Rides {
             request: GRPCCore.StreamingServerRequest<Fleetkit_V1_CancelRideRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_Ride>
+
+        /// Handle the "QuoteRide" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Prices a ride with each product that can carry the party, and for a ride now says how
+        /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Fleetkit_V1_QuoteRideRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Fleetkit_V1_QuoteRideResponse` messages.
+        func quoteRide(
+            request: GRPCCore.StreamingServerRequest<Fleetkit_V1_QuoteRideRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_QuoteRideResponse>
     }
 
     /// Service protocol for the "fleetkit.v1.Rides" service.
@@ -250,7 +286,8 @@ extension Fleetkit_V1_Rides {
         /// > Source IDL Documentation:
         /// >
         /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-        /// > returns it; a completed ride is FAILED_PRECONDITION.
+        /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+        /// > product's cancellation fee is the ride's final fare.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Fleetkit_V1_CancelRideRequest` message.
@@ -263,6 +300,25 @@ extension Fleetkit_V1_Rides {
             request: GRPCCore.ServerRequest<Fleetkit_V1_CancelRideRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_Ride>
+
+        /// Handle the "QuoteRide" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Prices a ride with each product that can carry the party, and for a ride now says how
+        /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Fleetkit_V1_QuoteRideRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Fleetkit_V1_QuoteRideResponse` message.
+        func quoteRide(
+            request: GRPCCore.ServerRequest<Fleetkit_V1_QuoteRideRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_QuoteRideResponse>
     }
 
     /// Simple service protocol for the "fleetkit.v1.Rides" service.
@@ -328,7 +384,8 @@ extension Fleetkit_V1_Rides {
         /// > Source IDL Documentation:
         /// >
         /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-        /// > returns it; a completed ride is FAILED_PRECONDITION.
+        /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+        /// > product's cancellation fee is the ride's final fare.
         ///
         /// - Parameters:
         ///   - request: A `Fleetkit_V1_CancelRideRequest` message.
@@ -341,6 +398,25 @@ extension Fleetkit_V1_Rides {
             request: Fleetkit_V1_CancelRideRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Fleetkit_V1_Ride
+
+        /// Handle the "QuoteRide" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Prices a ride with each product that can carry the party, and for a ride now says how
+        /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+        ///
+        /// - Parameters:
+        ///   - request: A `Fleetkit_V1_QuoteRideRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Fleetkit_V1_QuoteRideResponse` to respond with.
+        func quoteRide(
+            request: Fleetkit_V1_QuoteRideRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Fleetkit_V1_QuoteRideResponse
     }
 }
 
@@ -392,6 +468,17 @@ extension Fleetkit_V1_Rides.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Fleetkit_V1_Rides.Method.QuoteRide.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Fleetkit_V1_QuoteRideRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Fleetkit_V1_QuoteRideResponse>(),
+            handler: { request, context in
+                try await self.quoteRide(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
@@ -436,6 +523,17 @@ extension Fleetkit_V1_Rides.ServiceProtocol {
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_Ride> {
         let response = try await self.cancelRide(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func quoteRide(
+        request: GRPCCore.StreamingServerRequest<Fleetkit_V1_QuoteRideRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_QuoteRideResponse> {
+        let response = try await self.quoteRide(
             request: GRPCCore.ServerRequest(stream: request),
             context: context
         )
@@ -491,6 +589,19 @@ extension Fleetkit_V1_Rides.SimpleServiceProtocol {
     ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_Ride> {
         return GRPCCore.ServerResponse<Fleetkit_V1_Ride>(
             message: try await self.cancelRide(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func quoteRide(
+        request: GRPCCore.ServerRequest<Fleetkit_V1_QuoteRideRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_QuoteRideResponse> {
+        return GRPCCore.ServerResponse<Fleetkit_V1_QuoteRideResponse>(
+            message: try await self.quoteRide(
                 request: request.message,
                 context: context
             ),
@@ -580,7 +691,8 @@ extension Fleetkit_V1_Rides {
         /// > Source IDL Documentation:
         /// >
         /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-        /// > returns it; a completed ride is FAILED_PRECONDITION.
+        /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+        /// > product's cancellation fee is the ride's final fare.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Fleetkit_V1_CancelRideRequest` message.
@@ -597,6 +709,30 @@ extension Fleetkit_V1_Rides {
             deserializer: some GRPCCore.MessageDeserializer<Fleetkit_V1_Ride>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_Ride>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "QuoteRide" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Prices a ride with each product that can carry the party, and for a ride now says how
+        /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Fleetkit_V1_QuoteRideRequest` message.
+        ///   - serializer: A serializer for `Fleetkit_V1_QuoteRideRequest` messages.
+        ///   - deserializer: A deserializer for `Fleetkit_V1_QuoteRideResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func quoteRide<Result>(
+            request: GRPCCore.ClientRequest<Fleetkit_V1_QuoteRideRequest>,
+            serializer: some GRPCCore.MessageSerializer<Fleetkit_V1_QuoteRideRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Fleetkit_V1_QuoteRideResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_QuoteRideResponse>) async throws -> Result
         ) async throws -> Result where Result: Sendable
     }
 
@@ -721,7 +857,8 @@ extension Fleetkit_V1_Rides {
         /// > Source IDL Documentation:
         /// >
         /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-        /// > returns it; a completed ride is FAILED_PRECONDITION.
+        /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+        /// > product's cancellation fee is the ride's final fare.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Fleetkit_V1_CancelRideRequest` message.
@@ -744,6 +881,41 @@ extension Fleetkit_V1_Rides {
             try await self.client.unary(
                 request: request,
                 descriptor: Fleetkit_V1_Rides.Method.CancelRide.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
+
+        /// Call the "QuoteRide" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Prices a ride with each product that can carry the party, and for a ride now says how
+        /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Fleetkit_V1_QuoteRideRequest` message.
+        ///   - serializer: A serializer for `Fleetkit_V1_QuoteRideRequest` messages.
+        ///   - deserializer: A deserializer for `Fleetkit_V1_QuoteRideResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func quoteRide<Result>(
+            request: GRPCCore.ClientRequest<Fleetkit_V1_QuoteRideRequest>,
+            serializer: some GRPCCore.MessageSerializer<Fleetkit_V1_QuoteRideRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Fleetkit_V1_QuoteRideResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_QuoteRideResponse>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Fleetkit_V1_Rides.Method.QuoteRide.descriptor,
                 serializer: serializer,
                 deserializer: deserializer,
                 options: options,
@@ -846,7 +1018,8 @@ extension Fleetkit_V1_Rides.ClientProtocol {
     /// > Source IDL Documentation:
     /// >
     /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-    /// > returns it; a completed ride is FAILED_PRECONDITION.
+    /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+    /// > product's cancellation fee is the ride's final fare.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Fleetkit_V1_CancelRideRequest` message.
@@ -866,6 +1039,36 @@ extension Fleetkit_V1_Rides.ClientProtocol {
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Fleetkit_V1_CancelRideRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Fleetkit_V1_Ride>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "QuoteRide" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Prices a ride with each product that can carry the party, and for a ride now says how
+    /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Fleetkit_V1_QuoteRideRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func quoteRide<Result>(
+        request: GRPCCore.ClientRequest<Fleetkit_V1_QuoteRideRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_QuoteRideResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.quoteRide(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Fleetkit_V1_QuoteRideRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Fleetkit_V1_QuoteRideResponse>(),
             options: options,
             onResponse: handleResponse
         )
@@ -977,7 +1180,8 @@ extension Fleetkit_V1_Rides.ClientProtocol {
     /// > Source IDL Documentation:
     /// >
     /// > Cancels the ride and its trip (the trip becomes CANCELED). Cancelling a canceled ride
-    /// > returns it; a completed ride is FAILED_PRECONDITION.
+    /// > returns it; a completed ride is FAILED_PRECONDITION. After a vehicle was assigned, the
+    /// > product's cancellation fee is the ride's final fare.
     ///
     /// - Parameters:
     ///   - message: request message to send.
@@ -1000,6 +1204,40 @@ extension Fleetkit_V1_Rides.ClientProtocol {
             metadata: metadata
         )
         return try await self.cancelRide(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "QuoteRide" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Prices a ride with each product that can carry the party, and for a ride now says how
+    /// > soon a car can be at the pickup. A quote is honoured until its expire_time.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func quoteRide<Result>(
+        _ message: Fleetkit_V1_QuoteRideRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_QuoteRideResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Fleetkit_V1_QuoteRideRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.quoteRide(
             request: request,
             options: options,
             onResponse: handleResponse

@@ -9,12 +9,14 @@
 //   https://github.com/apple/swift-protobuf/
 
 /// FleetKit's booking API: a rider's request becomes a Fleet Engine trip that fleetd's
-/// dispatcher assigns to a vehicle. Not part of maps.fleetengine.v1. Served with
-/// `fleetd serve --dispatch`, over gRPC and as REST:
-///   POST   /dispatch/v1/{parent=providers/*}/rides?rideId=…   (body: Ride)
-///   GET    /dispatch/v1/{name=providers/*/rides/*}
-///   GET    /dispatch/v1/{parent=providers/*}/rides
-///   DELETE /dispatch/v1/{name=providers/*/rides/*}
+/// dispatcher assigns to a vehicle; with a tariff file (`fleetd serve --tariffs`), quotes and
+/// fares. Not part of maps.fleetengine.v1. Served with `fleetd serve --dispatch`, over gRPC and
+/// as REST:
+///   POST   /fleetkit/v1/{parent=providers/*}/rides:quote       (body: QuoteRideRequest)
+///   POST   /fleetkit/v1/{parent=providers/*}/rides?rideId=…   (body: Ride)
+///   GET    /fleetkit/v1/{name=providers/*/rides/*}
+///   GET    /fleetkit/v1/{parent=providers/*}/rides
+///   DELETE /fleetkit/v1/{name=providers/*/rides/*}
 /// Server and admin tokens only.
 
 import SwiftProtobuf
@@ -27,6 +29,49 @@ import SwiftProtobuf
 fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobuf.ProtobufAPIVersionCheck {
   struct _2: SwiftProtobuf.ProtobufAPIVersion_2 {}
   typealias Version = _2
+}
+
+/// How a product prices a ride.
+public nonisolated enum Fleetkit_V1_Pricing: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// The quoted price is what the rider pays unless the ride changes.
+  case upfront // = 1
+
+  /// The distance and time actually driven.
+  case metered // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .upfront
+    case 2: self = .metered
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .upfront: return 1
+    case .metered: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Fleetkit_V1_Pricing] = [
+    .unspecified,
+    .upfront,
+    .metered,
+  ]
+
 }
 
 public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
@@ -146,6 +191,81 @@ public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
   /// Clears the value of `assignedPickupEta`. Subsequent reads from it will return its default value.
   public mutating func clearAssignedPickupEta() {_uniqueStorage()._assignedPickupEta = nil}
 
+  /// A quote from QuoteRide: the ride is booked with its product at its price. It must not have
+  /// expired, and its points and passengers must be the ride's.
+  public var quoteID: String {
+    get {_storage._quoteID}
+    set {_uniqueStorage()._quoteID = newValue}
+  }
+
+  /// The product to book (priced at booking) when there is no quote; the quote's product, or
+  /// the first product that fits, otherwise.
+  public var product: String {
+    get {_storage._product}
+    set {_uniqueStorage()._product = newValue}
+  }
+
+  /// Output only. The price agreed at booking, with its breakdown and surge.
+  public var fare: Google_Type_Money {
+    get {_storage._fare ?? Google_Type_Money()}
+    set {_uniqueStorage()._fare = newValue}
+  }
+  /// Returns true if `fare` has been explicitly set.
+  public var hasFare: Bool {_storage._fare != nil}
+  /// Clears the value of `fare`. Subsequent reads from it will return its default value.
+  public mutating func clearFare() {_uniqueStorage()._fare = nil}
+
+  public var fareBreakdown: [Fleetkit_V1_FareItem] {
+    get {_storage._fareBreakdown}
+    set {_uniqueStorage()._fareBreakdown = newValue}
+  }
+
+  public var surgeMultiplier: Double {
+    get {_storage._surgeMultiplier}
+    set {_uniqueStorage()._surgeMultiplier = newValue}
+  }
+
+  /// Output only. What the rider pays, once the ride completed (the agreed fare for an upfront
+  /// product, re-priced if the stops or the drop-off changed; the distance and time driven for a
+  /// metered one) or was canceled after a vehicle was assigned (the cancellation fee).
+  public var finalFare: Google_Type_Money {
+    get {_storage._finalFare ?? Google_Type_Money()}
+    set {_uniqueStorage()._finalFare = newValue}
+  }
+  /// Returns true if `finalFare` has been explicitly set.
+  public var hasFinalFare: Bool {_storage._finalFare != nil}
+  /// Clears the value of `finalFare`. Subsequent reads from it will return its default value.
+  public mutating func clearFinalFare() {_uniqueStorage()._finalFare = nil}
+
+  public var finalFareBreakdown: [Fleetkit_V1_FareItem] {
+    get {_storage._finalFareBreakdown}
+    set {_uniqueStorage()._finalFareBreakdown = newValue}
+  }
+
+  /// When the rider is to be picked up; unset for a ride now. At most the tariff's horizon
+  /// ahead (scheduling.horizonDays).
+  public var pickupTime: SwiftProtobuf.Google_Protobuf_Timestamp {
+    get {_storage._pickupTime ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
+    set {_uniqueStorage()._pickupTime = newValue}
+  }
+  /// Returns true if `pickupTime` has been explicitly set.
+  public var hasPickupTime: Bool {_storage._pickupTime != nil}
+  /// Clears the value of `pickupTime`. Subsequent reads from it will return its default value.
+  public mutating func clearPickupTime() {_uniqueStorage()._pickupTime = nil}
+
+  /// Output only. How the product prices the ride.
+  public var pricing: Fleetkit_V1_Pricing {
+    get {_storage._pricing}
+    set {_uniqueStorage()._pricing = newValue}
+  }
+
+  /// Output only. Why final_fare differs from fare: an upfront ride re-priced because its stops
+  /// or drop-off changed after booking.
+  public var finalFareReason: String {
+    get {_storage._finalFareReason}
+    set {_uniqueStorage()._finalFareReason = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum State: SwiftProtobuf.Enum, Swift.CaseIterable {
@@ -163,6 +283,10 @@ public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
     case noVehicleFound // = 3
     case canceled // = 4
     case completed // = 5
+
+    /// Booked for a later pickup_time; the dispatcher releases it (WAITING) early enough for a
+    /// car to reach the pickup by then.
+    case scheduled // = 6
     case UNRECOGNIZED(Int)
 
     public init() {
@@ -177,6 +301,7 @@ public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
       case 3: self = .noVehicleFound
       case 4: self = .canceled
       case 5: self = .completed
+      case 6: self = .scheduled
       default: self = .UNRECOGNIZED(rawValue)
       }
     }
@@ -189,6 +314,7 @@ public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
       case .noVehicleFound: return 3
       case .canceled: return 4
       case .completed: return 5
+      case .scheduled: return 6
       case .UNRECOGNIZED(let i): return i
       }
     }
@@ -201,6 +327,7 @@ public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
       .noVehicleFound,
       .canceled,
       .completed,
+      .scheduled,
     ]
 
   }
@@ -208,6 +335,272 @@ public nonisolated struct Fleetkit_V1_Ride: @unchecked Sendable {
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// One item of a fare; the items sum to the fare.
+public nonisolated struct Fleetkit_V1_FareItem: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Fleetkit_V1_FareItem.Kind = .unspecified
+
+  public var amount: Google_Type_Money {
+    get {_amount ?? Google_Type_Money()}
+    set {_amount = newValue}
+  }
+  /// Returns true if `amount` has been explicitly set.
+  public var hasAmount: Bool {self._amount != nil}
+  /// Clears the value of `amount`. Subsequent reads from it will return its default value.
+  public mutating func clearAmount() {self._amount = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Kind: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case unspecified // = 0
+    case base // = 1
+    case distance // = 2
+    case time // = 3
+    case bookingFee // = 4
+    case zoneFee // = 5
+    case surge // = 6
+    case minimumAdjustment // = 7
+    case cancellationFee // = 8
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .unspecified
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .unspecified
+      case 1: self = .base
+      case 2: self = .distance
+      case 3: self = .time
+      case 4: self = .bookingFee
+      case 5: self = .zoneFee
+      case 6: self = .surge
+      case 7: self = .minimumAdjustment
+      case 8: self = .cancellationFee
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .unspecified: return 0
+      case .base: return 1
+      case .distance: return 2
+      case .time: return 3
+      case .bookingFee: return 4
+      case .zoneFee: return 5
+      case .surge: return 6
+      case .minimumAdjustment: return 7
+      case .cancellationFee: return 8
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Fleetkit_V1_FareItem.Kind] = [
+      .unspecified,
+      .base,
+      .distance,
+      .time,
+      .bookingFee,
+      .zoneFee,
+      .surge,
+      .minimumAdjustment,
+      .cancellationFee,
+    ]
+
+  }
+
+  public init() {}
+
+  fileprivate var _amount: Google_Type_Money? = nil
+}
+
+public nonisolated struct Fleetkit_V1_Quote: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Books this product at this price (Ride.quote_id).
+  public var quoteID: String {
+    get {_storage._quoteID}
+    set {_uniqueStorage()._quoteID = newValue}
+  }
+
+  public var product: String {
+    get {_storage._product}
+    set {_uniqueStorage()._product = newValue}
+  }
+
+  public var pricing: Fleetkit_V1_Pricing {
+    get {_storage._pricing}
+    set {_uniqueStorage()._pricing = newValue}
+  }
+
+  /// For a ride now: how soon a car can be at the pickup. Unset, with
+  /// pickup_eta_unavailable_reason, when no car can reach it now.
+  public var pickupEta: SwiftProtobuf.Google_Protobuf_Duration {
+    get {_storage._pickupEta ?? SwiftProtobuf.Google_Protobuf_Duration()}
+    set {_uniqueStorage()._pickupEta = newValue}
+  }
+  /// Returns true if `pickupEta` has been explicitly set.
+  public var hasPickupEta: Bool {_storage._pickupEta != nil}
+  /// Clears the value of `pickupEta`. Subsequent reads from it will return its default value.
+  public mutating func clearPickupEta() {_uniqueStorage()._pickupEta = nil}
+
+  public var pickupEtaUnavailableReason: String {
+    get {_storage._pickupEtaUnavailableReason}
+    set {_uniqueStorage()._pickupEtaUnavailableReason = newValue}
+  }
+
+  /// The route from pickup to drop-off, through the stops, at today's learned speeds.
+  public var tripDistanceMeters: Int32 {
+    get {_storage._tripDistanceMeters}
+    set {_uniqueStorage()._tripDistanceMeters = newValue}
+  }
+
+  public var tripDuration: SwiftProtobuf.Google_Protobuf_Duration {
+    get {_storage._tripDuration ?? SwiftProtobuf.Google_Protobuf_Duration()}
+    set {_uniqueStorage()._tripDuration = newValue}
+  }
+  /// Returns true if `tripDuration` has been explicitly set.
+  public var hasTripDuration: Bool {_storage._tripDuration != nil}
+  /// Clears the value of `tripDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearTripDuration() {_uniqueStorage()._tripDuration = nil}
+
+  public var fare: Google_Type_Money {
+    get {_storage._fare ?? Google_Type_Money()}
+    set {_uniqueStorage()._fare = newValue}
+  }
+  /// Returns true if `fare` has been explicitly set.
+  public var hasFare: Bool {_storage._fare != nil}
+  /// Clears the value of `fare`. Subsequent reads from it will return its default value.
+  public mutating func clearFare() {_uniqueStorage()._fare = nil}
+
+  public var fareBreakdown: [Fleetkit_V1_FareItem] {
+    get {_storage._fareBreakdown}
+    set {_uniqueStorage()._fareBreakdown = newValue}
+  }
+
+  /// 1 where supply covers demand.
+  public var surgeMultiplier: Double {
+    get {_storage._surgeMultiplier}
+    set {_uniqueStorage()._surgeMultiplier = newValue}
+  }
+
+  /// The zone whose surge applies, and why it is what it is.
+  public var surgeZone: String {
+    get {_storage._surgeZone}
+    set {_uniqueStorage()._surgeZone = newValue}
+  }
+
+  public var surgeReason: String {
+    get {_storage._surgeReason}
+    set {_uniqueStorage()._surgeReason = newValue}
+  }
+
+  public var expireTime: SwiftProtobuf.Google_Protobuf_Timestamp {
+    get {_storage._expireTime ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
+    set {_uniqueStorage()._expireTime = newValue}
+  }
+  /// Returns true if `expireTime` has been explicitly set.
+  public var hasExpireTime: Bool {_storage._expireTime != nil}
+  /// Clears the value of `expireTime`. Subsequent reads from it will return its default value.
+  public mutating func clearExpireTime() {_uniqueStorage()._expireTime = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct Fleetkit_V1_QuoteRideRequest: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var header: Maps_Fleetengine_V1_RequestHeader {
+    get {_storage._header ?? Maps_Fleetengine_V1_RequestHeader()}
+    set {_uniqueStorage()._header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  public var hasHeader: Bool {_storage._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  public mutating func clearHeader() {_uniqueStorage()._header = nil}
+
+  /// `providers/{provider}`.
+  public var parent: String {
+    get {_storage._parent}
+    set {_uniqueStorage()._parent = newValue}
+  }
+
+  /// Required.
+  public var pickupPoint: Maps_Fleetengine_V1_TerminalLocation {
+    get {_storage._pickupPoint ?? Maps_Fleetengine_V1_TerminalLocation()}
+    set {_uniqueStorage()._pickupPoint = newValue}
+  }
+  /// Returns true if `pickupPoint` has been explicitly set.
+  public var hasPickupPoint: Bool {_storage._pickupPoint != nil}
+  /// Clears the value of `pickupPoint`. Subsequent reads from it will return its default value.
+  public mutating func clearPickupPoint() {_uniqueStorage()._pickupPoint = nil}
+
+  /// Required.
+  public var dropoffPoint: Maps_Fleetengine_V1_TerminalLocation {
+    get {_storage._dropoffPoint ?? Maps_Fleetengine_V1_TerminalLocation()}
+    set {_uniqueStorage()._dropoffPoint = newValue}
+  }
+  /// Returns true if `dropoffPoint` has been explicitly set.
+  public var hasDropoffPoint: Bool {_storage._dropoffPoint != nil}
+  /// Clears the value of `dropoffPoint`. Subsequent reads from it will return its default value.
+  public mutating func clearDropoffPoint() {_uniqueStorage()._dropoffPoint = nil}
+
+  public var intermediateDestinations: [Maps_Fleetengine_V1_TerminalLocation] {
+    get {_storage._intermediateDestinations}
+    set {_uniqueStorage()._intermediateDestinations = newValue}
+  }
+
+  /// 1 when not set.
+  public var numberOfPassengers: Int32 {
+    get {_storage._numberOfPassengers}
+    set {_uniqueStorage()._numberOfPassengers = newValue}
+  }
+
+  /// For a ride booked for later; unset for a ride now.
+  public var pickupTime: SwiftProtobuf.Google_Protobuf_Timestamp {
+    get {_storage._pickupTime ?? SwiftProtobuf.Google_Protobuf_Timestamp()}
+    set {_uniqueStorage()._pickupTime = newValue}
+  }
+  /// Returns true if `pickupTime` has been explicitly set.
+  public var hasPickupTime: Bool {_storage._pickupTime != nil}
+  /// Clears the value of `pickupTime`. Subsequent reads from it will return its default value.
+  public mutating func clearPickupTime() {_uniqueStorage()._pickupTime = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct Fleetkit_V1_QuoteRideResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// One per product that can carry the party, in the tariff's order.
+  public var quotes: [Fleetkit_V1_Quote] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Fleetkit_V1_CreateRideRequest: Sendable {
@@ -343,9 +736,13 @@ public nonisolated struct Fleetkit_V1_CancelRideRequest: Sendable {
 
 fileprivate nonisolated let _protobuf_package = "fleetkit.v1"
 
+nonisolated extension Fleetkit_V1_Pricing: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRICING_UNSPECIFIED\0\u{1}UPFRONT\0\u{1}METERED\0")
+}
+
 nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ride"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}trip\0\u{1}state\0\u{3}vehicle_id\0\u{3}pickup_point\0\u{3}dropoff_point\0\u{3}intermediate_destinations\0\u{3}number_of_passengers\0\u{3}trip_type\0\u{3}required_attributes\0\u{1}filter\0\u{3}create_time\0\u{3}update_time\0\u{3}assign_time\0\u{3}assigned_pickup_eta\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}trip\0\u{1}state\0\u{3}vehicle_id\0\u{3}pickup_point\0\u{3}dropoff_point\0\u{3}intermediate_destinations\0\u{3}number_of_passengers\0\u{3}trip_type\0\u{3}required_attributes\0\u{1}filter\0\u{3}create_time\0\u{3}update_time\0\u{3}assign_time\0\u{3}assigned_pickup_eta\0\u{3}quote_id\0\u{1}product\0\u{1}fare\0\u{3}fare_breakdown\0\u{3}surge_multiplier\0\u{3}final_fare\0\u{3}final_fare_breakdown\0\u{3}pickup_time\0\u{1}pricing\0\u{3}final_fare_reason\0")
 
   fileprivate class _StorageClass {
     var _name: String = String()
@@ -363,6 +760,16 @@ nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _updateTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
     var _assignTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
     var _assignedPickupEta: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
+    var _quoteID: String = String()
+    var _product: String = String()
+    var _fare: Google_Type_Money? = nil
+    var _fareBreakdown: [Fleetkit_V1_FareItem] = []
+    var _surgeMultiplier: Double = 0
+    var _finalFare: Google_Type_Money? = nil
+    var _finalFareBreakdown: [Fleetkit_V1_FareItem] = []
+    var _pickupTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
+    var _pricing: Fleetkit_V1_Pricing = .unspecified
+    var _finalFareReason: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -388,6 +795,16 @@ nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._Me
       _updateTime = source._updateTime
       _assignTime = source._assignTime
       _assignedPickupEta = source._assignedPickupEta
+      _quoteID = source._quoteID
+      _product = source._product
+      _fare = source._fare
+      _fareBreakdown = source._fareBreakdown
+      _surgeMultiplier = source._surgeMultiplier
+      _finalFare = source._finalFare
+      _finalFareBreakdown = source._finalFareBreakdown
+      _pickupTime = source._pickupTime
+      _pricing = source._pricing
+      _finalFareReason = source._finalFareReason
     }
   }
 
@@ -421,6 +838,16 @@ nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._updateTime) }()
         case 14: try { try decoder.decodeSingularMessageField(value: &_storage._assignTime) }()
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._assignedPickupEta) }()
+        case 16: try { try decoder.decodeSingularStringField(value: &_storage._quoteID) }()
+        case 17: try { try decoder.decodeSingularStringField(value: &_storage._product) }()
+        case 18: try { try decoder.decodeSingularMessageField(value: &_storage._fare) }()
+        case 19: try { try decoder.decodeRepeatedMessageField(value: &_storage._fareBreakdown) }()
+        case 20: try { try decoder.decodeSingularDoubleField(value: &_storage._surgeMultiplier) }()
+        case 21: try { try decoder.decodeSingularMessageField(value: &_storage._finalFare) }()
+        case 22: try { try decoder.decodeRepeatedMessageField(value: &_storage._finalFareBreakdown) }()
+        case 23: try { try decoder.decodeSingularMessageField(value: &_storage._pickupTime) }()
+        case 24: try { try decoder.decodeSingularEnumField(value: &_storage._pricing) }()
+        case 25: try { try decoder.decodeSingularStringField(value: &_storage._finalFareReason) }()
         default: break
         }
       }
@@ -478,6 +905,36 @@ nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._Me
       try { if let v = _storage._assignedPickupEta {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
       } }()
+      if !_storage._quoteID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._quoteID, fieldNumber: 16)
+      }
+      if !_storage._product.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._product, fieldNumber: 17)
+      }
+      try { if let v = _storage._fare {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+      } }()
+      if !_storage._fareBreakdown.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._fareBreakdown, fieldNumber: 19)
+      }
+      if _storage._surgeMultiplier.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._surgeMultiplier, fieldNumber: 20)
+      }
+      try { if let v = _storage._finalFare {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      } }()
+      if !_storage._finalFareBreakdown.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._finalFareBreakdown, fieldNumber: 22)
+      }
+      try { if let v = _storage._pickupTime {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+      } }()
+      if _storage._pricing != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._pricing, fieldNumber: 24)
+      }
+      if !_storage._finalFareReason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._finalFareReason, fieldNumber: 25)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -502,6 +959,16 @@ nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._updateTime != rhs_storage._updateTime {return false}
         if _storage._assignTime != rhs_storage._assignTime {return false}
         if _storage._assignedPickupEta != rhs_storage._assignedPickupEta {return false}
+        if _storage._quoteID != rhs_storage._quoteID {return false}
+        if _storage._product != rhs_storage._product {return false}
+        if _storage._fare != rhs_storage._fare {return false}
+        if _storage._fareBreakdown != rhs_storage._fareBreakdown {return false}
+        if _storage._surgeMultiplier != rhs_storage._surgeMultiplier {return false}
+        if _storage._finalFare != rhs_storage._finalFare {return false}
+        if _storage._finalFareBreakdown != rhs_storage._finalFareBreakdown {return false}
+        if _storage._pickupTime != rhs_storage._pickupTime {return false}
+        if _storage._pricing != rhs_storage._pricing {return false}
+        if _storage._finalFareReason != rhs_storage._finalFareReason {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -512,7 +979,346 @@ nonisolated extension Fleetkit_V1_Ride: SwiftProtobuf.Message, SwiftProtobuf._Me
 }
 
 nonisolated extension Fleetkit_V1_Ride.State: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STATE_UNSPECIFIED\0\u{1}WAITING\0\u{1}ASSIGNED\0\u{1}NO_VEHICLE_FOUND\0\u{1}CANCELED\0\u{1}COMPLETED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0STATE_UNSPECIFIED\0\u{1}WAITING\0\u{1}ASSIGNED\0\u{1}NO_VEHICLE_FOUND\0\u{1}CANCELED\0\u{1}COMPLETED\0\u{1}SCHEDULED\0")
+}
+
+nonisolated extension Fleetkit_V1_FareItem: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FareItem"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}amount\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._amount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    try { if let v = self._amount {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_FareItem, rhs: Fleetkit_V1_FareItem) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs._amount != rhs._amount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_FareItem.Kind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0KIND_UNSPECIFIED\0\u{1}BASE\0\u{1}DISTANCE\0\u{1}TIME\0\u{1}BOOKING_FEE\0\u{1}ZONE_FEE\0\u{1}SURGE\0\u{1}MINIMUM_ADJUSTMENT\0\u{1}CANCELLATION_FEE\0")
+}
+
+nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Quote"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}quote_id\0\u{1}product\0\u{1}pricing\0\u{3}pickup_eta\0\u{3}pickup_eta_unavailable_reason\0\u{3}trip_distance_meters\0\u{3}trip_duration\0\u{1}fare\0\u{3}fare_breakdown\0\u{3}surge_multiplier\0\u{3}surge_zone\0\u{3}surge_reason\0\u{3}expire_time\0")
+
+  fileprivate class _StorageClass {
+    var _quoteID: String = String()
+    var _product: String = String()
+    var _pricing: Fleetkit_V1_Pricing = .unspecified
+    var _pickupEta: SwiftProtobuf.Google_Protobuf_Duration? = nil
+    var _pickupEtaUnavailableReason: String = String()
+    var _tripDistanceMeters: Int32 = 0
+    var _tripDuration: SwiftProtobuf.Google_Protobuf_Duration? = nil
+    var _fare: Google_Type_Money? = nil
+    var _fareBreakdown: [Fleetkit_V1_FareItem] = []
+    var _surgeMultiplier: Double = 0
+    var _surgeZone: String = String()
+    var _surgeReason: String = String()
+    var _expireTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _quoteID = source._quoteID
+      _product = source._product
+      _pricing = source._pricing
+      _pickupEta = source._pickupEta
+      _pickupEtaUnavailableReason = source._pickupEtaUnavailableReason
+      _tripDistanceMeters = source._tripDistanceMeters
+      _tripDuration = source._tripDuration
+      _fare = source._fare
+      _fareBreakdown = source._fareBreakdown
+      _surgeMultiplier = source._surgeMultiplier
+      _surgeZone = source._surgeZone
+      _surgeReason = source._surgeReason
+      _expireTime = source._expireTime
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._quoteID) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._product) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._pricing) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._pickupEta) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._pickupEtaUnavailableReason) }()
+        case 6: try { try decoder.decodeSingularInt32Field(value: &_storage._tripDistanceMeters) }()
+        case 7: try { try decoder.decodeSingularMessageField(value: &_storage._tripDuration) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._fare) }()
+        case 9: try { try decoder.decodeRepeatedMessageField(value: &_storage._fareBreakdown) }()
+        case 10: try { try decoder.decodeSingularDoubleField(value: &_storage._surgeMultiplier) }()
+        case 11: try { try decoder.decodeSingularStringField(value: &_storage._surgeZone) }()
+        case 12: try { try decoder.decodeSingularStringField(value: &_storage._surgeReason) }()
+        case 13: try { try decoder.decodeSingularMessageField(value: &_storage._expireTime) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._quoteID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._quoteID, fieldNumber: 1)
+      }
+      if !_storage._product.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._product, fieldNumber: 2)
+      }
+      if _storage._pricing != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._pricing, fieldNumber: 3)
+      }
+      try { if let v = _storage._pickupEta {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if !_storage._pickupEtaUnavailableReason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._pickupEtaUnavailableReason, fieldNumber: 5)
+      }
+      if _storage._tripDistanceMeters != 0 {
+        try visitor.visitSingularInt32Field(value: _storage._tripDistanceMeters, fieldNumber: 6)
+      }
+      try { if let v = _storage._tripDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      } }()
+      try { if let v = _storage._fare {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+      if !_storage._fareBreakdown.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._fareBreakdown, fieldNumber: 9)
+      }
+      if _storage._surgeMultiplier.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._surgeMultiplier, fieldNumber: 10)
+      }
+      if !_storage._surgeZone.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._surgeZone, fieldNumber: 11)
+      }
+      if !_storage._surgeReason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._surgeReason, fieldNumber: 12)
+      }
+      try { if let v = _storage._expireTime {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_Quote, rhs: Fleetkit_V1_Quote) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._quoteID != rhs_storage._quoteID {return false}
+        if _storage._product != rhs_storage._product {return false}
+        if _storage._pricing != rhs_storage._pricing {return false}
+        if _storage._pickupEta != rhs_storage._pickupEta {return false}
+        if _storage._pickupEtaUnavailableReason != rhs_storage._pickupEtaUnavailableReason {return false}
+        if _storage._tripDistanceMeters != rhs_storage._tripDistanceMeters {return false}
+        if _storage._tripDuration != rhs_storage._tripDuration {return false}
+        if _storage._fare != rhs_storage._fare {return false}
+        if _storage._fareBreakdown != rhs_storage._fareBreakdown {return false}
+        if _storage._surgeMultiplier != rhs_storage._surgeMultiplier {return false}
+        if _storage._surgeZone != rhs_storage._surgeZone {return false}
+        if _storage._surgeReason != rhs_storage._surgeReason {return false}
+        if _storage._expireTime != rhs_storage._expireTime {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_QuoteRideRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QuoteRideRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}parent\0\u{3}pickup_point\0\u{3}dropoff_point\0\u{3}intermediate_destinations\0\u{3}number_of_passengers\0\u{3}pickup_time\0")
+
+  fileprivate class _StorageClass {
+    var _header: Maps_Fleetengine_V1_RequestHeader? = nil
+    var _parent: String = String()
+    var _pickupPoint: Maps_Fleetengine_V1_TerminalLocation? = nil
+    var _dropoffPoint: Maps_Fleetengine_V1_TerminalLocation? = nil
+    var _intermediateDestinations: [Maps_Fleetengine_V1_TerminalLocation] = []
+    var _numberOfPassengers: Int32 = 0
+    var _pickupTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _header = source._header
+      _parent = source._parent
+      _pickupPoint = source._pickupPoint
+      _dropoffPoint = source._dropoffPoint
+      _intermediateDestinations = source._intermediateDestinations
+      _numberOfPassengers = source._numberOfPassengers
+      _pickupTime = source._pickupTime
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._header) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._parent) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._pickupPoint) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._dropoffPoint) }()
+        case 5: try { try decoder.decodeRepeatedMessageField(value: &_storage._intermediateDestinations) }()
+        case 6: try { try decoder.decodeSingularInt32Field(value: &_storage._numberOfPassengers) }()
+        case 7: try { try decoder.decodeSingularMessageField(value: &_storage._pickupTime) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._header {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._parent.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._parent, fieldNumber: 2)
+      }
+      try { if let v = _storage._pickupPoint {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._dropoffPoint {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if !_storage._intermediateDestinations.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._intermediateDestinations, fieldNumber: 5)
+      }
+      if _storage._numberOfPassengers != 0 {
+        try visitor.visitSingularInt32Field(value: _storage._numberOfPassengers, fieldNumber: 6)
+      }
+      try { if let v = _storage._pickupTime {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_QuoteRideRequest, rhs: Fleetkit_V1_QuoteRideRequest) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._header != rhs_storage._header {return false}
+        if _storage._parent != rhs_storage._parent {return false}
+        if _storage._pickupPoint != rhs_storage._pickupPoint {return false}
+        if _storage._dropoffPoint != rhs_storage._dropoffPoint {return false}
+        if _storage._intermediateDestinations != rhs_storage._intermediateDestinations {return false}
+        if _storage._numberOfPassengers != rhs_storage._numberOfPassengers {return false}
+        if _storage._pickupTime != rhs_storage._pickupTime {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_QuoteRideResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QuoteRideResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}quotes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.quotes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.quotes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.quotes, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_QuoteRideResponse, rhs: Fleetkit_V1_QuoteRideResponse) -> Bool {
+    if lhs.quotes != rhs.quotes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
 }
 
 nonisolated extension Fleetkit_V1_CreateRideRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -74,7 +74,7 @@ extension Fleetkit_V1_TripUpdates {
         /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
         /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
         /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-        /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+        /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
         ///
         /// - Parameters:
         ///   - request: A streaming request of `Fleetkit_V1_WatchTripRequest` messages.
@@ -106,7 +106,7 @@ extension Fleetkit_V1_TripUpdates {
         /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
         /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
         /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-        /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+        /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Fleetkit_V1_WatchTripRequest` message.
@@ -136,7 +136,7 @@ extension Fleetkit_V1_TripUpdates {
         /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
         /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
         /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-        /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+        /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
         ///
         /// - Parameters:
         ///   - request: A `Fleetkit_V1_WatchTripRequest` message.
@@ -225,7 +225,7 @@ extension Fleetkit_V1_TripUpdates {
         /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
         /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
         /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-        /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+        /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Fleetkit_V1_WatchTripRequest` message.
@@ -270,7 +270,7 @@ extension Fleetkit_V1_TripUpdates {
         /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
         /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
         /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-        /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+        /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
         ///
         /// - Parameters:
         ///   - request: A request containing a single `Fleetkit_V1_WatchTripRequest` message.
@@ -312,7 +312,7 @@ extension Fleetkit_V1_TripUpdates.ClientProtocol {
     /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
     /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
     /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-    /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+    /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
     ///
     /// - Parameters:
     ///   - request: A request containing a single `Fleetkit_V1_WatchTripRequest` message.
@@ -348,7 +348,7 @@ extension Fleetkit_V1_TripUpdates.ClientProtocol {
     /// > the newest state, never a backlog. The stream ends after the trip is COMPLETE or CANCELED,
     /// > and fails with NOT_FOUND when it is deleted, PERMISSION_DENIED when the caller may no
     /// > longer see it. Authorization and views are GetTrip's (a consumer gets JOURNEY_SHARING_V1S).
-    /// > Browsers: GET /v1/{name=providers/*/trips/*}:watch as server-sent events.
+    /// > Browsers: GET /fleetkit/v1/{name=providers/*/trips/*}:watch as server-sent events.
     ///
     /// - Parameters:
     ///   - message: request message to send.

@@ -71,8 +71,11 @@ public final class FleetDaemon: Sendable {
     let travel = progress.map {
       RoadTravelEstimator(routing: $0.routing, traffic: $0.traffic, learnsTraffic: $0.configuration.learnsTraffic)
     }
+    var fleetConfiguration = configuration.fleet
+    if let dispatch = configuration.dispatch { fleetConfiguration.dispatchRules = dispatch.rules }
     let fleet = try await Fleet(
-      store: store, progress: progress, travel: travel, configuration: configuration.fleet)
+      store: store, progress: progress, travel: travel, configuration: fleetConfiguration,
+      quoteSealing: try await QuoteSealer.load(from: store))
     var tiles: TileCache?
     if let routing {
       var areas = MapAreas()

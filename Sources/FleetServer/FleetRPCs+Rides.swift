@@ -43,4 +43,15 @@ extension FleetRPCs {
     return Fleetkit_V1_Ride(
       try await fleet.cancelRide(caller: caller, name: try ResourceName(parsing: r.name, kind: .rides)))
   }
+
+  func quoteRide(_ r: Fleetkit_V1_QuoteRideRequest, _ caller: Caller) throws(FleetError)
+    -> Fleetkit_V1_QuoteRideResponse
+  {
+    try checkDispatching()
+    let parent = try ProviderName(parsing: r.parent)
+    let quotes = try fleet.quoteRide(caller: caller, provider: parent.provider, request: try QuoteRequest(r))
+    var response = Fleetkit_V1_QuoteRideResponse()
+    response.quotes = quotes.map(Fleetkit_V1_Quote.init)
+    return response
+  }
 }

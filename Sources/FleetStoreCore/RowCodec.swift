@@ -9,175 +9,14 @@ import Foundation
 // CPU per update).
 //
 // Layout: one format byte (`RowFormat.binaryV1`), then the fields in the order the `write`
-// functions below list them. Integers are LEB128 varints (signed ones zigzag-encoded), doubles
-// their IEEE-754 bits little-endian, strings a length and UTF-8, optionals a presence byte, arrays
-// a count, dates the double `timeIntervalSinceReferenceDate` (exact, like the domain's `Date`).
-// To add a field, append it at the end of its type and read it only when `reader.hasMore` is
-// true, so that older rows keep decoding. Rows written as JSON by fleetd before this format
-// (they start with `{`) are converted when a store opens (`LegacyJSONRows`).
+// functions below list them, in FleetCore's binary fields (`RowWriter`). To add a field, append
+// it at the end of its type and read it only when `reader.hasMore` is true, so that older rows
+// keep decoding. Rows written as JSON by fleetd before this format (they start with `{`) are
+// converted when a store opens (`LegacyJSONRows`).
 
 enum RowFormat {
   static let binaryV1: UInt8 = 1
   static let json: UInt8 = UInt8(ascii: "{")
-}
-
-/// A stored row that cannot be decoded: names where, so that a damaged database is diagnosable.
-struct RowFormatError: Error, CustomStringConvertible {
-  let offset: Int
-  let reason: String
-  var description: String { "stored row is damaged at byte \(offset): \(reason)" }
-}
-
-struct RowWriter {
-  var bytes: [UInt8] = []
-
-  init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
-
-  mutating func varint(_ value: UInt64) {
-    var v = value
-    while v >= 0x80 {
-      bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-      v >>= 7
-    }
-    bytes.append(UInt8(v))
-  }
-
-  mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
-  mutating func int32(_ value: Int32) { int(Int64(value)) }
-  mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
-
-  mutating func double(_ value: Double) {
-    withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
-  }
-
-  mutating func string(_ value: String) {
-    var value = value
-    value.withUTF8 { utf8 in
-      varint(UInt64(utf8.count))
-      bytes.append(contentsOf: utf8)
-    }
-  }
-
-  mutating func date(_ value: Date) { double(value.timeIntervalSinceReferenceDate) }
-
-  mutating func data(_ value: Data) {
-    varint(UInt64(value.count))
-    bytes.append(contentsOf: value)
-  }
-
-  mutating func enumValue<E: RawRepresentable<Int>>(_ value: E) { int(Int64(value.rawValue)) }
-
-  mutating func optional<T>(_ value: T?, _ write: (inout RowWriter, T) -> Void) {
-    guard let value else { return bytes.append(0) }
-    bytes.append(1)
-    write(&self, value)
-  }
-
-  mutating func array<T>(_ values: [T], _ write: (inout RowWriter, T) -> Void) {
-    varint(UInt64(values.count))
-    for value in values { write(&self, value) }
-  }
-}
-
-struct RowReader {
-  let bytes: [UInt8]
-  var offset = 0
-
-  init(_ bytes: [UInt8], from offset: Int = 0) {
-    self.bytes = bytes
-    self.offset = offset
-  }
-
-  var hasMore: Bool { offset < bytes.count }
-
-  func damaged(_ reason: String) -> RowFormatError { RowFormatError(offset: offset, reason: reason) }
-
-  mutating func byte() throws(RowFormatError) -> UInt8 {
-    guard offset < bytes.count else { throw damaged("the row ends early") }
-    defer { offset += 1 }
-    return bytes[offset]
-  }
-
-  mutating func varint() throws(RowFormatError) -> UInt64 {
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    while true {
-      let b = try byte()
-      guard shift < 64 else { throw damaged("varint longer than 10 bytes") }
-      result |= UInt64(b & 0x7F) << shift
-      if b < 0x80 { return result }
-      shift += 7
-    }
-  }
-
-  mutating func int() throws(RowFormatError) -> Int64 {
-    let raw = try varint()
-    return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
-  }
-
-  mutating func int32() throws(RowFormatError) -> Int32 {
-    let value = try int()
-    guard let narrow = Int32(exactly: value) else { throw damaged("\(value) does not fit a 32-bit field") }
-    return narrow
-  }
-
-  mutating func bool() throws(RowFormatError) -> Bool {
-    switch try byte() {
-    case 0: return false
-    case 1: return true
-    case let b: throw damaged("boolean byte \(b)")
-    }
-  }
-
-  mutating func double() throws(RowFormatError) -> Double {
-    guard bytes.count - offset >= 8 else { throw damaged("the row ends inside a number") }
-    var bits: UInt64 = 0
-    for i in 0..<8 { bits |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
-    offset += 8
-    return Double(bitPattern: bits)
-  }
-
-  mutating func count() throws(RowFormatError) -> Int {
-    let n = try varint()
-    // Every element takes at least one byte, so a larger count is damage, not a huge allocation.
-    guard n <= UInt64(bytes.count - offset) else { throw damaged("length \(n) exceeds the row") }
-    return Int(n)
-  }
-
-  mutating func string() throws(RowFormatError) -> String {
-    let n = try count()
-    defer { offset += n }
-    guard let s = String(validating: bytes[offset..<offset + n], as: UTF8.self) else {
-      throw damaged("a string is not UTF-8")
-    }
-    return s
-  }
-
-  mutating func date() throws(RowFormatError) -> Date { Date(timeIntervalSinceReferenceDate: try double()) }
-
-  mutating func data() throws(RowFormatError) -> Data {
-    let n = try count()
-    defer { offset += n }
-    return Data(bytes[offset..<offset + n])
-  }
-
-  mutating func enumValue<E: RawRepresentable<Int>>(_: E.Type = E.self) throws(RowFormatError) -> E {
-    let raw = try int()
-    guard let value = Int(exactly: raw).flatMap(E.init(rawValue:)) else { throw damaged("unknown \(E.self) \(raw)") }
-    return value
-  }
-
-  mutating func optional<T>(_ read: (inout RowReader) throws(RowFormatError) -> T) throws(RowFormatError) -> T? {
-    try bool() ? try read(&self) : nil
-  }
-
-  mutating func array<T>(_ read: (inout RowReader) throws(RowFormatError) -> T) throws(RowFormatError) -> [T] {
-    let n = try count()
-    var values: [T] = []
-    values.reserveCapacity(n)
-    for _ in 0..<n { values.append(try read(&self)) }
-    return values
-  }
 }
 
 /// A domain value with a row form.
@@ -364,6 +203,10 @@ extension Vehicle: RowCodable {
     row.date(createTime)
     row.date(updateTime)
     row.varint(revision)
+    row.optional(odometer) { row, odometer in
+      row.double(odometer.meters)
+      odometer.anchor.write(to: &row)
+    }
   }
 
   init(row: inout RowReader) throws(RowFormatError) {
@@ -389,6 +232,11 @@ extension Vehicle: RowCodable {
     createTime = try row.date()
     updateTime = try row.date()
     revision = try row.varint()
+    if row.hasMore {
+      odometer = try row.optional { r throws(RowFormatError) in
+        Odometer(meters: try r.double(), anchor: try LatLng(row: &r))
+      }
+    }
   }
 }
 
@@ -484,10 +332,30 @@ extension Ride: RowCodable {
     row.date(createTime)
     row.date(updateTime)
     row.varint(revision)
+    // The ride service's fields (the request's last three among them), after the rest.
+    row.optional(request.pickupTime) { $0.date($1) }
+    row.optional(request.quoteID) { $0.string($1) }
+    row.optional(request.product) { $0.string($1) }
+    row.optional(product) { $0.string($1) }
+    row.optional(pricing) { $0.string($1.rawValue) }
+    row.optional(vehicleCategory) { $0.enumValue($1) }
+    row.optional(fare, Fare.write)
+    row.optional(finalFare, Fare.write)
+    row.optional(meterStart) { row, reading in
+      row.double(reading.meters)
+      row.date(reading.time)
+    }
+    row.optional(route) { row, route in
+      row.array(route.points) { row, point in point.write(to: &row) }
+      row.double(route.metres)
+      row.double(route.seconds)
+    }
+    row.optional(finalFareReason) { $0.string($1) }
   }
 
   init(row: inout RowReader) throws(RowFormatError) {
     let date = { (r: inout RowReader) throws(RowFormatError) in try r.date() }
+    let string = { (r: inout RowReader) throws(RowFormatError) in try r.string() }
     self.init(provider: try row.string(), id: try row.string(), request: try RideRequest(row: &row))
     dispatchState = try row.enumValue()
     vehicleID = try row.string()
@@ -499,6 +367,51 @@ extension Ride: RowCodable {
     createTime = try row.date()
     updateTime = try row.date()
     revision = try row.varint()
+    guard row.hasMore else { return }
+    request.pickupTime = try row.optional(date)
+    request.quoteID = try row.optional(string)
+    request.product = try row.optional(string)
+    product = try row.optional(string)
+    pricing = try row.optional { r throws(RowFormatError) in
+      let name = try r.string()
+      guard let pricing = Product.Pricing(rawValue: name) else { throw r.damaged("pricing '\(name)'") }
+      return pricing
+    }
+    vehicleCategory = try row.optional { r throws(RowFormatError) in try r.enumValue() }
+    fare = try row.optional(Fare.read)
+    finalFare = try row.optional(Fare.read)
+    meterStart = try row.optional { r throws(RowFormatError) in
+      MeterReading(meters: try r.double(), time: try r.date())
+    }
+    route = try row.optional { r throws(RowFormatError) in
+      PlannedRoute(
+        points: try r.array { r throws(RowFormatError) in try LatLng(row: &r) }, metres: try r.double(),
+        seconds: try r.double())
+    }
+    finalFareReason = try row.optional(string)
+  }
+}
+
+extension Fare: RowCodable {
+  func write(to row: inout RowWriter) {
+    row.string(currency.code)
+    row.int(Int64(currency.digits))
+    row.int(surge.micros)
+    row.array(items) { row, item in
+      row.string(item.kind.rawValue)
+      row.int(item.amount.minorUnits)
+    }
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    let currency = Currency(code: try row.string(), digits: Int(try row.int()))
+    let surge = Decimal6(micros: try row.int())
+    let items = try row.array { r throws(RowFormatError) in
+      let name = try r.string()
+      guard let kind = Fare.Kind(rawValue: name) else { throw r.damaged("fare item kind '\(name)'") }
+      return Fare.Item(kind, Money(try r.int(), currency))
+    }
+    self.init(items: items, currency: currency, surge: surge)
   }
 }
 

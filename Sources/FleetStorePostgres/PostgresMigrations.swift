@@ -93,6 +93,12 @@ enum PostgresMigrations {
         "DELETE FROM changes",
       ],
       convert: convertJSONRows),
+    Migration(
+      identifier: "v6: secrets",
+      statements: [
+        // Made once and kept: the key that seals quote IDs.
+        "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)"
+      ]),
   ]
 
   /// Rows written as JSON by earlier versions become binary, so that every row read is.

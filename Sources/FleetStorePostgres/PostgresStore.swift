@@ -17,7 +17,7 @@ import Synchronization
 /// Sharing: each transaction checks the revisions its writes expect (a write another instance
 /// overtook is refused as a `StoreConflict`, the rest of the batch goes on) and logs the batch
 /// to `changes`, with one NOTIFY, under a lock that makes the log's order the commit order.
-public final class PostgresStore: SharedFleetStore, APIKeyStore {
+public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore {
   public let address: PostgresAddress
   public let instanceTag: UInt64
   public let follower: any CommitFollower
@@ -338,6 +338,21 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore {
       reportTimes.append(reportTime)
       bodies.append(ByteBuffer(bytes: body))
     }
+  }
+
+  // MARK: - Secrets
+
+  public func secret(named name: String, generate: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+    let fresh = ByteBuffer(bytes: generate())
+    // Instances starting together race here: the first insert wins, and every one reads it.
+    try await client.query(
+      "INSERT INTO secrets (name, value) VALUES (\(name), \(fresh)) ON CONFLICT (name) DO NOTHING", logger: logger)
+    for try await value in try await client.query("SELECT value FROM secrets WHERE name = \(name)", logger: logger)
+      .decode(ByteBuffer.self)
+    {
+      return Array(buffer: value)
+    }
+    throw PostgresStoreError.failed("secret '\(name)' was neither stored nor found")
   }
 
   // MARK: - Signing keys

@@ -10,7 +10,7 @@ import Logging
 /// Throughput: commits that arrive while one is being written are batched into the next
 /// transaction (group commit); one waiting caller is promoted to write each batch, so there is no
 /// background task and no caller waits behind more than one batch.
-public final class SQLiteStore: FleetStore, APIKeyStore {
+public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore {
   public static let fileName = "fleet.sqlite"
 
   let pool: DatabasePool
@@ -97,6 +97,10 @@ public final class SQLiteStore: FleetStore, APIKeyStore {
         try db.execute(sql: "UPDATE billable_trips SET body = ? WHERE rowid = ?", arguments: [converted, row["rowid"]])
       }
     }
+    migrator.registerMigration("v5: secrets") { db in
+      // Made once and kept: the key that seals quote IDs.
+      try db.execute(sql: "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
+    }
     return migrator
   }
 
@@ -177,6 +181,18 @@ public final class SQLiteStore: FleetStore, APIKeyStore {
           .execute(arguments: [provider, id, reportTime, body])
         }
       }
+    }
+  }
+
+  // MARK: - Secrets
+
+  public func secret(named name: String, generate: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+    let fresh = Data(generate())
+    return try await pool.write { db in
+      try db.execute(
+        sql: "INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", arguments: [name, fresh])
+      let value = try Data.fetchOne(db, sql: "SELECT value FROM secrets WHERE name = ?", arguments: [name])
+      return [UInt8](value ?? fresh)
     }
   }
 

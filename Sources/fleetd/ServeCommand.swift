@@ -12,6 +12,7 @@ struct ServeCommand: AsyncParsableCommand {
 
   @OptionGroup var store: StoreOptions
   @OptionGroup var listen: ListenOptions
+  @OptionGroup var rideService: RideServiceOptions
   @Option(help: "Accepted token audience; repeat for several (default: Fleet Engine's).")
   var audience: [String] = []
   @Option(help: "Per-provider quota per minute, BUCKET=N (create, read, update, search, list, billing).")
@@ -76,6 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
     if !audience.isEmpty { configuration.auth.audiences = Set(audience) }
     for setting in quota { try configuration.quotas.apply(setting) }
     for setting in searchCost { try Self.applyCost(setting, to: &configuration.fleet) }
+    try rideService.apply(to: &configuration)
     if dispatch || environment("FLEETD_DISPATCH") == "1" {
       var settings = DispatchConfiguration()
       guard let policy = DispatchPolicy(rawValue: dispatchPolicy) else {

@@ -363,3 +363,67 @@ struct DispatcherTests {
     #expect(stops == ["first/p", "second/p", "second/d", "first/d"])
   }
 }
+
+@Suite("Rides booked for later")
+struct ScheduledRideTests {
+  func bookLater(_ h: Harness, _ id: String, in seconds: TimeInterval, from: LatLng = north(0)) async throws {
+    var request = h.request(from: from, to: north(900))
+    request.pickupTime = h.clock.now.addingTimeInterval(seconds)
+    let view = try await h.fleet.createRide(caller: h.admin, provider: "acme", rideID: id, request: request)
+    #expect(view.state == .scheduled)
+  }
+
+  @Test func aScheduledRideIsReleasedSoThatTheNearestCarArrivesOnTime() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    // 1,500 m away at 30 km/h: 180 s of driving; with the 120 s lead, released 300 s ahead.
+    try await h.vehicle("car", at: north(1500))
+    try await bookLater(h, "r1", in: 1800)
+    var round = try await h.dispatcher().round()
+    #expect(round.releasedScheduled.isEmpty && round.assigned.isEmpty)
+    #expect(try h.ride("r1").state == .scheduled)
+    h.clock.advance(1800 - 300 - 5)
+    try await h.move("car", to: north(1500))  // a fresh report: a silent car is not offered
+    round = try await h.dispatcher().round()
+    #expect(round.releasedScheduled.isEmpty, "5 s too early")
+    h.clock.advance(10)
+    round = try await h.dispatcher().round()
+    #expect(round.releasedScheduled.map(\.id) == ["r1"])
+    #expect(round.assigned.map(\.vehicleID) == ["car"], "matched in the round that released it")
+    let ride = try h.ride("r1")
+    #expect(ride.state == .assigned)
+    let eta = try #require(ride.ride.assignedPickupETA)
+    #expect(eta <= ride.ride.request.pickupTime!, "the car is there by the pickup time")
+  }
+
+  @Test func aScheduledRideSurvivesARestartAndCanBeCanceled() async throws {
+    let clock = TestTime()
+    let h = try await Harness.make(clock: clock)
+    defer { h.remove() }
+    try await bookLater(h, "r1", in: 86_400)
+    try await bookLater(h, "r2", in: 7200)
+    let restarted = try await Harness.make(clock: clock, directory: h.directory)
+    #expect(try restarted.ride("r1").state == .scheduled)
+    #expect(try restarted.ride("r1").ride.request.pickupTime == h.ride("r1").ride.request.pickupTime)
+    let canceled = try await restarted.fleet.cancelRide(
+      caller: h.admin, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
+    #expect(canceled.state == .canceled)
+    let (rides, _) = try restarted.fleet.listRides(caller: h.admin, provider: "acme", pageSize: 10, pageToken: "")
+    #expect(rides.map(\.state) == [.canceled, .scheduled])
+  }
+
+  @Test func withNoCarItWaitsFromThePickupTimeAndThenNoVehicleIsFound() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await bookLater(h, "r1", in: 600)
+    h.clock.advance(600 - 120)
+    #expect(try await h.dispatcher().round().releasedScheduled.map(\.id) == ["r1"], "at the lead, without a car")
+    #expect(try h.ride("r1").state == .waiting)
+    // The dispatch timeout (300 s) counts from the pickup time, not from the release.
+    h.clock.advance(120 + 299)
+    #expect(try await h.dispatcher().round().expired.isEmpty)
+    h.clock.advance(2)
+    #expect(try await h.dispatcher().round().expired.map(\.id) == ["r1"])
+    #expect(try h.ride("r1").state == .noVehicleFound)
+  }
+}

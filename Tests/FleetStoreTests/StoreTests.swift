@@ -209,7 +209,9 @@ struct PostgresStoreTests {
     let migrations = try await cluster.psql(
       "SELECT identifier FROM fleetkit_migrations ORDER BY identifier", database: database)
     #expect(
-      migrations.split(separator: "\n") == ["v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows"])
+      migrations.split(separator: "\n") == [
+        "v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets",
+      ])
   }
 
   @Test func aDatabaseFromANewerFleetdIsRefused() async throws {

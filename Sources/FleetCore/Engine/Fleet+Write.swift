@@ -59,8 +59,9 @@ extension Fleet {
       }
       s.touched = [:]
       defer { s.touched = nil }
-      let (result, changes) = try body(&s, now)
-      return StagedWrite(result: result, changes: changes, expected: s.touched ?? [:])
+      var (result, changes) = try body(&s, now)
+      if !changes.isEmpty { changes += settleRides(in: &s, now: now) }
+      return StagedWrite(result: result, changes: changes, expected: (s.touched ?? [:]).mapValues(\.revision))
     }
   }
 

@@ -12,8 +12,9 @@ public final class Fleet: Sendable {
     var vehicles: [String: [String: Vehicle]] = [:]
     /// Booked rides (fleetd's dispatcher), by provider and ID.
     var rides: [String: [String: Ride]] = [:]
-    /// Rides the dispatcher still has to watch (waiting, or assigned and not yet picked up),
-    /// so that its rounds do not scan every ride ever booked. Pruned as their trips end.
+    /// Rides the dispatcher still has to watch (scheduled, waiting, or assigned and not yet
+    /// picked up), so that its rounds do not scan every ride ever booked. Pruned as their trips
+    /// end.
     var ridesInDispatch: Set<ResourceName> = []
     /// Each provider's vehicles by position, for searches near a point.
     var grids: [String: VehicleGrid] = [:]
@@ -32,8 +33,8 @@ public final class Fleet: Sendable {
     /// Entities changed in memory whose commit has not returned: the newest such revision, and
     /// the committed value to put back if that commit fails.
     var uncommitted: [EntityKey: Uncommitted] = [:]
-    /// While a write runs: the revision each entity it touches had before it.
-    var touched: [EntityKey: UInt64]?
+    /// While a write runs: each entity it touches as it was before it.
+    var touched: [EntityKey: Entity]?
 
     struct Uncommitted {
       var revision: UInt64
@@ -90,7 +91,7 @@ public final class Fleet: Sendable {
     mutating func change(_ key: EntityKey) -> UInt64 {
       let before = entity(key)
       let revision = nextRevision()
-      if touched != nil, touched![key] == nil { touched![key] = before.revision }
+      if touched != nil, touched![key] == nil { touched![key] = before }
       if uncommitted[key] != nil {
         uncommitted[key]!.revision = revision
       } else {
@@ -110,7 +111,7 @@ public final class Fleet: Sendable {
         grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
       case .ride(let ride):
         rides[ride.provider, default: [:]][ride.id] = ride
-        if ride.dispatchState == .waiting || ride.dispatchState == .assigned {
+        if ride.isDispatcherWatching {
           ridesInDispatch.insert(ride.name)
         } else {
           ridesInDispatch.remove(ride.name)
@@ -171,11 +172,16 @@ public final class Fleet: Sendable {
   let follower: (any CommitFollower)?
   /// This instance's tag among the instances sharing the store.
   let instanceTag: UInt64?
+  /// Seals quote terms into quote IDs; without it, QuoteRide and booking by quote are
+  /// FAILED_PRECONDITION.
+  let quoteSealing: (any QuoteSealing)?
+  let surgeBoard = SurgeBoard()
 
   /// Loads the stored fleet. `clock` is injectable for tests.
   public init(
     store: any FleetStore, progress: (any TripProgressEngine)? = nil, travel: (any TravelEstimator)? = nil,
-    configuration: FleetConfiguration = FleetConfiguration(), clock: @escaping @Sendable () -> Date = { Date() }
+    configuration: FleetConfiguration = FleetConfiguration(), quoteSealing: (any QuoteSealing)? = nil,
+    clock: @escaping @Sendable () -> Date = { Date() }
   ) async throws {
     var initial = State()
     // A shared store's follower reads its log from where it stood before these tables were
@@ -194,7 +200,7 @@ public final class Fleet: Sendable {
     }
     for ride in try await store.loadRides() {
       initial.rides[ride.provider, default: [:]][ride.id] = ride
-      if ride.dispatchState == .waiting || ride.dispatchState == .assigned { initial.ridesInDispatch.insert(ride.name) }
+      if ride.isDispatcherWatching { initial.ridesInDispatch.insert(ride.name) }
       initial.revision = max(initial.revision, ride.revision)
     }
     self.state = Mutex(initial)
@@ -203,6 +209,7 @@ public final class Fleet: Sendable {
     self.progressEngine = progress
     self.travel = travel
     self.configuration = configuration
+    self.quoteSealing = quoteSealing
     self.follower = shared?.follower
     self.instanceTag = shared?.instanceTag
     // Progress is derived, so it is recomputed at start for every vehicle with a position.
@@ -226,6 +233,12 @@ public struct FleetConfiguration: Sendable {
   /// SearchVehicles' COST order, unless a provider has its own weights.
   public var costWeights = MatchCostWeights()
   public var providerCostWeights: [String: MatchCostWeights] = [:]
+  /// Products and prices per provider (`fleetd serve --tariffs`); none: rides are not priced.
+  public var tariffs = Tariffs.none
+  /// Where each provider serves, and its zones (`fleetd serve --service-areas`); none: everywhere.
+  public var serviceAreas = ServiceAreas.none
+  /// Which vehicles quotes count on for a pickup ETA and surge: the dispatcher's own rules.
+  public var dispatchRules = DispatchRules()
 
   public init() {}
 

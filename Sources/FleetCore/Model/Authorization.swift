@@ -34,6 +34,8 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case getRide = "GetRide"
   case listRides = "ListRides"
   case cancelRide = "CancelRide"
+  /// Prices a ride per product (fleetkit.v1.Rides/QuoteRide).
+  case quoteRide = "QuoteRide"
   /// FleetKit's location reports (fleetkit.v1.VehicleUpdates and its REST batch): an
   /// UpdateVehicle of what a device reports, one quota token per report.
   case reportLocations = "ReportLocations"
@@ -45,7 +47,7 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle, .cancelRide,
       .reportLocations:
       .update
-    case .searchTrips, .searchVehicles: .search
+    case .searchTrips, .searchVehicles, .quoteRide: .search
     case .listVehicles, .listRides: .list
     case .reportBillableTrip: .billing
     }

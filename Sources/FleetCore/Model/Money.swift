@@ -123,6 +123,9 @@ public struct Decimal6: Sendable, Hashable, Codable, Comparable, CustomStringCon
 
   public static func < (a: Decimal6, b: Decimal6) -> Bool { a.micros < b.micros }
 
+  /// For display and for the wire's `double` multipliers; never for money.
+  public var doubleValue: Double { Double(micros) / 1_000_000 }
+
   public var description: String {
     let sign = micros < 0 ? "-" : ""
     let magnitude = micros.magnitude

@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// Where a booked ride stands (raw values are `fleetkit.v1.Ride.State`'s numbers).
@@ -10,6 +11,8 @@ public enum RideState: Int, Sendable, Hashable, Codable, CaseIterable {
   case noVehicleFound = 3
   case canceled = 4
   case completed = 5
+  /// Booked for a later pickup time; released to WAITING early enough for a car to get there.
+  case scheduled = 6
 
   public var wireName: String {
     switch self {
@@ -19,6 +22,7 @@ public enum RideState: Int, Sendable, Hashable, Codable, CaseIterable {
     case .noVehicleFound: "NO_VEHICLE_FOUND"
     case .canceled: "CANCELED"
     case .completed: "COMPLETED"
+    case .scheduled: "SCHEDULED"
     }
   }
 }
@@ -34,6 +38,12 @@ public struct RideRequest: Sendable, Hashable, Codable {
   public var tripType: TripType = .unknown
   public var requiredAttributes: [Attribute] = []
   public var filter = ""
+  /// When the rider is to be picked up; nil for a ride now.
+  public var pickupTime: Date?
+  /// A quote to book (its product at its price).
+  public var quoteID: String?
+  /// The product asked for, when there is no quote.
+  public var product: String?
 
   public init() {}
 }
@@ -61,6 +71,25 @@ public struct Ride: Sendable, Hashable, Codable {
   public var updateTime: Date = .distantPast
   /// Store revision; increases with every change (see `FleetStore`).
   public var revision: UInt64 = 0
+  /// The product booked (with a tariff file): the quote's, the one asked for, or the first
+  /// that fits; nil without tariffs.
+  public var product: String?
+  public var pricing: Product.Pricing?
+  /// The kind of vehicle the product sends; nil: any.
+  public var vehicleCategory: VehicleCategory?
+  /// The price agreed at booking.
+  public var fare: Fare?
+  /// What the rider pays, once the ride completed or was canceled after an assignment.
+  public var finalFare: Fare?
+  /// The vehicle's odometer and the time when the rider was picked up: where a metered fare
+  /// starts counting.
+  public var meterStart: MeterReading?
+  /// The route the fare was priced on (pickup, stops, drop-off), routed again when the stops or
+  /// the drop-off change, so that an upfront fare can be priced anew at completion.
+  public var route: PlannedRoute?
+  /// Why the final fare differs from the agreed one ("the drop-off changed"); nil when it
+  /// does not, or for a metered product.
+  public var finalFareReason: String?
 
   public init(provider: String, id: String, request: RideRequest) {
     self.provider = provider
@@ -69,7 +98,38 @@ public struct Ride: Sendable, Hashable, Codable {
   }
 
   public var name: ResourceName { ResourceName(provider: provider, kind: .rides, id: id) }
+
+  /// Whether the dispatcher still has work with it: releasing it when scheduled, matching it
+  /// when waiting, watching its vehicle until the pickup when assigned.
+  public var isDispatcherWatching: Bool {
+    dispatchState == .scheduled || dispatchState == .waiting || dispatchState == .assigned
+  }
+
   public var tripName: ResourceName { ResourceName(provider: provider, kind: .trips, id: id) }
+}
+
+/// A drive through given points, as routed when it was priced.
+public struct PlannedRoute: Sendable, Hashable, Codable {
+  public var points: [LatLng]
+  public var metres: Double
+  public var seconds: Double
+
+  public init(points: [LatLng], metres: Double, seconds: Double) {
+    self.points = points
+    self.metres = metres
+    self.seconds = seconds
+  }
+}
+
+/// A vehicle's odometer at a moment.
+public struct MeterReading: Sendable, Hashable, Codable {
+  public var meters: Double
+  public var time: Date
+
+  public init(meters: Double, time: Date) {
+    self.meters = meters
+    self.time = time
+  }
 }
 
 /// A ride as the booking API shows it: its state follows its trip's end.

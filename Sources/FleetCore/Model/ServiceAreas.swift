@@ -64,3 +64,24 @@ public struct ServiceAreas: Sendable {
   /// Every provider named in the file.
   public var providers: Set<String> { Set(regions.map(\.provider)) }
 }
+
+extension FleetConfiguration {
+  /// Sets the tariffs and service areas after checking that they agree: a zone's fee must be
+  /// money of its provider's currency, and only a provider with a tariff may have fees or surge.
+  public mutating func setRideService(tariffs: Tariffs, serviceAreas: ServiceAreas, source: String) throws(FleetError) {
+    for region in serviceAreas.regions where region.fee != nil || region.surge {
+      guard let tariff = tariffs.providers[region.provider] else {
+        throw .invalid(
+          "\(source): zone '\(region.name)' of provider '\(region.provider)' has a fee or surge, but the provider has no tariff"
+        )
+      }
+      if let fee = region.fee, fee.money(tariff.currency) == nil {
+        throw .invalid(
+          "\(source): zone '\(region.name)' has fee \"\(fee)\", finer than \(tariff.currency.code)'s minor unit (\(tariff.currency.digits) digits)"
+        )
+      }
+    }
+    self.tariffs = tariffs
+    self.serviceAreas = serviceAreas
+  }
+}

@@ -37,7 +37,7 @@ public struct ProviderTariff: Sendable, Hashable {
 public struct Product: Sendable, Hashable {
   /// `upfront`: the quoted price is what the rider pays unless the ride changes; `metered`: the
   /// distance and time actually driven.
-  public enum Pricing: String, Sendable, Hashable, CaseIterable {
+  public enum Pricing: String, Sendable, Hashable, Codable, CaseIterable {
     case upfront, metered
   }
 

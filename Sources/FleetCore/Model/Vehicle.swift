@@ -1,3 +1,4 @@
+import FleetGeometry
 import Foundation
 
 /// A vehicle as fleetd stores it.
@@ -26,6 +27,8 @@ public struct Vehicle: Sendable, Hashable, Codable {
   public var updateTime: Date = .distantPast
   /// Store revision; increases with every change (see `FleetStore`).
   public var revision: UInt64 = 0
+  /// The distance driven as its positions tell it: what metered fares count.
+  public var odometer: Odometer?
 
   public init(provider: String, id: String) {
     self.provider = provider
@@ -33,6 +36,19 @@ public struct Vehicle: Sendable, Hashable, Codable {
   }
 
   public var name: ResourceName { ResourceName(provider: provider, kind: .vehicles, id: id) }
+}
+
+/// A vehicle's distance driven, summed over its reported positions. A step counts once the
+/// vehicle is far enough from where the last counted step ended (`anchor`) that it is movement,
+/// not the jitter of a standing car's fixes.
+public struct Odometer: Sendable, Hashable, Codable {
+  public var meters: Double
+  public var anchor: LatLng
+
+  public init(meters: Double, anchor: LatLng) {
+    self.meters = meters
+    self.anchor = anchor
+  }
 }
 
 /// What a client may send for a vehicle beyond the stored fields.

@@ -84,15 +84,54 @@ extension Fleet {
     }
   }
 
-  /// Rides that have waited longer than `timeout` become NO_VEHICLE_FOUND and their trips
-  /// CANCELED. Returns them.
+  /// Scheduled rides become WAITING once the nearest vehicle the dispatcher would offer, plus
+  /// `lead`, would reach the pickup by its pickup time (or `lead` before it when none can
+  /// reach it yet); rides further ahead than `lookahead` are not looked at. Returns them.
+  public func releaseScheduledRides(rules: DispatchRules, lead: Duration, lookahead: Duration)
+    async throws(FleetError) -> [ResourceName]
+  {
+    let now = now()
+    let due = state.withLock { s in
+      s.ridesInDispatch.compactMap { name -> PendingRide? in
+        guard let ride = s.rides[name.provider]?[name.id], ride.dispatchState == .scheduled,
+          let pickupTime = ride.request.pickupTime, pickupTime.timeIntervalSince(now) <= lookahead.seconds,
+          let trip = s.trips[name.provider]?[name.id], !trip.status.isTerminal
+        else { return nil }
+        return PendingRide(ride: ride, trip: trip)
+      }
+    }
+    guard !due.isEmpty else { return [] }
+    let options = dispatchOptions(for: due, rules: rules)
+    let release = zip(due, options).compactMap { pending, found -> ResourceName? in
+      let pickupTime = pending.ride.request.pickupTime!
+      let drive = found.map(\.pickupSeconds).min() ?? 0
+      return now.addingTimeInterval(drive + lead.seconds) >= pickupTime ? pending.ride.name : nil
+    }
+    guard !release.isEmpty else { return [] }
+    return try await write { s, now throws(FleetError) in
+      var released: [ResourceName] = []
+      var changes: [StoredChange] = []
+      for name in release {
+        guard var ride = s.rides[name.provider]?[name.id], ride.dispatchState == .scheduled else { continue }
+        ride.dispatchState = .waiting
+        ride.waitingSince = now
+        ride.updateTime = now
+        changes.append(s.put(ride))
+        released.append(name)
+      }
+      return (released, changes)
+    }
+  }
+
+  /// Rides that have waited longer than `timeout` (a scheduled ride: since its pickup time)
+  /// become NO_VEHICLE_FOUND and their trips CANCELED. Returns them.
   public func expireRides(waitingLongerThan timeout: Duration) async throws(FleetError) -> [ResourceName] {
     try await write { s, now throws(FleetError) in
       var expired: [ResourceName] = []
       var changes: [StoredChange] = []
       for name in s.ridesInDispatch {
         guard var ride = s.rides[name.provider]?[name.id], ride.dispatchState == .waiting,
-          now.timeIntervalSince(ride.waitingSince) > timeout.seconds
+          now.timeIntervalSince(max(ride.waitingSince, ride.request.pickupTime ?? .distantPast)) > timeout.seconds
         else { continue }
         if var trip = s.trips[name.provider]?[name.id], !trip.status.isTerminal {
           changes += try Self.cancel(&trip, in: &s, now: now)
@@ -171,7 +210,7 @@ extension Fleet {
   }
 
   /// The SearchVehicles request a ride amounts to: its trip type, passengers and attributes,
-  /// any vehicle type; EXCLUSIVE rides may go back-to-back, SHARED ones into any car with room.
+  /// its product's vehicle type (any without one); EXCLUSIVE rides may go back-to-back, SHARED ones into any car with room.
   static func search(for ride: Ride, rules: DispatchRules) -> VehicleSearch {
     var search = VehicleSearch()
     search.pickupPoint = ride.request.pickupPoint
@@ -181,7 +220,7 @@ extension Fleet {
     search.minimumCapacity = max(1, ride.request.numberOfPassengers)
     search.tripTypes = [ride.request.tripType]
     search.maximumStaleness = rules.maximumStaleness
-    search.vehicleTypes = VehicleCategory.allCases.filter { $0 != .unknown }
+    search.vehicleTypes = ride.vehicleCategory.map { [$0] } ?? VehicleCategory.allCases.filter { $0 != .unknown }
     search.requiredAttributes = ride.request.requiredAttributes
     search.filter = ride.request.filter
     search.orderBy = .pickupPointETA

@@ -138,6 +138,12 @@ extension Fleet {
       try stop?.point.validate("trip.\(path).point")
     }
 
+    // A priced ride whose points change is routed again now, outside the lock, so that its
+    // fare can be priced anew at completion.
+    let rerouted = reroute(
+      name, pickup: mask.contains("pickup_point") ? .some(input.pickupPoint) : nil,
+      stops: mask.contains("intermediate_destinations") ? input.intermediateDestinations : nil,
+      dropoff: mask.contains("dropoff_point") ? .some(input.dropoffPoint) : nil)
     return try await write { s, now throws(FleetError) in
       let old = try Self.existingTrip(name, in: s)
       try caller.checkTripAccess(tripID: old.id, assignedVehicle: old.vehicleID)
@@ -198,7 +204,12 @@ extension Fleet {
       let order = mask.contains("vehicle_waypoints") ? vehicleWaypoints : []
       let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
       trip.updateTime = now
-      let changes = [s.put(trip)] + vehicles.map { s.put($0) }
+      var changes = [s.put(trip)] + vehicles.map { s.put($0) }
+      if let rerouted, rerouted.points == Self.routePoints(of: trip), var ride = s.rides[name.provider]?[name.id] {
+        ride.route = rerouted
+        ride.updateTime = now
+        changes.append(s.put(ride))
+      }
       return (
         Self.snapshot(s.trips[trip.provider]![trip.id]!, view: .sdk, includeVehicleWaypoints: true, state: s), changes
       )

@@ -50,6 +50,9 @@ extension Fleet {
       vehicle.licensePlate = v.licensePlate
       vehicle.backToBackEnabled = v.backToBackEnabled
       vehicle.lastLocation = located.last.map { Self.received($0, now: now) }
+      if let position = vehicle.lastLocation?.location {
+        Self.advance(&vehicle.odometer, to: position, accuracy: vehicle.lastLocation?.latlngAccuracy)
+      }
       vehicle.createTime = now
       vehicle.updateTime = now
       let change = s.put(vehicle)
@@ -179,6 +182,9 @@ extension Fleet {
     }
     if mask.contains("past_locations") || mask.contains("last_location") {
       ingestPastLocations(update.pastLocated, into: &vehicle, now: now)
+    }
+    if let position = vehicle.lastLocation?.location, vehicle.lastLocation != before.lastLocation {
+      advance(&vehicle.odometer, to: position, accuracy: vehicle.lastLocation?.latlngAccuracy)
     }
     if mask.contains("current_route_segment") {
       if vehicle.currentRouteSegment != v.currentRouteSegment {

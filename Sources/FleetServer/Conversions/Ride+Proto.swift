@@ -17,6 +17,9 @@ extension RideRequest {
       try Attribute(a, field: "ride.required_attributes[\(i)]")
     }
     filter = p.filter
+    pickupTime = p.hasPickupTime ? Date(p.pickupTime) : nil
+    quoteID = p.quoteID.isEmpty ? nil : p.quoteID
+    product = p.product.isEmpty ? nil : p.product
   }
 }
 
@@ -41,5 +44,19 @@ extension Fleetkit_V1_Ride {
       if let time = ride.assignTime { assignTime = time.proto }
       if let eta = ride.assignedPickupETA { assignedPickupEta = eta.proto }
     }
+    quoteID = ride.request.quoteID ?? ""
+    product = ride.product ?? ""
+    if let pricing = ride.pricing { self.pricing = pricing.proto }
+    if let pickupTime = ride.request.pickupTime { self.pickupTime = pickupTime.proto }
+    if let fare = ride.fare {
+      self.fare = fare.total.proto
+      fareBreakdown = fare.itemsProto
+      surgeMultiplier = fare.surge.doubleValue
+    }
+    if let fare = ride.finalFare {
+      finalFare = fare.total.proto
+      finalFareBreakdown = fare.itemsProto
+    }
+    finalFareReason = ride.finalFareReason ?? ""
   }
 }

@@ -35,4 +35,12 @@ struct RidesHandler: Fleetkit_V1_Rides.ServiceProtocol {
       try await rpcs.cancelRide(r, c)
     }
   }
+
+  func quoteRide(request: ServerRequest<Fleetkit_V1_QuoteRideRequest>, context: ServerContext) async throws
+    -> ServerResponse<Fleetkit_V1_QuoteRideResponse>
+  {
+    try await front.respond(.quoteRide, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try rpcs.quoteRide(r, c)
+    }
+  }
 }

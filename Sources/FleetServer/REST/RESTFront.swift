@@ -219,6 +219,7 @@ struct RESTRoute: Sendable {
     case getRide(String)
     case listRides(parent: String)
     case cancelRide(String)
+    case quoteRide(parent: String)
   }
 
   let target: Target
@@ -282,6 +283,7 @@ struct RESTRoute: Sendable {
     case (true, 4, "trips", "watchRideStatus"): return [.get: .watchRideStatus(name)]
     case (true, 3, "vehicles", "reportLocations"): return [.post: .reportLocations(parent: parent)]
     case (true, 3, "rides", ""): return [.post: .createRide(parent: parent), .get: .listRides(parent: parent)]
+    case (true, 3, "rides", "quote"): return [.post: .quoteRide(parent: parent)]
     case (true, 4, "rides", ""): return [.get: .getRide(name), .delete: .cancelRide(name)]
     default: return [:]
     }
@@ -310,6 +312,7 @@ struct RESTRoute: Sendable {
     case .getRide: .getRide
     case .listRides: .listRides
     case .cancelRide: .cancelRide
+    case .quoteRide: .quoteRide
     }
   }
 }
@@ -410,6 +413,10 @@ struct RESTCall: Sendable {
       var r = Fleetkit_V1_CancelRideRequest()
       r.name = name
       return try encode(try await rpcs.cancelRide(r, caller))
+    case .quoteRide(let parent):
+      var r = try decodeBody(Fleetkit_V1_QuoteRideRequest.self)
+      r.parent = parent
+      return try encode(try rpcs.quoteRide(r, caller))
     case .rideStatus(let name):
       let identifier = queryValue("rideIdentifier", "ride_identifier")
       return try rideStatusBody(
