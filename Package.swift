@@ -225,7 +225,7 @@ let package = Package(
     // (405, CORS); the daemon builder.
     .target(
       name: "FleetServer",
-      dependencies: ["FleetGeometry", "FleetPlaces", 
+      dependencies: ["FleetClient", "FleetGeometry", "FleetPlaces", 
         "FleetCore", "FleetAuth", "FleetStoreSQLite", "FleetStorePostgres", "FleetProto", "FleetRouting", "FleetProgress",
         "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
         .product(name: "Crypto", package: "swift-crypto"),

@@ -53,6 +53,9 @@ public struct HTTPClient: Sendable {
 
   /// The largest whole body read; a longer one is an error, not an allocation.
   public var maximumBodyBytes = 16 << 20
+  /// Called with the address connected to, after DNS and before a byte is sent: throwing
+  /// refuses it (fleetd's webhooks refuse private networks this way).
+  public var addressCheck: (@Sendable (SocketAddress) throws -> Void)?
 
   public init() {}
 
@@ -112,6 +115,17 @@ public struct HTTPClient: Sendable {
         }
     } catch {
       throw FleetClientError(.unavailable, "\(host):\(port) cannot be reached: \(error)")
+    }
+    if let addressCheck {
+      do {
+        guard let address = channel.channel.remoteAddress else {
+          throw FleetClientError(.unavailable, "\(host):\(port): the connection has no peer address")
+        }
+        try addressCheck(address)
+      } catch {
+        try? await channel.channel.close()
+        throw error
+      }
     }
     let maximum = maximumBodyBytes
     // A cancelled caller closes the connection: a server that stopped answering holds nobody.

@@ -34,6 +34,7 @@ public final class FleetDaemon: Sendable {
   /// The dispatcher, with `--dispatch`.
   public let dispatcher: Dispatcher?
   let dispatchMetrics: DispatchMetrics?
+  let webhooks: WebhookWorker
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let store = try await StoreOpener.open(
@@ -111,6 +112,9 @@ public final class FleetDaemon: Sendable {
     rpcs.dispatching = configuration.dispatch != nil
     dispatcher = configuration.dispatch.map { Dispatcher(fleet: fleet, configuration: $0, logger: logger) }
     dispatchMetrics = dispatcher.map { _ in DispatchMetrics(registry: registry) }
+    webhooks = WebhookWorker(
+      store: store, configuration: configuration.webhooks, metrics: WebhookMetrics(registry: registry),
+      logger: logger)
 
     let grpcFront = GRPCFront(gate: gate, rpcs: rpcs)
     let intake = ReportIntake(gate: gate, fleet: fleet)
@@ -179,6 +183,7 @@ public final class FleetDaemon: Sendable {
           service: DispatchService(
             fleet: fleet, dispatcher: dispatcher, lease: shared?.dispatchLease, metrics: dispatchMetrics)))
     }
+    services.append(.init(service: WebhookService(worker: webhooks, lease: shared?.webhookLease)))
     let group = ServiceGroup(
       configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
     runningGroup.withLock { $0 = group }
@@ -226,7 +231,7 @@ struct GRPCService: Service {
 struct DispatchService: Service {
   let fleet: Fleet
   let dispatcher: Dispatcher
-  let lease: (any DispatchLease)?
+  let lease: (any Lease)?
   let metrics: DispatchMetrics
 
   func run() async throws {

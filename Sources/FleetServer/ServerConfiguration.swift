@@ -45,6 +45,27 @@ public struct ServerConfiguration: Sendable {
   public var fleet = FleetConfiguration()
   /// When set, fleetd runs the dispatcher and serves the booking API (`fleetd serve --dispatch`).
   public var dispatch: DispatchConfiguration?
+  /// How events reach the providers' webhook endpoints (`fleetd webhooks add`).
+  public var webhooks = WebhookConfiguration()
+
+  public init() {}
+}
+
+/// How fleetd delivers webhooks, with documented defaults.
+public struct WebhookConfiguration: Sendable {
+  /// Loopback, private and link-local targets are refused unless this is set
+  /// (`--allow-private-webhooks`: development and tests).
+  public var allowPrivateTargets = false
+  /// When a failed delivery is tried again, and for how long (`--webhook-retry-hours`).
+  public var retry = WebhookRetryPolicy()
+  /// An endpoint that has not answered within this is a failed attempt.
+  public var timeout: Duration = .seconds(10)
+  /// Deliveries in flight at once (each the next of its endpoint and subject).
+  public var concurrency = 32
+  /// How often an idle worker looks for new events.
+  public var poll: Duration = .milliseconds(100)
+  /// Delivered and failed deliveries are kept this long (`fleetd webhooks list` counts them).
+  public var keepFinished: Duration = .seconds(7 * 86_400)
 
   public init() {}
 }

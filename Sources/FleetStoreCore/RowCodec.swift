@@ -433,3 +433,62 @@ extension BillableTripReport: RowCodable {
       solutionType: Int(try row.int()), reportTime: try row.date())
   }
 }
+
+extension FleetEvent: RowCodable {
+  // The ride or vehicle is nested as its own whole row, length first, so that fields appended
+  // to it later keep older events decodable.
+  func write(to row: inout RowWriter) {
+    row.string(id)
+    row.string(type.rawValue)
+    row.string(provider)
+    row.string(subject.kind.rawValue)
+    row.string(subject.id)
+    row.varint(revision)
+    row.varint(UInt64(position))
+    row.date(time)
+    switch payload {
+    case .ride(let view):
+      row.varint(0)
+      row.data(Data(view.ride.rowBytes))
+      row.enumValue(view.state)
+      row.string(view.vehicleID)
+    case .vehicle(let vehicle, let zone):
+      row.varint(1)
+      row.data(Data(vehicle.rowBytes))
+      row.optional(zone) { $0.string($1) }
+    }
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    let id = try row.string()
+    let typeName = try row.string()
+    guard let type = FleetEventType(rawValue: typeName) else { throw row.damaged("event type '\(typeName)'") }
+    let provider = try row.string()
+    let kindName = try row.string()
+    guard let kind = EntityKind(rawValue: kindName) else { throw row.damaged("entity kind '\(kindName)'") }
+    let subject = EntityKey(kind, provider: provider, id: try row.string())
+    let revision = try row.varint()
+    let position = Int(try row.varint())
+    let time = try row.date()
+    let payload: Payload
+    switch try row.varint() {
+    case 0:
+      let ride: Ride = try Self.nested(try row.data(), in: row)
+      payload = .ride(RideView(ride: ride, state: try row.enumValue(), vehicleID: try row.string()))
+    case 1:
+      let vehicle: Vehicle = try Self.nested(try row.data(), in: row)
+      payload = .vehicle(vehicle, zone: try row.optional { r throws(RowFormatError) in try r.string() })
+    case let tag:
+      throw row.damaged("event payload \(tag)")
+    }
+    self.init(
+      id: id, type: type, provider: provider, subject: subject, revision: revision, position: position, time: time,
+      payload: payload)
+  }
+
+  static func nested<T: RowCodable>(_ bytes: Data, in row: RowReader) throws(RowFormatError) -> T {
+    guard bytes.first == RowFormat.binaryV1 else { throw row.damaged("a nested row of unknown format") }
+    var reader = RowReader([UInt8](bytes), from: 1)
+    return try T(row: &reader)
+  }
+}

@@ -47,6 +47,46 @@ public struct StoredRow: Sendable, Hashable {
 public enum EncodedChange: Sendable, Hashable {
   case row(StoredRow)
   case billableTrip(provider: String, id: String, reportTime: Double, body: Data)
+  /// An event for webhooks, into the outbox.
+  case event(EncodedEvent)
+}
+
+/// An outbox row: what fan-out and ordering read as columns, the event itself as the body.
+public struct EncodedEvent: Sendable, Hashable {
+  public var id: String
+  public var provider: String
+  public var type: String
+  /// `rides/ID` or `vehicles/ID`: deliveries of one subject go out in order.
+  public var subject: String
+  public var revision: UInt64
+  public var position: Int
+  public var time: Double
+  public var body: Data
+
+  public init(
+    id: String, provider: String, type: String, subject: String, revision: UInt64, position: Int, time: Double,
+    body: Data
+  ) {
+    self.id = id
+    self.provider = provider
+    self.type = type
+    self.subject = subject
+    self.revision = revision
+    self.position = position
+    self.time = time
+    self.body = body
+  }
+
+  public init(_ event: FleetEvent) {
+    id = event.id
+    provider = event.provider
+    type = event.type.rawValue
+    subject = "\(event.subject.kind.rawValue)s/\(event.subject.id)"
+    revision = event.revision
+    position = event.position
+    time = event.time.timeIntervalSince1970
+    body = Data(event.rowBytes)
+  }
 }
 
 /// How entities become row bodies and back, the same for every store: the binary row format
@@ -66,6 +106,7 @@ public enum StoredRows {
         .billableTrip(
           provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
           body: Data(r.rowBytes))
+      case .putEvent(let event): .event(EncodedEvent(event))
       }
     }
   }
@@ -98,6 +139,7 @@ public enum StoredRows {
   public static func vehicle(from body: Data) throws -> Vehicle { try decode(body) }
   public static func ride(from body: Data) throws -> Ride { try decode(body) }
   public static func billableTrip(from body: Data) throws -> BillableTripReport { try decode(body) }
+  public static func event(from body: Data) throws -> FleetEvent { try decode(body) }
 
   static func decode<T: RowCodable>(_ body: Data) throws -> T {
     guard body.first == RowFormat.binaryV1 else {

@@ -22,6 +22,8 @@ enum PostgresMigrations {
   static let commitLockKey = lockKey + 1
   /// Held by the instance whose dispatcher runs (the dispatch lease).
   static let dispatchLeaseKey = lockKey + 2
+  /// Held by the instance that delivers webhooks (the webhook lease).
+  static let webhookLeaseKey = lockKey + 3
 
   /// Entities by provider and ID with their revision; body is NULL for a tombstone (a deletion
   /// kept so that an older write cannot resurrect it).
@@ -99,6 +101,7 @@ enum PostgresMigrations {
         // Made once and kept: the key that seals quote IDs.
         "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)"
       ]),
+    Migration(identifier: "v7: webhooks", statements: WebhookTables.statements),
   ]
 
   /// Rows written as JSON by earlier versions become binary, so that every row read is.

@@ -139,7 +139,8 @@ struct PostgresChangeLog: ChangeFeed {
           }
         } catch {
           if Task.isCancelled { break }
-          logger.warning("change notifications lost; listening again", metadata: ["error": "\(PostgresStore.describe(error))"])
+          logger.warning(
+            "change notifications lost; listening again", metadata: ["error": "\(PostgresStore.describe(error))"])
         }
         try? await Task.sleep(for: .milliseconds(200))
       }
@@ -150,16 +151,18 @@ struct PostgresChangeLog: ChangeFeed {
   }
 }
 
-// MARK: - The dispatch lease and the instance registry
+// MARK: - Leases and the instance registry
 
-extension PostgresStore: DispatchLease {
-  public var dispatchLease: any DispatchLease { self }
+/// A lease one instance at a time holds: a session advisory lock on one pooled connection,
+/// checked every `probe`. When its instance dies, PostgreSQL ends the session and frees the lock,
+/// and the next try elsewhere (every `probe`) takes it.
+struct PostgresLease: Lease {
+  let name: String
+  let key: Int64
+  let store: PostgresStore
 
-  /// A session advisory lock held on one pooled connection, checked every `probe`: when that
-  /// instance dies, PostgreSQL ends its session and frees the lock, and the next try elsewhere
-  /// (every `probe`) takes it.
-  public func whileLeading(probe: Duration, _ body: @escaping @Sendable () async -> Void) async {
-    let key = PostgresMigrations.dispatchLeaseKey
+  func whileLeading(probe: Duration, _ body: @escaping @Sendable () async -> Void) async {
+    let (client, logger, instance) = (store.client, store.logger, store.instanceTag)
     while !Task.isCancelled {
       do {
         try await client.withConnection { connection in
@@ -170,27 +173,37 @@ extension PostgresStore: DispatchLease {
             granted = answer
           }
           guard granted else { return }
-          logger.notice("dispatch lease taken", metadata: ["instance": "\(instanceTag)"])
+          logger.notice("\(name) lease taken", metadata: ["instance": "\(instance)"])
           await withTaskGroup(of: Void.self) { group in
             group.addTask { await body() }
             group.addTask {
               // Lost with the connection: the lock may already be someone else's.
               while !Task.isCancelled {
                 try? await Task.sleep(for: probe)
-                do { try await connection.query("SELECT 1", logger: self.logger) } catch { return }
+                do { try await connection.query("SELECT 1", logger: logger) } catch { return }
               }
             }
             await group.next()
             group.cancelAll()
           }
-          logger.notice("dispatch lease given up", metadata: ["instance": "\(instanceTag)"])
+          logger.notice("\(name) lease given up", metadata: ["instance": "\(instance)"])
           _ = try? await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
         }
       } catch {
-        logger.warning("dispatch lease unavailable", metadata: ["error": "\(Self.describe(error))"])
+        logger.warning("\(name) lease unavailable", metadata: ["error": "\(PostgresStore.describe(error))"])
       }
       try? await Task.sleep(for: probe)
     }
+  }
+}
+
+extension PostgresStore {
+  public var dispatchLease: any Lease {
+    PostgresLease(name: "dispatch", key: PostgresMigrations.dispatchLeaseKey, store: self)
+  }
+
+  public var webhookLease: any Lease {
+    PostgresLease(name: "webhook", key: PostgresMigrations.webhookLeaseKey, store: self)
   }
 
   public var liveInstances: Int { liveInstanceCount.withLock { $0 } }

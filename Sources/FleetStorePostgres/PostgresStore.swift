@@ -17,7 +17,7 @@ import Synchronization
 /// Sharing: each transaction checks the revisions its writes expect (a write another instance
 /// overtook is refused as a `StoreConflict`, the rest of the batch goes on) and logs the batch
 /// to `changes`, with one NOTIFY, under a lock that makes the log's order the commit order.
-public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore {
+public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, WebhookStore {
   public let address: PostgresAddress
   public let instanceTag: UInt64
   public let follower: any CommitFollower
@@ -227,12 +227,15 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore {
       guard !accepted.isEmpty else { return outcomes }
       var rows: [StoredTable: RowColumns] = [:]
       var billable = BillableColumns()
+      var events = EventColumns()
       for change in StoredRows.newestPerRow(accepted.flatMap(\.rows)) {
         switch change {
         case .row(let row):
           rows[row.table, default: RowColumns()].append(row)
         case .billableTrip(let provider, let id, let reportTime, let body):
           billable.append(provider: provider, id: id, reportTime: reportTime, body: body)
+        case .event(let event):
+          events.append(event)
         }
       }
       for table in StoredTable.allCases {
@@ -247,6 +250,7 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore {
             \(billable.reportTimes)::float8[], \(billable.bodies)::bytea[])
           """, logger: logger)
       }
+      if !events.ids.isEmpty { try await connection.query(events.insert, logger: logger) }
       let logged = ChangeLog.encode(accepted.map(\.logged))
       try await connection.query(
         """
@@ -323,6 +327,37 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore {
           ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
           WHERE excluded.revision > \(name).revision
           """, binds: bindings)
+    }
+  }
+
+  /// A batch's outbox events as arrays, one per column.
+  struct EventColumns {
+    var ids: [String] = []
+    var providers: [String] = []
+    var types: [String] = []
+    var subjects: [String] = []
+    var revisions: [Int64] = []
+    var positions: [Int64] = []
+    var times: [Double] = []
+    var bodies: [ByteBuffer] = []
+
+    mutating func append(_ event: EncodedEvent) {
+      ids.append(event.id)
+      providers.append(event.provider)
+      types.append(event.type)
+      subjects.append(event.subject)
+      revisions.append(Int64(event.revision))
+      positions.append(Int64(event.position))
+      times.append(event.time)
+      bodies.append(ByteBuffer(bytes: event.body))
+    }
+
+    var insert: PostgresQuery {
+      """
+      INSERT INTO webhook_events (id, provider, type, subject, revision, position, time, body)
+      SELECT * FROM unnest(\(ids)::text[], \(providers)::text[], \(types)::text[], \(subjects)::text[],
+        \(revisions)::int8[], \(positions)::int8[], \(times)::float8[], \(bodies)::bytea[])
+      """
     }
   }
 

@@ -10,7 +10,7 @@ import Logging
 /// Throughput: commits that arrive while one is being written are batched into the next
 /// transaction (group commit); one waiting caller is promoted to write each batch, so there is no
 /// background task and no caller waits behind more than one batch.
-public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore {
+public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookStore {
   public static let fileName = "fleet.sqlite"
 
   let pool: DatabasePool
@@ -101,6 +101,9 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore {
       // Made once and kept: the key that seals quote IDs.
       try db.execute(sql: "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
     }
+    migrator.registerMigration("v6: webhooks") { db in
+      for statement in WebhookTables.statements { try db.execute(sql: statement) }
+    }
     return migrator
   }
 
@@ -179,6 +182,17 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore {
             sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)"
           )
           .execute(arguments: [provider, id, reportTime, body])
+        case .event(let event):
+          try db.cachedStatement(
+            sql: """
+              INSERT INTO webhook_events (id, provider, type, subject, revision, position, time, body)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+              """
+          )
+          .execute(arguments: [
+            event.id, event.provider, event.type, event.subject, Int64(event.revision), event.position, event.time,
+            event.body,
+          ])
         }
       }
     }

@@ -7,8 +7,8 @@ struct Fleetd: AsyncParsableCommand {
     commandName: "fleetd",
     abstract: "FleetKit's server: a self-hosted, wire-compatible Fleet Engine (trips and vehicles).",
     subcommands: [
-      ServeCommand.self, KeysCommand.self, APIKeysCommand.self, TokenCommand.self, GraphCommand.self, RouteCommand.self,
-      DemoCommand.self,
+      ServeCommand.self, KeysCommand.self, APIKeysCommand.self, WebhooksCommand.self, TokenCommand.self,
+      GraphCommand.self, RouteCommand.self, DemoCommand.self,
     ],
     defaultSubcommand: ServeCommand.self)
 }

@@ -52,6 +52,10 @@ struct ServeCommand: AsyncParsableCommand {
       "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1)."
   )
   var searchCost: [String] = []
+  @Flag(help: "Deliver webhooks to loopback, private and link-local addresses too (development and tests).")
+  var allowPrivateWebhooks = false
+  @Option(help: "Hours a webhook delivery is tried again, with backoff, before it is given up.")
+  var webhookRetryHours = 24.0
   @Option(help: "Where Leaflet and Leaflet.markercluster are, for the web pages (Debian's libjs-leaflet: the default).")
   var leafletDir = "/usr/share/javascript/leaflet"
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
@@ -78,6 +82,11 @@ struct ServeCommand: AsyncParsableCommand {
     for setting in quota { try configuration.quotas.apply(setting) }
     for setting in searchCost { try Self.applyCost(setting, to: &configuration.fleet) }
     try rideService.apply(to: &configuration)
+    configuration.webhooks.allowPrivateTargets = allowPrivateWebhooks
+    guard webhookRetryHours > 0, webhookRetryHours <= 24 * 30 else {
+      throw ValidationError("--webhook-retry-hours must be above 0 and at most 720")
+    }
+    configuration.webhooks.retry.window = .milliseconds(Int64(webhookRetryHours * 3_600_000))
     if dispatch || environment("FLEETD_DISPATCH") == "1" {
       var settings = DispatchConfiguration()
       guard let policy = DispatchPolicy(rawValue: dispatchPolicy) else {

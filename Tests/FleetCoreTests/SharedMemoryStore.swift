@@ -7,7 +7,7 @@ import Synchronization
 /// revision is checked against the write's expectation, and accepted writes go to a change log
 /// in commit order. It can store a commit and lose its answer (the connection died after COMMIT),
 /// and it can hold commits until the test answers them.
-final class SharedMemoryStore: SharedFleetStore, DispatchLease {
+final class SharedMemoryStore: SharedFleetStore, Lease {
   /// The change log, in commit order.
   final class Log: ChangeFeed {
     let batches = Mutex<[ReplicatedBatch]>([])
@@ -85,7 +85,8 @@ final class SharedMemoryStore: SharedFleetStore, DispatchLease {
   func signingKey(id: String) async throws -> SigningKey? { nil }
   func signingKeys() async throws -> [SigningKey] { [] }
   func saveSigningKey(_ key: SigningKey) async throws {}
-  var dispatchLease: any DispatchLease { self }
+  var dispatchLease: any Lease { self }
+  var webhookLease: any Lease { self }
   var liveInstances: Int { 1 }
   func maintain(interval: Duration, keepChanges: Duration) async {}
   func whileLeading(probe: Duration, _ body: @escaping @Sendable () async -> Void) async { await body() }

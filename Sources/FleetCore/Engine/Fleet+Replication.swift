@@ -26,7 +26,7 @@ enum Entity: Sendable {
     case .putRide(let r): self = .ride(r)
     case .deleteTrip(let provider, let id, _): self = .absent(EntityKey(.trip, provider: provider, id: id))
     case .deleteVehicle(let provider, let id, _): self = .absent(EntityKey(.vehicle, provider: provider, id: id))
-    case .putBillableTrip: return nil
+    case .putBillableTrip, .putEvent: return nil
     }
   }
 }

@@ -60,7 +60,10 @@ extension Fleet {
       s.touched = [:]
       defer { s.touched = nil }
       var (result, changes) = try body(&s, now)
-      if !changes.isEmpty { changes += settleRides(in: &s, now: now) }
+      if !changes.isEmpty {
+        changes += settleRides(in: &s, now: now)
+        changes += events(of: s.touched ?? [:], in: s, now: now).map(StoredChange.putEvent)
+      }
       return StagedWrite(result: result, changes: changes, expected: (s.touched ?? [:]).mapValues(\.revision))
     }
   }

@@ -139,6 +139,13 @@ public struct RideView: Sendable, Hashable {
   /// The vehicle serving it while ASSIGNED (and the last one once COMPLETED).
   public var vehicleID: String
 
+  /// A view as it was recorded (an event's ride).
+  public init(ride: Ride, state: RideState, vehicleID: String) {
+    self.ride = ride
+    self.state = state
+    self.vehicleID = vehicleID
+  }
+
   init(_ ride: Ride, trip: Trip?) {
     self.ride = ride
     switch trip?.status {

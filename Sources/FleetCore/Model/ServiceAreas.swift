@@ -30,11 +30,13 @@ public struct ServiceAreas: Sendable {
   public let regions: [Region]
   let index: AreaIndex<Int>
   let providersWithServiceAreas: Set<String>
+  let providersWithZones: Set<String>
 
   public init(_ regions: [(Region, Area)]) {
     self.regions = regions.map(\.0)
     index = AreaIndex(regions.enumerated().map { ($0.offset, $0.element.1) })
     providersWithServiceAreas = Set(regions.filter { $0.0.kind == .serviceArea }.map(\.0.provider))
+    providersWithZones = Set(regions.filter { $0.0.kind == .zone }.map(\.0.provider))
   }
 
   public static let none = ServiceAreas([])
@@ -52,6 +54,9 @@ public struct ServiceAreas: Sendable {
   public func zones(at point: LatLng, provider: String) -> [Region] {
     index.areas(containing: point).map { regions[$0.key] }.filter { $0.provider == provider && $0.kind == .zone }
   }
+
+  /// Whether the provider has any zone (vehicles crossing its borders make events).
+  public func hasZones(provider: String) -> Bool { providersWithZones.contains(provider) }
 
   /// The provider's zones that compute surge, with their areas.
   public func surgeZones(provider: String) -> [(Region, Area)] {

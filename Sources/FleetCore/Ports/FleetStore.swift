@@ -11,6 +11,8 @@ public enum StoredChange: Sendable, Hashable {
   case putBillableTrip(BillableTripReport)
   /// A booked ride (the dispatcher's record; its trip is stored as a trip).
   case putRide(Ride)
+  /// An event for webhooks, into the outbox (`WebhookStore`).
+  case putEvent(FleetEvent)
 }
 
 /// The store port of the domain. `commit` returns only once the changes are durable.
@@ -55,7 +57,8 @@ public struct EntityKey: Sendable, Hashable, Codable, CustomStringConvertible {
 }
 
 extension StoredChange {
-  /// The entity the change writes and the revision it writes it at; nil for billing reports.
+  /// The entity the change writes and the revision it writes it at; nil for billing reports
+  /// and events.
   public var entity: (key: EntityKey, revision: UInt64)? {
     switch self {
     case .putTrip(let t): (EntityKey(.trip, provider: t.provider, id: t.id), t.revision)
@@ -64,7 +67,7 @@ extension StoredChange {
     case .deleteTrip(let provider, let id, let revision): (EntityKey(.trip, provider: provider, id: id), revision)
     case .deleteVehicle(let provider, let id, let revision):
       (EntityKey(.vehicle, provider: provider, id: id), revision)
-    case .putBillableTrip: nil
+    case .putBillableTrip, .putEvent: nil
     }
   }
 }

@@ -11,7 +11,9 @@ public protocol SharedFleetStore: FleetStore {
   /// where it stood when the store was opened (before the fleet was loaded from it).
   var follower: any CommitFollower { get }
   /// Which instance runs the dispatcher.
-  var dispatchLease: any DispatchLease { get }
+  var dispatchLease: any Lease { get }
+  /// Which instance delivers webhooks.
+  var webhookLease: any Lease { get }
   /// The instances serving now (this one included), as last counted: shared limits such as
   /// quotas are divided by it.
   var liveInstances: Int { get }
@@ -31,7 +33,7 @@ public protocol CommitFollower: Sendable {
 }
 
 /// A lease that one instance at a time holds.
-public protocol DispatchLease: Sendable {
+public protocol Lease: Sendable {
   /// Runs `body` whenever this instance holds the lease, until cancelled: `body` is cancelled
   /// when the lease is lost, and the lease is tried again every `probe`.
   func whileLeading(probe: Duration, _ body: @escaping @Sendable () async -> Void) async
