@@ -53,7 +53,13 @@ extension PostgresStore {
   }
 
   public func fanOutWebhookEvents(limit: Int) async throws -> Int {
-    try await Self.transaction(client, logger: logger) { connection in
+    // Looked for first outside a transaction: an idle worker's every poll need not lock.
+    for try await any in try await client.query("SELECT EXISTS (SELECT 1 FROM webhook_events)", logger: logger)
+      .decode(Bool.self)
+    {
+      guard any else { return 0 }
+    }
+    return try await Self.transaction(client, logger: logger) { connection in
       let endpoints = try await Self.endpoints(connection.query(Self.endpointsQuery, logger: logger))
       // Locked rows are another instance's fan-out (between two leases): skipped, not waited for.
       let rows = try await connection.query(
@@ -186,6 +192,15 @@ extension PostgresStore {
       }
     }
     return counts
+  }
+
+  public func pendingWebhookDeliveries() async throws -> Int {
+    let rows = try await client.query(
+      """
+      SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending') + (SELECT COUNT(*) FROM webhook_events)
+      """, logger: logger)
+    for try await n in rows.decode(Int64.self) { return Int(n) }
+    return 0
   }
 
   public func pruneWebhookDeliveries(finishedBefore date: Date) async throws {

@@ -46,7 +46,12 @@ extension SQLiteStore {
   }
 
   public func fanOutWebhookEvents(limit: Int) async throws -> Int {
-    try await pool.write { db in
+    // Looked for first in a read: an idle worker's every poll need not be a write transaction.
+    guard
+      try await pool.read({ db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM webhook_events)") })
+        == true
+    else { return 0 }
+    return try await pool.write { db in
       let endpoints = try Self.endpoints(db)
       let rows = try Row.fetchAll(
         db, sql: "SELECT * FROM webhook_events ORDER BY revision, position LIMIT ?", arguments: [limit])
@@ -138,6 +143,17 @@ extension SQLiteStore {
       }
       counts.pending += try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM webhook_events") ?? 0
       return counts
+    }
+  }
+
+  public func pendingWebhookDeliveries() async throws -> Int {
+    try await pool.read { db in
+      try Int.fetchOne(
+        db,
+        sql: """
+          SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending')
+            + (SELECT COUNT(*) FROM webhook_events)
+          """) ?? 0
     }
   }
 

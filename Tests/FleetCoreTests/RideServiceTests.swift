@@ -53,13 +53,13 @@ let areasJSON = """
 
 let outsideMonaco = LatLng(latitude: 43.70, longitude: 7.27)  // Nice
 
-func rideServiceFleet(clock: TestClock = TestClock()) async throws -> Fleet {
+func rideServiceFleet(clock: TestClock = TestClock(), store: MemoryStore = MemoryStore()) async throws -> Fleet {
   var configuration = FleetConfiguration()
   try configuration.setRideService(
     tariffs: try Tariffs(json: Data(tariffJSON.utf8), source: "tariffs.json"),
     serviceAreas: try ServiceAreas(geoJSON: Data(areasJSON.utf8), source: "areas.geojson"), source: "areas.geojson")
   return try await Fleet(
-    store: MemoryStore(), configuration: configuration, quoteSealing: ChecksumSealer(), clock: clock.read)
+    store: store, configuration: configuration, quoteSealing: ChecksumSealer(), clock: clock.read)
 }
 
 func quoteRequest(from pickup: LatLng = monaco, to dropoff: LatLng = port, passengers: Int32 = 1, at time: Date? = nil)

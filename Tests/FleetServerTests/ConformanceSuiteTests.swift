@@ -9,14 +9,18 @@ import Testing
 /// under .build/ on first use.
 @Suite("Conformance with Google's Python client", .serialized)
 struct ConformanceSuiteTests {
-  /// The suite's Python, with its requirements: created under .build/ on first use.
-  static func python() async throws -> String {
+  /// The suite's Python, with its requirements: created under .build/ on first use, once per
+  /// test process (suites running at the same time share it).
+  static func python() async throws -> String { try await venv.value }
+
+  static let venv = Task<String, any Error> {
     let venv = ChildProcess.packageRoot.appendingPathComponent(".build/conformance-venv").path
     let python = venv + "/bin/python"
     let requirements = ChildProcess.packageRoot.appendingPathComponent("Conformance/requirements.txt").path
     var ready = FileManager.default.isExecutableFile(atPath: python)
     if ready {
-      let imports = try? await ChildProcess.run(python, ["-c", "import google.maps.fleetengine_v1, pytest, cryptography"])
+      let imports = try? await ChildProcess.run(
+        python, ["-c", "import google.maps.fleetengine_v1, pytest, cryptography, standardwebhooks"])
       ready = imports?.status == 0
     }
     if !ready {
@@ -61,10 +65,16 @@ struct ConformanceSuiteTests {
   }
 
   func passesTheSuite(
-    environment: [String: String], files: [String] = ["Conformance/test_conformance.py", "Conformance/test_key_files.py"]
+    environment: [String: String],
+    files: [String] = ["Conformance/test_conformance.py", "Conformance/test_key_files.py"]
   ) async throws {
+    try await Self.runPytest(environment: environment, files: files)
+  }
+
+  /// pytest on `files`; `-s` shows what the tests print (their figures).
+  static func runPytest(environment: [String: String], files: [String], showOutput: Bool = false) async throws {
     let outcome = try await ChildProcess.run(
-      try await Self.python(), ["-m", "pytest", "-q", "-p", "no:cacheprovider"] + files,
+      try await Self.python(), ["-m", "pytest", "-q", "-p", "no:cacheprovider"] + (showOutput ? ["-s"] : []) + files,
       environment: environment.merging(["FLEETD_BINARY": ChildProcess.built("fleetd")]) { $1 },
       directory: ChildProcess.packageRoot)
     let (status, output) = (outcome.status, outcome.output + outcome.errors)
@@ -72,5 +82,25 @@ struct ConformanceSuiteTests {
     #expect(status == 0, "conformance suite failed:\n\(output)")
     #expect(output.contains(" passed"))
     #expect(!output.contains(" failed"))
+  }
+}
+
+/// Conformance/test_webhooks.py: webhooks under an outage and a SIGKILL, verified with the
+/// Standard Webhooks library from PyPI, on SQLite and on PostgreSQL with two instances. Five
+/// minutes each, so the two run side by side, and beside the other suites.
+@Suite("Webhooks under faults")
+struct WebhookFaultTests {
+  @Test(.timeLimit(.minutes(12)))
+  func everyEventArrivesInOrderThroughAnOutageAndAKill9() async throws {
+    try await ConformanceSuiteTests.runPytest(
+      environment: [:], files: ["Conformance/test_webhooks.py"], showOutput: true)
+  }
+
+  @Test(.timeLimit(.minutes(12)))
+  func theSameWithTwoInstancesOnPostgreSQL() async throws {
+    let cluster = try await PostgresCluster.start()
+    try await ConformanceSuiteTests.runPytest(
+      environment: ["CONFORMANCE_POSTGRES": cluster.url(database: "postgres"), "CONFORMANCE_INSTANCES": "2"],
+      files: ["Conformance/test_webhooks.py"], showOutput: true)
   }
 }

@@ -24,7 +24,7 @@ struct StorePlace: Sendable {
   }
 
   /// Opens the store, runs `body` with it and closes it.
-  func with<T>(_ body: (any FleetStore & APIKeyStore) async throws -> T) async throws -> T {
+  func with<T>(_ body: (any FleetStore & APIKeyStore & SecretStore & WebhookStore) async throws -> T) async throws -> T {
     switch kind {
     case .sqlite:
       return try await body(try SQLiteStore(directory: location))
@@ -210,7 +210,7 @@ struct PostgresStoreTests {
       "SELECT identifier FROM fleetkit_migrations ORDER BY identifier", database: database)
     #expect(
       migrations.split(separator: "\n") == [
-        "v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets",
+        "v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets", "v7: webhooks",
       ])
   }
 

@@ -16,7 +16,10 @@ public protocol WebhookStore: Sendable {
   /// endpoint and subject.
   func dueWebhookDeliveries(now: Date, limit: Int) async throws -> [WebhookDelivery]
   func recordWebhookDelivery(_ delivery: WebhookDelivery, outcome: WebhookOutcome) async throws
+  /// Deliveries in each state (a full count: for `fleetd webhooks list`).
   func webhookDeliveryCounts() async throws -> WebhookCounts
+  /// Pending deliveries and outbox events (an indexed count: for metrics).
+  func pendingWebhookDeliveries() async throws -> Int
   /// Forgets delivered and failed deliveries finished before `date`.
   func pruneWebhookDeliveries(finishedBefore date: Date) async throws
 }

@@ -31,7 +31,7 @@ struct WebhookWorker: Sendable {
         await deliver(due)
         if ContinuousClock.now - lastCount > .seconds(2) {
           lastCount = .now
-          metrics.update(try await store.webhookDeliveryCounts())
+          metrics.pending.set(Double(try await store.pendingWebhookDeliveries()))
         }
         if ContinuousClock.now - lastPrune > .seconds(3600) {
           lastPrune = .now
@@ -164,8 +164,6 @@ final class WebhookMetrics: Sendable {
         .seconds(30), .seconds(300), .seconds(3600), .seconds(86_400),
       ])
   }
-
-  func update(_ counts: WebhookCounts) { pending.set(Double(counts.pending)) }
 
   func record(_ outcome: WebhookOutcome, _ delivery: WebhookDelivery) {
     switch outcome {

@@ -1,0 +1,151 @@
+import FleetCore
+import FleetDispatch
+import FleetProto
+import FleetTestSupport
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import Testing
+
+/// Quotes and priced bookings over REST and gRPC, with the tariffs and Monaco zones the
+/// repository ships.
+@Suite("Ride service over REST and gRPC")
+struct RideServiceAPITests {
+  let trip = """
+    "pickupPoint":{"point":{"latitude":43.7384,"longitude":7.4246}},
+    "dropoffPoint":{"point":{"latitude":43.7275,"longitude":7.4190}}
+    """
+
+  func options() throws -> Fleetd.Options {
+    var options = Fleetd.Options()
+    var dispatch = DispatchConfiguration()
+    dispatch.interval = .seconds(3600)
+    options.dispatch = dispatch
+    options.fleet = try shippedRideService(for: "acme")
+    return options
+  }
+
+  func error(_ json: [String: Any]) -> (status: String?, message: String) {
+    let e = json["error"] as? [String: Any]
+    return (e?["status"] as? String, e?["message"] as? String ?? "")
+  }
+
+  /// google.type.Money as JSON, in minor units (cents).
+  func cents(_ money: Any?) -> Int? {
+    guard let money = money as? [String: Any], money["currencyCode"] as? String == "EUR" else { return nil }
+    let units = Int(money["units"] as? String ?? "0") ?? 0
+    let nanos = money["nanos"] as? Int ?? 0
+    return units * 100 + nanos / 10_000_000
+  }
+
+  @Test func quoteThenBookTheQuoteAtItsPrice() async throws {
+    try await Fleetd.with(try options()) { server in
+      let token = try server.admin.token()
+      var (status, json, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/rides:quote", token: token, body: "{\(trip)}")
+      #expect(status == 200)
+      let quotes = try #require(json["quotes"] as? [[String: Any]])
+      #expect(quotes.map { $0["product"] as? String } == ["standard", "shared", "taxi"])
+      let standard = quotes[0]
+      let breakdown = try #require(standard["fareBreakdown"] as? [[String: Any]])
+      #expect(breakdown.compactMap { cents($0["amount"]) }.reduce(0, +) == cents(standard["fare"]))
+      #expect(breakdown.contains { $0["kind"] as? String == "ZONE_FEE" }, "the drop-off is at the heliport")
+      #expect(standard["pricing"] as? String == "UPFRONT" && quotes[2]["pricing"] as? String == "METERED")
+      #expect((standard["tripDistanceMeters"] as? Int ?? 0) > 1000)
+      #expect((standard["tripDuration"] as? String)?.hasSuffix("s") == true)
+      #expect(standard["pickupEta"] == nil && (standard["pickupEtaUnavailableReason"] as? String)?.isEmpty == false)
+      #expect(standard["surgeZone"] as? String == "Monte-Carlo" && standard["surgeMultiplier"] as? Double == 1)
+      #expect(standard["expireTime"] is String)
+
+      let quoteID = try #require(standard["quoteId"] as? String)
+      (status, json, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r1", token: token,
+        body: "{\(trip),\"quoteId\":\"\(quoteID)\"}")
+      #expect(status == 200)
+      #expect(json["product"] as? String == "standard" && json["pricing"] as? String == "UPFRONT")
+      #expect(cents(json["fare"]) == cents(standard["fare"]))
+      #expect((json["fareBreakdown"] as? [[String: Any]])?.count == breakdown.count)
+
+      // The same quote for other points is refused, naming why.
+      (status, json, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=r2", token: token,
+        body: """
+          {"pickupPoint":{"point":{"latitude":43.7384,"longitude":7.4246}},
+           "dropoffPoint":{"point":{"latitude":43.7300,"longitude":7.4200}},"quoteId":"\(quoteID)"}
+          """)
+      #expect(status == 400 && error(json).status == "FAILED_PRECONDITION")
+      #expect(error(json).message.contains("ride.dropoff_point differs from the quote"))
+    }
+  }
+
+  @Test func quotesOverGRPCCarryMoneyAsGoogleTypeMoney() async throws {
+    try await Fleetd.with(try options()) { server in
+      let token = try server.admin.token()
+      try await withGRPCClient(
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+      ) { client in
+        let rides = Fleetkit_V1_Rides.Client(wrapping: client)
+        var request = Fleetkit_V1_QuoteRideRequest()
+        request.parent = "providers/acme"
+        request.pickupPoint.point = latLng(43.7384, 7.4246)
+        request.dropoffPoint.point = latLng(43.7396, 7.4275)
+        request.numberOfPassengers = 2
+        let response = try await rides.quoteRide(request, metadata: auth(token))
+        #expect(response.quotes.map(\.product) == ["standard", "taxi"], "shared seats one")
+        let fare = response.quotes[0].fare
+        #expect(fare.currencyCode == "EUR" && fare.units >= 7)
+        #expect(fare.nanos % 10_000_000 == 0, "whole cents")
+        let sum = response.quotes[0].fareBreakdown.reduce(Int64(0)) {
+          $0 + $1.amount.units * 100 + Int64($1.amount.nanos / 10_000_000)
+        }
+        #expect(sum == fare.units * 100 + Int64(fare.nanos / 10_000_000))
+      }
+    }
+  }
+
+  @Test func badQuotesAndBookingsNameTheFieldAndTheRule() async throws {
+    try await Fleetd.with(try options()) { server in
+      let token = try server.admin.token()
+      let later = Date().addingTimeInterval(3600).formatted(.iso8601)
+      let past = Date().addingTimeInterval(-3600).formatted(.iso8601)
+      let cases: [(String, String, Int, String, String)] = [
+        (
+          "rides:quote", #"{"pickupPoint":{"point":{"latitude":43.7384,"longitude":7.4246}}}"#, 400,
+          "INVALID_ARGUMENT", "dropoff_point is required"
+        ),
+        (
+          "rides:quote",
+          #"{"pickupPoint":{"point":{"latitude":43.70,"longitude":7.27}},"dropoffPoint":{"point":{"latitude":43.7384,"longitude":7.4246}}}"#,
+          400, "FAILED_PRECONDITION", "pickup_point (43.7, 7.27) is outside every service area"
+        ),
+        ("rides:quote", "{\(trip),\"pickupTime\":\"\(past)\"}", 400, "INVALID_ARGUMENT", "pickup_time"),
+        (
+          "rides?rideId=x1", "{\(trip),\"product\":\"limousine\"}", 400, "INVALID_ARGUMENT",
+          "'limousine' is not a product"
+        ),
+        (
+          "rides?rideId=x2", "{\(trip),\"quoteId\":\"q1.forged\"}", 400, "FAILED_PRECONDITION",
+          "not a quote this fleet issued"
+        ),
+        (
+          "rides?rideId=x3", "{\(trip),\"pickupTime\":\"2099-01-01T00:00:00Z\"}", 400, "INVALID_ARGUMENT",
+          "beyond the booking horizon"
+        ),
+      ]
+      for (path, body, expected, code, words) in cases {
+        let (status, json, _) = try await server.http(
+          "POST", "/fleetkit/v1/providers/acme/\(path)", token: token, body: body)
+        #expect(status == expected && error(json).status == code, "\(path) \(body)")
+        #expect(error(json).message.contains(words), "\(error(json).message)")
+      }
+      // A ride for later is SCHEDULED and listed so.
+      var (status, json, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/rides?rideId=later", token: token,
+        body: "{\(trip),\"pickupTime\":\"\(later)\"}")
+      #expect(status == 200 && json["state"] as? String == "SCHEDULED" && json["pickupTime"] is String)
+      (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides", token: token)
+      #expect((json["rides"] as? [[String: Any]])?.first?["state"] as? String == "SCHEDULED")
+    }
+  }
+}
