@@ -6,6 +6,7 @@ import FleetRouting
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import SwiftProtobuf
 
 /// The demo's provider backend: its calls to fleetd over gRPC with the server key.
 struct DemoBackend: Sendable {
@@ -18,7 +19,8 @@ struct DemoBackend: Sendable {
   func metadata() throws -> Metadata { ["authorization": "Bearer \(try keys.server.token(lifetime: 600))"] }
 
   /// Vehicles car-1 … car-N where they do not exist yet, on roads spread over the city; every
-  /// fourth is an XL car (six seats, attribute class=xl), the others class=standard.
+  /// fourth is an XL car (six seats, attribute class=xl), the others class=standard; every
+  /// fifth is a taxi.
   func createVehicles(count: Int, places: DemoPlaces) async throws {
     try await endpoint.withClient { client in
       let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
@@ -30,7 +32,8 @@ struct DemoBackend: Sendable {
         request.vehicle.vehicleState = .offline
         request.vehicle.supportedTripTypes = [.exclusive, .shared]
         request.vehicle.maximumCapacity = xl ? 6 : 4
-        request.vehicle.vehicleType.category = .auto
+        // Every fifth a taxi, for the sample tariff's metered taxi product.
+        request.vehicle.vehicleType.category = index % 5 == 0 ? .taxi : .auto
         var attribute = Maps_Fleetengine_V1_VehicleAttribute()
         attribute.key = "class"
         attribute.value = xl ? "xl" : "standard"
@@ -47,7 +50,30 @@ struct DemoBackend: Sendable {
     }
   }
 
-  func bookRide(from pickup: LatLng, to dropoff: LatLng) async throws -> Fleetkit_V1_Ride {
+  /// The quotes for a trip (one per product that can carry the party); none when fleetd has
+  /// no tariffs.
+  func quotes(from pickup: LatLng, to dropoff: LatLng, passengers: Int32, at pickupTime: Date?) async throws
+    -> [Fleetkit_V1_Quote]
+  {
+    var request = Fleetkit_V1_QuoteRideRequest()
+    request.parent = "providers/\(provider)"
+    request.pickupPoint.point.latitude = pickup.latitude
+    request.pickupPoint.point.longitude = pickup.longitude
+    request.dropoffPoint.point.latitude = dropoff.latitude
+    request.dropoffPoint.point.longitude = dropoff.longitude
+    request.numberOfPassengers = passengers
+    if let pickupTime { request.pickupTime = Google_Protobuf_Timestamp(date: pickupTime) }
+    return try await endpoint.withClient { client in
+      try await Fleetkit_V1_Rides.Client(wrapping: client).quoteRide(request, metadata: try metadata()).quotes
+    }
+  }
+
+  /// Books a ride: at a quote's price when there is one (its points, party and time must be the
+  /// quote's), else priced at booking.
+  func bookRide(
+    from pickup: LatLng, to dropoff: LatLng, passengers: Int32, at pickupTime: Date? = nil,
+    quote: Fleetkit_V1_Quote? = nil
+  ) async throws -> Fleetkit_V1_Ride {
     var request = Fleetkit_V1_CreateRideRequest()
     request.parent = "providers/\(provider)"
     request.rideID = "ride-\(UUID().uuidString.prefix(8).lowercased())"
@@ -55,8 +81,9 @@ struct DemoBackend: Sendable {
     request.ride.pickupPoint.point.longitude = pickup.longitude
     request.ride.dropoffPoint.point.latitude = dropoff.latitude
     request.ride.dropoffPoint.point.longitude = dropoff.longitude
-    request.ride.numberOfPassengers = Int32.random(in: 1...3)
-    request.ride.tripType = .exclusive
+    request.ride.numberOfPassengers = passengers
+    if let pickupTime { request.ride.pickupTime = Google_Protobuf_Timestamp(date: pickupTime) }
+    if let quote { request.ride.quoteID = quote.quoteID } else { request.ride.tripType = .exclusive }
     return try await endpoint.withClient { client in
       try await Fleetkit_V1_Rides.Client(wrapping: client).createRide(request, metadata: try metadata())
     }

@@ -94,7 +94,10 @@ public struct DemoCity: Sendable {
         }
       }
       group.addTask {
-        try await RiderStream(backend: backend, places: places, perMinute: configuration.ridersPerMinute).run()
+        try await RiderStream(
+          backend: backend, places: places, perMinute: configuration.ridersPerMinute,
+          priced: configuration.server.fleet.tariffs.providers[configuration.provider] != nil
+        ).run()
       }
       group.addTask {
         try await DemoProgress(backend: backend, web: web, print: print).run()

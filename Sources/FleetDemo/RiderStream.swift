@@ -1,25 +1,57 @@
+import FleetProto
 import Foundation
 
 /// Riders booking rides at random places, `perMinute` a minute on average (a Poisson stream:
-/// exponential gaps), as real requests arrive.
+/// exponential gaps), as real requests arrive. Where fleetd prices rides (`priced`), each asks
+/// for quotes first and books one of them, and `aheadShare` of them book for later (10 to 45
+/// minutes ahead).
 struct RiderStream: Sendable {
   let backend: DemoBackend
   let places: DemoPlaces
   let perMinute: Double
+  let priced: Bool
+  var aheadShare = 0.2
 
   func run() async throws {
     guard perMinute > 0 else { return }
     while true {
       let gap = -log(Double.random(in: Double.ulpOfOne..<1)) * 60 / perMinute
       try await Task.sleep(for: .milliseconds(Int(min(gap, 3600) * 1000)))
-      let trip = places.trip()
       do {
-        _ = try await backend.bookRide(from: trip.pickup, to: trip.dropoff)
+        try await book()
       } catch is CancellationError {
         return
       } catch {
-        // A rider whose booking failed (fleetd restarting) tries another time.
+        // A rider whose booking failed (fleetd restarting, a place outside the service area)
+        // tries another time.
       }
     }
+  }
+
+  func book() async throws {
+    let trip = places.trip()
+    let passengers = Int32.random(in: 1...3)
+    guard priced else {
+      _ = try await backend.bookRide(from: trip.pickup, to: trip.dropoff, passengers: passengers)
+      return
+    }
+    // Whole seconds: the booking repeats the quote's pickup time exactly.
+    let pickupTime =
+      Double.random(in: 0..<1) < aheadShare
+      ? Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + Double.random(in: 600...2700)).rounded()) : nil
+    let quotes = try await backend.quotes(
+      from: trip.pickup, to: trip.dropoff, passengers: passengers, at: pickupTime)
+    _ = try await backend.bookRide(
+      from: trip.pickup, to: trip.dropoff, passengers: passengers, at: pickupTime, quote: Self.choose(quotes))
+  }
+
+  /// Most riders take the first product a car can reach soon; some the cheapest.
+  static func choose(_ quotes: [Fleetkit_V1_Quote]) -> Fleetkit_V1_Quote? {
+    let reachable = quotes.filter { $0.hasPickupEta || $0.pickupEtaUnavailableReason.isEmpty }
+    let offered = reachable.isEmpty ? quotes : reachable
+    if Double.random(in: 0..<1) < 0.3 {
+      return offered.min { ($0.fare.units, $0.fare.nanos) < ($1.fare.units, $1.fare.nanos) }
+    }
+    return offered.first
   }
 }

@@ -35,6 +35,7 @@ public final class FleetDaemon: Sendable {
   public let dispatcher: Dispatcher?
   let dispatchMetrics: DispatchMetrics?
   let webhooks: WebhookWorker
+  let surgeMetrics: SurgeMetrics
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let store = try await StoreOpener.open(
@@ -112,6 +113,7 @@ public final class FleetDaemon: Sendable {
     rpcs.dispatching = configuration.dispatch != nil
     dispatcher = configuration.dispatch.map { Dispatcher(fleet: fleet, configuration: $0, logger: logger) }
     dispatchMetrics = dispatcher.map { _ in DispatchMetrics(registry: registry) }
+    surgeMetrics = SurgeMetrics(registry: registry)
     webhooks = WebhookWorker(
       store: store, configuration: configuration.webhooks, metrics: WebhookMetrics(registry: registry),
       logger: logger)
@@ -184,6 +186,7 @@ public final class FleetDaemon: Sendable {
             fleet: fleet, dispatcher: dispatcher, lease: shared?.dispatchLease, metrics: dispatchMetrics)))
     }
     services.append(.init(service: WebhookService(worker: webhooks, lease: shared?.webhookLease)))
+    services.append(.init(service: SurgeService(fleet: fleet, metrics: surgeMetrics)))
     let group = ServiceGroup(
       configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
     runningGroup.withLock { $0 = group }

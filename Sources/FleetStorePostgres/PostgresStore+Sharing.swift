@@ -180,14 +180,24 @@ struct PostgresLease: Lease {
               // Lost with the connection: the lock may already be someone else's.
               while !Task.isCancelled {
                 try? await Task.sleep(for: probe)
-                do { try await connection.query("SELECT 1", logger: logger) } catch { return }
+                do {
+                  _ = try await PostgresStore.within(
+                    probe * 3, PostgresStoreError.failed("the lease's connection did not answer within \(probe * 3)")
+                  ) { try await connection.query("SELECT 1", logger: logger) }
+                } catch {
+                  logger.notice("\(name) lease lost: \(error)", metadata: ["instance": "\(instance)"])
+                  return
+                }
               }
             }
             await group.next()
             group.cancelAll()
           }
           logger.notice("\(name) lease given up", metadata: ["instance": "\(instance)"])
-          _ = try? await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
+          // Bounded: a query on a connection the server dropped can wait forever.
+          _ = try? await PostgresStore.within(probe * 3, PostgresStoreError.failed("unlock did not answer")) {
+            try await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
+          }
         }
       } catch {
         logger.warning("\(name) lease unavailable", metadata: ["error": "\(PostgresStore.describe(error))"])

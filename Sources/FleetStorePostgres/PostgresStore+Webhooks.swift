@@ -53,48 +53,50 @@ extension PostgresStore {
   }
 
   public func fanOutWebhookEvents(limit: Int) async throws -> Int {
-    // Looked for first outside a transaction: an idle worker's every poll need not lock.
-    for try await any in try await client.query("SELECT EXISTS (SELECT 1 FROM webhook_events)", logger: logger)
-      .decode(Bool.self)
-    {
-      guard any else { return 0 }
-    }
-    return try await Self.transaction(client, logger: logger) { connection in
-      let endpoints = try await Self.endpoints(connection.query(Self.endpointsQuery, logger: logger))
-      // Locked rows are another instance's fan-out (between two leases): skipped, not waited for.
-      let rows = try await connection.query(
-        """
-        SELECT id, provider, type, subject, revision, position, time, body FROM webhook_events
-        ORDER BY revision, position LIMIT \(limit) FOR UPDATE SKIP LOCKED
-        """, logger: logger)
-      var events: [EncodedEvent] = []
-      for try await (id, provider, type, subject, revision, position, time, body) in rows.decode(
-        (String, String, String, String, Int64, Int64, Double, ByteBuffer).self)
+    try await bounded("the webhook outbox") { [self] in
+      // Looked for first outside a transaction: an idle worker's every poll need not lock.
+      for try await any in try await client.query("SELECT EXISTS (SELECT 1 FROM webhook_events)", logger: logger)
+        .decode(Bool.self)
       {
-        events.append(
-          EncodedEvent(
-            id: id, provider: provider, type: type, subject: subject, revision: UInt64(revision),
-            position: Int(position), time: time, body: Data(buffer: body)))
+        guard any else { return 0 }
       }
-      guard !events.isEmpty else { return 0 }
-      var columns = DeliveryColumns()
-      for event in events {
-        for endpoint in WebhookTables.recipients(of: event, among: endpoints) { columns.append(endpoint.id, event) }
-      }
-      if !columns.endpoints.isEmpty {
-        try await connection.query(
+      return try await Self.transaction(client, logger: logger) { connection in
+        let endpoints = try await Self.endpoints(connection.query(Self.endpointsQuery, logger: logger))
+        // Locked rows are another instance's fan-out (between two leases): skipped, not waited for.
+        let rows = try await connection.query(
           """
-          INSERT INTO webhook_deliveries
-            (endpoint_id, event_id, subject, revision, position, event_time, body, state, next_attempt)
-          SELECT e, i, s, r, p, t, b, 'pending', t FROM unnest(\(columns.endpoints)::text[], \(columns.events)::text[],
-            \(columns.subjects)::text[], \(columns.revisions)::int8[], \(columns.positions)::int8[],
-            \(columns.times)::float8[], \(columns.bodies)::bytea[]) AS d(e, i, s, r, p, t, b)
-          ON CONFLICT DO NOTHING
+          SELECT id, provider, type, subject, revision, position, time, body FROM webhook_events
+          ORDER BY revision, position LIMIT \(limit) FOR UPDATE SKIP LOCKED
           """, logger: logger)
+        var events: [EncodedEvent] = []
+        for try await (id, provider, type, subject, revision, position, time, body) in rows.decode(
+          (String, String, String, String, Int64, Int64, Double, ByteBuffer).self)
+        {
+          events.append(
+            EncodedEvent(
+              id: id, provider: provider, type: type, subject: subject, revision: UInt64(revision),
+              position: Int(position), time: time, body: Data(buffer: body)))
+        }
+        guard !events.isEmpty else { return 0 }
+        var columns = DeliveryColumns()
+        for event in events {
+          for endpoint in WebhookTables.recipients(of: event, among: endpoints) { columns.append(endpoint.id, event) }
+        }
+        if !columns.endpoints.isEmpty {
+          try await connection.query(
+            """
+            INSERT INTO webhook_deliveries
+              (endpoint_id, event_id, subject, revision, position, event_time, body, state, next_attempt)
+            SELECT e, i, s, r, p, t, b, 'pending', t FROM unnest(\(columns.endpoints)::text[], \(columns.events)::text[],
+              \(columns.subjects)::text[], \(columns.revisions)::int8[], \(columns.positions)::int8[],
+              \(columns.times)::float8[], \(columns.bodies)::bytea[]) AS d(e, i, s, r, p, t, b)
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+        }
+        let ids = events.map(\.id)
+        try await connection.query("DELETE FROM webhook_events WHERE id = ANY(\(ids)::text[])", logger: logger)
+        return events.count
       }
-      let ids = events.map(\.id)
-      try await connection.query("DELETE FROM webhook_events WHERE id = ANY(\(ids)::text[])", logger: logger)
-      return events.count
     }
   }
 
@@ -119,60 +121,70 @@ extension PostgresStore {
   }
 
   public func dueWebhookDeliveries(now: Date, limit: Int) async throws -> [WebhookDelivery] {
-    let endpoints = Dictionary(try await webhookEndpoints().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-    var bindings = PostgresBindings(capacity: 2)
-    bindings.append(now.timeIntervalSince1970)
-    bindings.append(Int64(limit))
-    let rows = try await client.query(
-      PostgresQuery(unsafeSQL: WebhookTables.dueQuery(placeholders: ("$1", "$2")), binds: bindings), logger: logger)
-    var due: [WebhookDelivery] = []
-    for try await (endpointID, body, attempts) in rows.decode((String, ByteBuffer, Int64).self) {
-      guard let endpoint = endpoints[endpointID] else { continue }
-      due.append(
-        WebhookDelivery(
-          endpoint: endpoint, event: try StoredRows.event(from: Data(buffer: body)), attempts: Int(attempts)))
+    try await bounded("the due webhook deliveries") { [self] in
+      let endpoints = Dictionary(try await webhookEndpoints().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+      var bindings = PostgresBindings(capacity: 2)
+      bindings.append(now.timeIntervalSince1970)
+      bindings.append(Int64(limit))
+      let rows = try await client.query(
+        PostgresQuery(unsafeSQL: WebhookTables.dueQuery(placeholders: ("$1", "$2")), binds: bindings), logger: logger)
+      var due: [WebhookDelivery] = []
+      for try await (endpointID, body, attempts) in rows.decode((String, ByteBuffer, Int64).self) {
+        guard let endpoint = endpoints[endpointID] else { continue }
+        due.append(
+          WebhookDelivery(
+            endpoint: endpoint, event: try StoredRows.event(from: Data(buffer: body)), attempts: Int(attempts)))
+      }
+      return due
     }
-    return due
   }
 
   public func recordWebhookDelivery(_ delivery: WebhookDelivery, outcome: WebhookOutcome) async throws {
-    let (endpointID, eventID) = (delivery.endpoint.id, delivery.event.id)
-    switch outcome {
-    case .delivered(let status, let at):
-      try await client.query(
-        """
-        UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = \(Int64(status)),
-          last_error = NULL, finished_time = \(at.timeIntervalSince1970)
-        WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
-        """, logger: logger)
-    case .retry(let next, let status, let error):
-      try await client.query(
-        """
-        UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt = \(next.timeIntervalSince1970),
-          last_status = \(status.map(Int64.init)), last_error = \(error)
-        WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
-        """, logger: logger)
-    case .failed(let status, let error, let at):
-      try await client.query(
-        """
-        UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, last_status = \(status.map(Int64.init)),
-          last_error = \(error), finished_time = \(at.timeIntervalSince1970)
-        WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
-        """, logger: logger)
-    case .gone(let at):
-      try await Self.transaction(client, logger: logger) { connection in
-        try await connection.query(
+    try await bounded("a webhook outcome") { [self] in
+      let (endpointID, eventID) = (delivery.endpoint.id, delivery.event.id)
+      switch outcome {
+      case .delivered(let status, let at):
+        // An endpoint that answered is up again: its deliveries waiting out a backoff are due now,
+        // so that a recovered endpoint gets its backlog at once, not over the next hour.
+        try await client.query(
           """
-          UPDATE webhook_endpoints SET disabled_time = \(at.timeIntervalSince1970), disabled_reason = '410 Gone'
-          WHERE id = \(endpointID)
+          WITH delivered AS (
+            UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1,
+              last_status = \(Int64(status)), last_error = NULL, finished_time = \(at.timeIntervalSince1970)
+            WHERE endpoint_id = \(endpointID) AND event_id = \(eventID))
+          UPDATE webhook_deliveries SET next_attempt = \(at.timeIntervalSince1970)
+          WHERE endpoint_id = \(endpointID) AND event_id <> \(eventID) AND state = 'pending' AND attempts > 0
+            AND next_attempt > \(at.timeIntervalSince1970)
           """, logger: logger)
-        try await connection.query(
+      case .retry(let next, let status, let error):
+        try await client.query(
           """
-          UPDATE webhook_deliveries SET state = 'failed', last_status = 410,
-            last_error = 'the endpoint answered 410 Gone and was disabled', finished_time = \(at.timeIntervalSince1970),
-            attempts = attempts + CASE WHEN event_id = \(eventID) THEN 1 ELSE 0 END
-          WHERE endpoint_id = \(endpointID) AND state = 'pending'
+          UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt = \(next.timeIntervalSince1970),
+            last_status = \(status.map(Int64.init)), last_error = \(error)
+          WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
           """, logger: logger)
+      case .failed(let status, let error, let at):
+        try await client.query(
+          """
+          UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, last_status = \(status.map(Int64.init)),
+            last_error = \(error), finished_time = \(at.timeIntervalSince1970)
+          WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
+          """, logger: logger)
+      case .gone(let at):
+        try await Self.transaction(client, logger: logger) { connection in
+          try await connection.query(
+            """
+            UPDATE webhook_endpoints SET disabled_time = \(at.timeIntervalSince1970), disabled_reason = '410 Gone'
+            WHERE id = \(endpointID)
+            """, logger: logger)
+          try await connection.query(
+            """
+            UPDATE webhook_deliveries SET state = 'failed', last_status = 410,
+              last_error = 'the endpoint answered 410 Gone and was disabled', finished_time = \(at.timeIntervalSince1970),
+              attempts = attempts + CASE WHEN event_id = \(eventID) THEN 1 ELSE 0 END
+            WHERE endpoint_id = \(endpointID) AND state = 'pending'
+            """, logger: logger)
+        }
       }
     }
   }
@@ -195,17 +207,32 @@ extension PostgresStore {
   }
 
   public func pendingWebhookDeliveries() async throws -> Int {
-    let rows = try await client.query(
-      """
-      SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending') + (SELECT COUNT(*) FROM webhook_events)
-      """, logger: logger)
-    for try await n in rows.decode(Int64.self) { return Int(n) }
-    return 0
+    try await bounded("the pending webhook count") { [self] in
+      let rows = try await client.query(
+        """
+        SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending') + (SELECT COUNT(*) FROM webhook_events)
+        """, logger: logger)
+      for try await n in rows.decode(Int64.self) { return Int(n) }
+      return 0
+    }
   }
 
   public func pruneWebhookDeliveries(finishedBefore date: Date) async throws {
-    try await client.query(
-      "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_time < \(date.timeIntervalSince1970)",
-      logger: logger)
+    try await bounded("the webhook pruning") { [self] in
+      try await client.query(
+        "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_time < \(date.timeIntervalSince1970)",
+        logger: logger)
+    }
+  }
+}
+
+extension PostgresStore {
+  /// The webhook worker's calls are bounded: the pool waits for a server that is down rather than
+  /// fail, and a worker stuck in such a wait would hold its lease and its instance's shutdown.
+  @discardableResult func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T)
+    async throws -> T
+  {
+    try await Self.within(
+      .seconds(10), PostgresStoreError.failed("\(what) did not answer within 10 s (was the connection lost?)"), body)
   }
 }

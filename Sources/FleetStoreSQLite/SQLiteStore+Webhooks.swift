@@ -102,6 +102,7 @@ extension SQLiteStore {
             UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = ?,
               last_error = NULL, finished_time = ? WHERE endpoint_id = ? AND event_id = ?
             """, arguments: StatementArguments([status, at.timeIntervalSince1970] + key))
+        try Self.endpointAnswered(db, endpointID, at: at)
       case .retry(let next, let status, let error):
         try db.execute(
           sql: """
@@ -128,6 +129,16 @@ extension SQLiteStore {
             """, arguments: [at.timeIntervalSince1970, eventID, endpointID])
       }
     }
+  }
+
+  /// An endpoint that answered is up again: its deliveries waiting out a backoff are due now,
+  /// so that a recovered endpoint gets its backlog at once, not over the next hour.
+  static func endpointAnswered(_ db: Database, _ endpointID: String, at: Date) throws {
+    try db.execute(
+      sql: """
+        UPDATE webhook_deliveries SET next_attempt = ?
+        WHERE endpoint_id = ? AND state = 'pending' AND attempts > 0 AND next_attempt > ?
+        """, arguments: [at.timeIntervalSince1970, endpointID, at.timeIntervalSince1970])
   }
 
   public func webhookDeliveryCounts() async throws -> WebhookCounts {

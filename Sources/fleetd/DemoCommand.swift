@@ -10,7 +10,9 @@ struct DemoCommand: AsyncParsableCommand {
     abstract:
       "Run a live city: fleetd with its dispatcher, simulated drivers, riders booking rides; prints the pages to watch.",
     discussion: """
-      Runs on the bundled Monaco extract unless --osm names another. fleetd keeps the demo's state
+      Runs on the bundled Monaco extract unless --osm names another, with the sample tariffs
+      (data/tariffs.json: riders ask for quotes first, and some book ahead) and, on Monaco, the
+      sample service area and zones (data/monaco-zones.geojson). fleetd keeps the demo's state
       in its own data directory (./fleet-demo-data), so a second run carries on with the same
       vehicles and links. Open the printed fleet page to watch the fleet and the dispatch queue,
       and the sharing page to follow one ride as its rider would. Ctrl-C stops it.
@@ -19,6 +21,7 @@ struct DemoCommand: AsyncParsableCommand {
   @Option(help: "Data directory of the demo's fleetd (not the one of `fleetd serve`).")
   var dataDir = "./fleet-demo-data"
   @OptionGroup var listen: ListenOptions
+  @OptionGroup var rideService: RideServiceOptions
   @Option(help: "OpenStreetMap extract (.osm.pbf) of another city (default: the bundled Monaco).")
   var osm: String?
   @Option(help: "Simulated drivers.") var vehicles = 30
@@ -47,7 +50,7 @@ struct DemoCommand: AsyncParsableCommand {
       return handler
     }
     let logger = Logger(label: "fleetd")
-    guard let extract = osm ?? Self.bundledMonaco() else {
+    guard let extract = osm ?? Self.bundled("data/monaco.osm.pbf") else {
       throw ValidationError(
         "the bundled Monaco extract (data/monaco.osm.pbf) is not here: run the demo from the repository, or give --osm FILE"
       )
@@ -59,6 +62,9 @@ struct DemoCommand: AsyncParsableCommand {
     server.graphPath = try GraphCache.graph(for: extract, in: dataDir, logger: logger)
     server.mapAreasOSMPath = extract
     server.geoOSMPath = extract
+    try rideService.apply(
+      to: &server,
+      defaults: (Self.bundled("data/tariffs.json"), osm == nil ? Self.bundled("data/monaco-zones.geojson") : nil))
     var configuration = DemoCity.Configuration(server: server)
     configuration.vehicles = vehicles
     configuration.ridersPerMinute = ridersPerMinute
@@ -70,9 +76,9 @@ struct DemoCommand: AsyncParsableCommand {
     }.run(logger: logger)
   }
 
-  /// data/monaco.osm.pbf in the working directory's repository, or in the one fleetd was built from.
-  static func bundledMonaco() -> String? {
-    let relative = "data/monaco.osm.pbf"
+  /// A file the repository ships (`data/…`): in the working directory's repository, or in the
+  /// one fleetd was built from.
+  static func bundled(_ relative: String) -> String? {
     let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent(relative).path
     return [relative, source].first { FileManager.default.fileExists(atPath: $0) }

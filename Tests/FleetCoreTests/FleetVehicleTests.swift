@@ -89,7 +89,7 @@ struct FleetVehicleTests {
     let newer = try #require(
       try await fleet.submitReports([report(casino, secondsFromNow: 0)], caller: admin)
         .stored().first?.get())
-    let writes = store.committed.withLock { $0.count }
+    let writes = store.entityWrites
     clock.advance(5)
     // Older by the device's clock: acknowledged, keeps the newer position, and stores nothing.
     let stale = try #require(
@@ -97,7 +97,7 @@ struct FleetVehicleTests {
         .stored().first?.get())
     #expect(stale.lastLocation?.location == casino)
     #expect(stale.revision == newer.revision && stale.updateTime == newer.updateTime)
-    #expect(store.committed.withLock { $0.count } == writes)
+    #expect(store.entityWrites == writes)
     // An old position with something else new is still written (the state), keeping the position.
     let offline = try #require(
       try await fleet.submitReports(
@@ -105,7 +105,7 @@ struct FleetVehicleTests {
       ).stored().first?.get())
     #expect(offline.state == .offline && offline.lastLocation?.location == casino)
     #expect(offline.revision > newer.revision)
-    #expect(store.committed.withLock { $0.count } == writes + 1)
+    #expect(store.entityWrites == writes + 1)
   }
 
   @Test func attributesMergeByKey() async throws {

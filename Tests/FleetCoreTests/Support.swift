@@ -16,6 +16,10 @@ final class MemoryStore: FleetStore {
     if failing.withLock({ $0 }) { throw CocoaError(.fileWriteUnknown) }
     committed.withLock { $0 += commit.changes }
   }
+  /// Entity changes committed so far (events for webhooks left out).
+  var entityWrites: Int {
+    committed.withLock { changes in changes.filter { $0.entity != nil }.count }
+  }
   func signingKey(id: String) async throws -> SigningKey? { nil }
   func signingKeys() async throws -> [SigningKey] { [] }
   func saveSigningKey(_ key: SigningKey) async throws {}

@@ -104,6 +104,42 @@ struct RideServiceAPITests {
     }
   }
 
+  /// `fleet ride --quotes` prints the quotes; `--quote` books one at its price; `--product`
+  /// with `--at` books that product for later.
+  @Test func fleetRidePrintsQuotesAndBooksAQuoteOrAProductForLater() async throws {
+    try await Fleetd.with(try options()) { server in
+      let directory = NSTemporaryDirectory() + "fleetkit-ride-\(UUID().uuidString)"
+      defer { try? FileManager.default.removeItem(atPath: directory) }
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      let key = directory + "/server.json"
+      try await server.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
+      let common = [
+        "ride", "--grpc-port", "\(server.grpcPort)", "--provider", "acme", "--key", key, "--from", "43.7384,7.4246",
+        "--to", "43.7275,7.4190",
+      ]
+      func json(_ outcome: ChildProcess.Outcome) throws -> [String: Any] {
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any])
+      }
+      let quotes = try #require(
+        try json(try await ChildProcess.runFleet(common + ["--quotes"]))["quotes"] as? [[String: Any]])
+      #expect(quotes.map { $0["product"] as? String } == ["standard", "shared", "taxi"])
+      let quoteID = try #require(quotes[0]["quoteId"] as? String)
+      let booked = try json(try await ChildProcess.runFleet(common + ["--ride", "cli-1", "--quote", quoteID]))
+      #expect(booked["product"] as? String == "standard" && booked["state"] as? String == "WAITING")
+      #expect(cents(booked["fare"]) == cents(quotes[0]["fare"]))
+
+      let later = try json(
+        try await ChildProcess.runFleet(common + ["--ride", "cli-2", "--product", "taxi", "--at", "+90m"]))
+      #expect(later["product"] as? String == "taxi" && later["state"] as? String == "SCHEDULED")
+      let pickup = try #require((later["pickupTime"] as? String).flatMap { try? Date($0, strategy: .iso8601) })
+      #expect(abs(pickup.timeIntervalSinceNow - 90 * 60) < 120)
+
+      let wrong = try await ChildProcess.runFleet(common + ["--at", "tomorrow"])
+      #expect(wrong.status == 64 && wrong.errors.contains("--at: expected an ISO 8601 time"), "\(wrong.errors)")
+    }
+  }
+
   @Test func badQuotesAndBookingsNameTheFieldAndTheRule() async throws {
     try await Fleetd.with(try options()) { server in
       let token = try server.admin.token()
