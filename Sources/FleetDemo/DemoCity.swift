@@ -79,7 +79,7 @@ public struct DemoCity: Sendable {
       FleetKit demo: \(configuration.cityName), \(configuration.vehicles) simulated drivers, \
       \(Self.number(configuration.ridersPerMinute)) riders a minute, \(Self.number(configuration.speedup))× speed.
         fleetd:      gRPC \(endpoint.host):\(grpcPort), HTTP \(web), data in \(dataDirectory)
-        Fleet page:  \(web)/fleet#token=\(try keys.server.token(lifetime: 3600))
+        Fleet page:  \(web)/fleet#token=\(try keys.server.token(lifetime: 3600))&key=\(keys.places)
       Tokens in these links last an hour. Ctrl-C stops the demo.
       """)
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -129,13 +129,16 @@ public struct DemoCity: Sendable {
 }
 
 /// The demo's keys, kept in its data directory (`demo-keys/`) so that links stay valid across
-/// restarts: a server key for the simulation and the fleet page, a consumer key for riders.
+/// restarts: a server key for the simulation and the fleet page, a consumer key for riders, an
+/// API key for the fleet page's place search.
 struct DemoKeys: Sendable {
   let serverKey: ServiceAccountKey
   let server: TokenSigner
   let consumer: TokenSigner
+  /// The fleet page's API key for searching places.
+  let places: String
 
-  static func load(directory: String, provider: String, store: any FleetStore) async throws -> DemoKeys {
+  static func load(directory: String, provider: String, store: any ServerStore) async throws -> DemoKeys {
     let folder = URL(fileURLWithPath: directory).appendingPathComponent("demo-keys")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let ring = KeyRing(store: store)
@@ -153,7 +156,23 @@ struct DemoKeys: Sendable {
     let serverKey = try await key(.server)
     return DemoKeys(
       serverKey: serverKey, server: try TokenSigner(key: serverKey),
-      consumer: try TokenSigner(key: try await key(.consumer)))
+      consumer: try TokenSigner(key: try await key(.consumer)),
+      places: try await placesKey(folder: folder, store: store))
+  }
+
+  /// An API key for the fleet page's place search (the geo endpoints take API keys, not tokens).
+  static func placesKey(folder: URL, store: any APIKeyStore) async throws -> String {
+    let ring = APIKeyRing(store: store)
+    let path = folder.appendingPathComponent("fleet-page.apikey")
+    if let existing = try? String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+      try await ring.find(key: existing) != nil
+    {
+      return existing
+    }
+    let key = try await ring.add(app: "fleetd demo: the fleet page's place search").key
+    try Data(key.utf8).write(to: path, options: .atomic)
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path.path)
+    return key
   }
 }
 

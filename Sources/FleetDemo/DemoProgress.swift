@@ -13,6 +13,7 @@ struct DemoProgress: Sendable {
     var waiting = 0
     var assigned = 0
     var completed = 0
+    var scheduled = 0
     var unserved = 0
     var canceled = 0
     var online = 0
@@ -39,6 +40,7 @@ struct DemoProgress: Sendable {
         case .waiting: counts.waiting += 1
         case .assigned: counts.assigned += 1
         case .completed: counts.completed += 1
+        case .scheduled: counts.scheduled += 1
         case .noVehicleFound: counts.unserved += 1
         case .canceled: counts.canceled += 1
         default: break
@@ -48,8 +50,9 @@ struct DemoProgress: Sendable {
         last = counts
         let time = Date().formatted(.iso8601.time(includingFractionalSeconds: false))
         print(
-          "\(time)  rides: \(counts.requested) requested, \(counts.waiting) waiting, \(counts.assigned) assigned, "
-            + "\(counts.completed) completed, \(counts.unserved) unserved  ·  vehicles online: \(counts.online)")
+          "\(time)  rides: \(counts.requested) requested, \(counts.scheduled) booked ahead, \(counts.waiting) waiting, "
+            + "\(counts.assigned) assigned, \(counts.completed) completed, \(counts.unserved) unserved  ·  "
+            + "vehicles online: \(counts.online)")
       }
       let live = rides.filter { $0.state == .assigned }
       if shared.map({ id in !live.contains { $0.name == id } }) ?? true,

@@ -7,7 +7,9 @@
 ///   GET    /fleetkit/v1/{name=providers/*/rides/*}
 ///   GET    /fleetkit/v1/{parent=providers/*}/rides
 ///   DELETE /fleetkit/v1/{name=providers/*/rides/*}
-/// Server and admin tokens only.
+///   GET    /fleetkit/v1/{parent=providers/*}/areas
+/// Server and admin tokens; a consumer token also reads the ride of its trip, and viewer and
+/// consumer tokens list the areas.
 
 // DO NOT EDIT.
 // swift-format-ignore-file
@@ -96,13 +98,27 @@ public enum Fleetkit_V1_Rides: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "ListAreas" metadata.
+        public enum ListAreas: Sendable {
+            /// Request type for "ListAreas".
+            public typealias Input = Fleetkit_V1_ListAreasRequest
+            /// Response type for "ListAreas".
+            public typealias Output = Fleetkit_V1_ListAreasResponse
+            /// Descriptor for "ListAreas".
+            public static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "fleetkit.v1.Rides"),
+                method: "ListAreas",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "fleetkit.v1.Rides" service.
         public static let descriptors: [GRPCCore.MethodDescriptor] = [
             CreateRide.descriptor,
             GetRide.descriptor,
             ListRides.descriptor,
             CancelRide.descriptor,
-            QuoteRide.descriptor
+            QuoteRide.descriptor,
+            ListAreas.descriptor
         ]
     }
 }
@@ -219,6 +235,25 @@ extension Fleetkit_V1_Rides {
             request: GRPCCore.StreamingServerRequest<Fleetkit_V1_QuoteRideRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_QuoteRideResponse>
+
+        /// Handle the "ListAreas" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+        /// > its fee and its surge now.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Fleetkit_V1_ListAreasRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Fleetkit_V1_ListAreasResponse` messages.
+        func listAreas(
+            request: GRPCCore.StreamingServerRequest<Fleetkit_V1_ListAreasRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_ListAreasResponse>
     }
 
     /// Service protocol for the "fleetkit.v1.Rides" service.
@@ -319,6 +354,25 @@ extension Fleetkit_V1_Rides {
             request: GRPCCore.ServerRequest<Fleetkit_V1_QuoteRideRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_QuoteRideResponse>
+
+        /// Handle the "ListAreas" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+        /// > its fee and its surge now.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Fleetkit_V1_ListAreasRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Fleetkit_V1_ListAreasResponse` message.
+        func listAreas(
+            request: GRPCCore.ServerRequest<Fleetkit_V1_ListAreasRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_ListAreasResponse>
     }
 
     /// Simple service protocol for the "fleetkit.v1.Rides" service.
@@ -417,6 +471,25 @@ extension Fleetkit_V1_Rides {
             request: Fleetkit_V1_QuoteRideRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Fleetkit_V1_QuoteRideResponse
+
+        /// Handle the "ListAreas" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+        /// > its fee and its surge now.
+        ///
+        /// - Parameters:
+        ///   - request: A `Fleetkit_V1_ListAreasRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Fleetkit_V1_ListAreasResponse` to respond with.
+        func listAreas(
+            request: Fleetkit_V1_ListAreasRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Fleetkit_V1_ListAreasResponse
     }
 }
 
@@ -479,6 +552,17 @@ extension Fleetkit_V1_Rides.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Fleetkit_V1_Rides.Method.ListAreas.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Fleetkit_V1_ListAreasRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Fleetkit_V1_ListAreasResponse>(),
+            handler: { request, context in
+                try await self.listAreas(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
@@ -534,6 +618,17 @@ extension Fleetkit_V1_Rides.ServiceProtocol {
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_QuoteRideResponse> {
         let response = try await self.quoteRide(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    public func listAreas(
+        request: GRPCCore.StreamingServerRequest<Fleetkit_V1_ListAreasRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Fleetkit_V1_ListAreasResponse> {
+        let response = try await self.listAreas(
             request: GRPCCore.ServerRequest(stream: request),
             context: context
         )
@@ -602,6 +697,19 @@ extension Fleetkit_V1_Rides.SimpleServiceProtocol {
     ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_QuoteRideResponse> {
         return GRPCCore.ServerResponse<Fleetkit_V1_QuoteRideResponse>(
             message: try await self.quoteRide(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    public func listAreas(
+        request: GRPCCore.ServerRequest<Fleetkit_V1_ListAreasRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Fleetkit_V1_ListAreasResponse> {
+        return GRPCCore.ServerResponse<Fleetkit_V1_ListAreasResponse>(
+            message: try await self.listAreas(
                 request: request.message,
                 context: context
             ),
@@ -733,6 +841,30 @@ extension Fleetkit_V1_Rides {
             deserializer: some GRPCCore.MessageDeserializer<Fleetkit_V1_QuoteRideResponse>,
             options: GRPCCore.CallOptions,
             onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_QuoteRideResponse>) async throws -> Result
+        ) async throws -> Result where Result: Sendable
+
+        /// Call the "ListAreas" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+        /// > its fee and its surge now.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Fleetkit_V1_ListAreasRequest` message.
+        ///   - serializer: A serializer for `Fleetkit_V1_ListAreasRequest` messages.
+        ///   - deserializer: A deserializer for `Fleetkit_V1_ListAreasResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        func listAreas<Result>(
+            request: GRPCCore.ClientRequest<Fleetkit_V1_ListAreasRequest>,
+            serializer: some GRPCCore.MessageSerializer<Fleetkit_V1_ListAreasRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Fleetkit_V1_ListAreasResponse>,
+            options: GRPCCore.CallOptions,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_ListAreasResponse>) async throws -> Result
         ) async throws -> Result where Result: Sendable
     }
 
@@ -922,6 +1054,41 @@ extension Fleetkit_V1_Rides {
                 onResponse: handleResponse
             )
         }
+
+        /// Call the "ListAreas" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+        /// > its fee and its surge now.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Fleetkit_V1_ListAreasRequest` message.
+        ///   - serializer: A serializer for `Fleetkit_V1_ListAreasRequest` messages.
+        ///   - deserializer: A deserializer for `Fleetkit_V1_ListAreasResponse` messages.
+        ///   - options: Options to apply to this RPC.
+        ///   - handleResponse: A closure which handles the response and returns its result to
+        ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+        ///       already finished.
+        /// - Returns: The result of `handleResponse`.
+        public func listAreas<Result>(
+            request: GRPCCore.ClientRequest<Fleetkit_V1_ListAreasRequest>,
+            serializer: some GRPCCore.MessageSerializer<Fleetkit_V1_ListAreasRequest>,
+            deserializer: some GRPCCore.MessageDeserializer<Fleetkit_V1_ListAreasResponse>,
+            options: GRPCCore.CallOptions = .defaults,
+            onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_ListAreasResponse>) async throws -> Result = { response in
+                try response.message
+            }
+        ) async throws -> Result where Result: Sendable {
+            try await self.client.unary(
+                request: request,
+                descriptor: Fleetkit_V1_Rides.Method.ListAreas.descriptor,
+                serializer: serializer,
+                deserializer: deserializer,
+                options: options,
+                onResponse: handleResponse
+            )
+        }
     }
 }
 
@@ -1069,6 +1236,36 @@ extension Fleetkit_V1_Rides.ClientProtocol {
             request: request,
             serializer: GRPCProtobuf.ProtobufSerializer<Fleetkit_V1_QuoteRideRequest>(),
             deserializer: GRPCProtobuf.ProtobufDeserializer<Fleetkit_V1_QuoteRideResponse>(),
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "ListAreas" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+    /// > its fee and its surge now.
+    ///
+    /// - Parameters:
+    ///   - request: A request containing a single `Fleetkit_V1_ListAreasRequest` message.
+    ///   - options: Options to apply to this RPC.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func listAreas<Result>(
+        request: GRPCCore.ClientRequest<Fleetkit_V1_ListAreasRequest>,
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_ListAreasResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        try await self.listAreas(
+            request: request,
+            serializer: GRPCProtobuf.ProtobufSerializer<Fleetkit_V1_ListAreasRequest>(),
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Fleetkit_V1_ListAreasResponse>(),
             options: options,
             onResponse: handleResponse
         )
@@ -1238,6 +1435,40 @@ extension Fleetkit_V1_Rides.ClientProtocol {
             metadata: metadata
         )
         return try await self.quoteRide(
+            request: request,
+            options: options,
+            onResponse: handleResponse
+        )
+    }
+
+    /// Call the "ListAreas" method.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > The provider's service areas and zones (`fleetd serve --service-areas`), each zone with
+    /// > its fee and its surge now.
+    ///
+    /// - Parameters:
+    ///   - message: request message to send.
+    ///   - metadata: Additional metadata to send, defaults to empty.
+    ///   - options: Options to apply to this RPC, defaults to `.defaults`.
+    ///   - handleResponse: A closure which handles the response and returns its result to
+    ///       the caller. Returning from the closure will cancel the RPC if it hasn't
+    ///       already finished.
+    /// - Returns: The result of `handleResponse`.
+    public func listAreas<Result>(
+        _ message: Fleetkit_V1_ListAreasRequest,
+        metadata: GRPCCore.Metadata = [:],
+        options: GRPCCore.CallOptions = .defaults,
+        onResponse handleResponse: @Sendable @escaping (GRPCCore.ClientResponse<Fleetkit_V1_ListAreasResponse>) async throws -> Result = { response in
+            try response.message
+        }
+    ) async throws -> Result where Result: Sendable {
+        let request = GRPCCore.ClientRequest<Fleetkit_V1_ListAreasRequest>(
+            message: message,
+            metadata: metadata
+        )
+        return try await self.listAreas(
             request: request,
             options: options,
             onResponse: handleResponse

@@ -17,7 +17,9 @@
 ///   GET    /fleetkit/v1/{name=providers/*/rides/*}
 ///   GET    /fleetkit/v1/{parent=providers/*}/rides
 ///   DELETE /fleetkit/v1/{name=providers/*/rides/*}
-/// Server and admin tokens only.
+///   GET    /fleetkit/v1/{parent=providers/*}/areas
+/// Server and admin tokens; a consumer token also reads the ride of its trip, and viewer and
+/// consumer tokens list the areas.
 
 import SwiftProtobuf
 
@@ -730,6 +732,147 @@ public nonisolated struct Fleetkit_V1_CancelRideRequest: Sendable {
   public init() {}
 
   fileprivate var _header: Maps_Fleetengine_V1_RequestHeader? = nil
+}
+
+/// One feature of the service-areas file.
+public nonisolated struct Fleetkit_V1_Area: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var kind: Fleetkit_V1_Area.Kind = .unspecified
+
+  public var polygons: [Fleetkit_V1_Area.Polygon] = []
+
+  /// A zone's fee for a ride that starts or ends in it; unset when none.
+  public var fee: Google_Type_Money {
+    get {_fee ?? Google_Type_Money()}
+    set {_fee = newValue}
+  }
+  /// Returns true if `fee` has been explicitly set.
+  public var hasFee: Bool {self._fee != nil}
+  /// Clears the value of `fee`. Subsequent reads from it will return its default value.
+  public mutating func clearFee() {self._fee = nil}
+
+  /// Whether surge is computed in the zone; then its multiplier now (1 where supply covers
+  /// demand) and why.
+  public var surge: Bool = false
+
+  public var surgeMultiplier: Double = 0
+
+  public var surgeReason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Kind: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case unspecified // = 0
+
+    /// Pickups and drop-offs outside every service area of the provider are refused.
+    case serviceArea // = 1
+
+    /// A named zone: fees, surge, and vehicles' entered_zone / left_zone events.
+    case zone // = 2
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .unspecified
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .unspecified
+      case 1: self = .serviceArea
+      case 2: self = .zone
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .unspecified: return 0
+      case .serviceArea: return 1
+      case .zone: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Fleetkit_V1_Area.Kind] = [
+      .unspecified,
+      .serviceArea,
+      .zone,
+    ]
+
+  }
+
+  /// A ring of a polygon: the outer boundary first, then its holes.
+  public nonisolated struct Ring: Sendable {
+    // SwiftProtobuf.Message conformance is added in an extension below. See the
+    // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+    // methods supported on all messages.
+
+    public var points: [Google_Type_LatLng] = []
+
+    public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+    public init() {}
+  }
+
+  public nonisolated struct Polygon: Sendable {
+    // SwiftProtobuf.Message conformance is added in an extension below. See the
+    // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+    // methods supported on all messages.
+
+    public var rings: [Fleetkit_V1_Area.Ring] = []
+
+    public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+    public init() {}
+  }
+
+  public init() {}
+
+  fileprivate var _fee: Google_Type_Money? = nil
+}
+
+public nonisolated struct Fleetkit_V1_ListAreasRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var header: Maps_Fleetengine_V1_RequestHeader {
+    get {_header ?? Maps_Fleetengine_V1_RequestHeader()}
+    set {_header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  public var hasHeader: Bool {self._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  public mutating func clearHeader() {self._header = nil}
+
+  /// `providers/{provider}`.
+  public var parent: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _header: Maps_Fleetengine_V1_RequestHeader? = nil
+}
+
+public nonisolated struct Fleetkit_V1_ListAreasResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// In the file's order.
+  public var areas: [Fleetkit_V1_Area] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -1527,6 +1670,203 @@ nonisolated extension Fleetkit_V1_CancelRideRequest: SwiftProtobuf.Message, Swif
   public static func ==(lhs: Fleetkit_V1_CancelRideRequest, rhs: Fleetkit_V1_CancelRideRequest) -> Bool {
     if lhs._header != rhs._header {return false}
     if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_Area: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Area"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}kind\0\u{1}polygons\0\u{1}fee\0\u{1}surge\0\u{3}surge_multiplier\0\u{3}surge_reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.polygons) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._fee) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.surge) }()
+      case 6: try { try decoder.decodeSingularDoubleField(value: &self.surgeMultiplier) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.surgeReason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 2)
+    }
+    if !self.polygons.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.polygons, fieldNumber: 3)
+    }
+    try { if let v = self._fee {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    if self.surge != false {
+      try visitor.visitSingularBoolField(value: self.surge, fieldNumber: 5)
+    }
+    if self.surgeMultiplier.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.surgeMultiplier, fieldNumber: 6)
+    }
+    if !self.surgeReason.isEmpty {
+      try visitor.visitSingularStringField(value: self.surgeReason, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_Area, rhs: Fleetkit_V1_Area) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.polygons != rhs.polygons {return false}
+    if lhs._fee != rhs._fee {return false}
+    if lhs.surge != rhs.surge {return false}
+    if lhs.surgeMultiplier != rhs.surgeMultiplier {return false}
+    if lhs.surgeReason != rhs.surgeReason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_Area.Kind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0KIND_UNSPECIFIED\0\u{1}SERVICE_AREA\0\u{1}ZONE\0")
+}
+
+nonisolated extension Fleetkit_V1_Area.Ring: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = Fleetkit_V1_Area.protoMessageName + ".Ring"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}points\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.points) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.points.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.points, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_Area.Ring, rhs: Fleetkit_V1_Area.Ring) -> Bool {
+    if lhs.points != rhs.points {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_Area.Polygon: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = Fleetkit_V1_Area.protoMessageName + ".Polygon"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rings\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.rings) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.rings.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.rings, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_Area.Polygon, rhs: Fleetkit_V1_Area.Polygon) -> Bool {
+    if lhs.rings != rhs.rings {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_ListAreasRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListAreasRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}parent\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.parent) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._header {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.parent.isEmpty {
+      try visitor.visitSingularStringField(value: self.parent, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_ListAreasRequest, rhs: Fleetkit_V1_ListAreasRequest) -> Bool {
+    if lhs._header != rhs._header {return false}
+    if lhs.parent != rhs.parent {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Fleetkit_V1_ListAreasResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListAreasResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}areas\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.areas) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.areas.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.areas, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Fleetkit_V1_ListAreasResponse, rhs: Fleetkit_V1_ListAreasResponse) -> Bool {
+    if lhs.areas != rhs.areas {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -4,9 +4,9 @@ import FleetDispatch
 import FleetGeocoding
 import FleetGeometry
 import FleetMap
-import FleetStorePostgres
 import FleetProgress
 import FleetRouting
+import FleetStorePostgres
 import FleetStoreSQLite
 import Foundation
 import GRPCCore

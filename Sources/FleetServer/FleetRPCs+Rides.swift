@@ -54,4 +54,13 @@ extension FleetRPCs {
     response.quotes = quotes.map(Fleetkit_V1_Quote.init)
     return response
   }
+
+  func listAreas(_ r: Fleetkit_V1_ListAreasRequest, _ caller: Caller) throws(FleetError)
+    -> Fleetkit_V1_ListAreasResponse
+  {
+    let parent = try ProviderName(parsing: r.parent)
+    var response = Fleetkit_V1_ListAreasResponse()
+    response.areas = try fleet.listAreas(caller: caller, provider: parent.provider).map(Fleetkit_V1_Area.init)
+    return response
+  }
 }

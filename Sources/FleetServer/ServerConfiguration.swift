@@ -2,8 +2,8 @@ import FleetAuth
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
-import FleetStorePostgres
 import FleetRouting
+import FleetStorePostgres
 
 /// Everything `fleetd serve` can be told, with documented defaults.
 public struct ServerConfiguration: Sendable {

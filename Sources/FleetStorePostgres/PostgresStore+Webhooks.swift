@@ -144,8 +144,10 @@ extension PostgresStore {
       let (endpointID, eventID) = (delivery.endpoint.id, delivery.event.id)
       switch outcome {
       case .delivered(let status, let at):
-        // An endpoint that answered is up again: its deliveries waiting out a backoff are due now,
-        // so that a recovered endpoint gets its backlog at once, not over the next hour.
+        // An endpoint that answered is reachable again: its deliveries that failed for want of an
+        // answer (refused, unreachable, timed out) are due now, so that a recovered endpoint gets
+        // its backlog at once rather than over the next hour. One it answered with an error keeps
+        // its backoff.
         try await client.query(
           """
           WITH delivered AS (
@@ -153,7 +155,7 @@ extension PostgresStore {
               last_status = \(Int64(status)), last_error = NULL, finished_time = \(at.timeIntervalSince1970)
             WHERE endpoint_id = \(endpointID) AND event_id = \(eventID))
           UPDATE webhook_deliveries SET next_attempt = \(at.timeIntervalSince1970)
-          WHERE endpoint_id = \(endpointID) AND event_id <> \(eventID) AND state = 'pending' AND attempts > 0
+          WHERE endpoint_id = \(endpointID) AND event_id <> \(eventID) AND state = 'pending' AND attempts > 0 AND last_status IS NULL
             AND next_attempt > \(at.timeIntervalSince1970)
           """, logger: logger)
       case .retry(let next, let status, let error):

@@ -131,13 +131,14 @@ extension SQLiteStore {
     }
   }
 
-  /// An endpoint that answered is up again: its deliveries waiting out a backoff are due now,
-  /// so that a recovered endpoint gets its backlog at once, not over the next hour.
+  /// An endpoint that answered is reachable again: its deliveries that failed for want of
+  /// an answer (refused, unreachable, timed out) are due now, so that a recovered endpoint gets its
+  /// backlog at once rather than over the next hour. One it answered with an error keeps its backoff.
   static func endpointAnswered(_ db: Database, _ endpointID: String, at: Date) throws {
     try db.execute(
       sql: """
         UPDATE webhook_deliveries SET next_attempt = ?
-        WHERE endpoint_id = ? AND state = 'pending' AND attempts > 0 AND next_attempt > ?
+        WHERE endpoint_id = ? AND state = 'pending' AND attempts > 0 AND last_status IS NULL AND next_attempt > ?
         """, arguments: [at.timeIntervalSince1970, endpointID, at.timeIntervalSince1970])
   }
 

@@ -18,13 +18,15 @@ struct KeysCommand: AsyncParsableCommand {
     var role: String
     @Option(help: "Where to write the service-account JSON file.")
     var out: String
-    @Option(help: "fleetd's HTTP address as the key's users reach it, for the file's URLs (default http://127.0.0.1:8080).")
+    @Option(
+      help: "fleetd's HTTP address as the key's users reach it, for the file's URLs (default http://127.0.0.1:8080).")
     var url = KeyRing.defaultServer.absoluteString
 
     func run() async throws {
       let role = try parseRole(role)
       guard let server = URL(string: url), ["http", "https"].contains(server.scheme ?? ""), server.host != nil else {
-        throw ValidationError("--url must be an http or https address such as http://fleet.example.com:8080, got '\(url)'")
+        throw ValidationError(
+          "--url must be an http or https address such as http://fleet.example.com:8080, got '\(url)'")
       }
       let file = try await store.withStore {
         try await KeyRing(store: $0).add(provider: provider, role: role, server: server)
@@ -37,7 +39,9 @@ struct KeysCommand: AsyncParsableCommand {
 
   struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Trust a key made elsewhere: register the public half of a service-account JSON file (Google's own, or another fleetd's).")
+      abstract:
+        "Trust a key made elsewhere: register the public half of a service-account JSON file (Google's own, or another fleetd's)."
+    )
     @OptionGroup var store: StoreOptions
     @Option(help: "The service-account JSON file.")
     var key: String
@@ -97,7 +101,8 @@ struct KeysCommand: AsyncParsableCommand {
 /// `--role`'s value, or the roles there are.
 func parseRole(_ text: String) throws -> Role {
   guard let role = Role(rawValue: text) else {
-    throw ValidationError("--role must be one of \(Role.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
+    throw ValidationError(
+      "--role must be one of \(Role.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'")
   }
   return role
 }

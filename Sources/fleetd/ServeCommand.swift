@@ -32,7 +32,9 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(help: "Road graph from 'fleetd graph build': serves OSRM's HTTP API on the HTTP port (env FLEETD_GRAPH).")
   var graph: String?
   @Option(
-    help: "OpenStreetMap extract (.osm.pbf) for /fleetkit/v1/geo:reverse and /fleetkit/v1/places:search (env FLEETD_GEO_OSM).")
+    help:
+      "OpenStreetMap extract (.osm.pbf) for /fleetkit/v1/geo:reverse and /fleetkit/v1/places:search (env FLEETD_GEO_OSM)."
+  )
   var geoOsm: String?
   @Option(help: "GeoNames cities CSV (lat,lon,name,admin1,admin2,cc) for cities worldwide (env FLEETD_GEONAMES).")
   var geonames: String?

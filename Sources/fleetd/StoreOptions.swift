@@ -1,7 +1,7 @@
 import ArgumentParser
 import FleetCore
-import FleetStorePostgres
 import FleetServer
+import FleetStorePostgres
 import Logging
 
 /// Where the fleet is kept, the same in every command that reads or writes it: the data

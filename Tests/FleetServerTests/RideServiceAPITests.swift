@@ -104,6 +104,52 @@ struct RideServiceAPITests {
     }
   }
 
+  /// ListAreas: the service area and zones in the file's order, fees in the provider's currency,
+  /// surge where it is computed; read by the fleet page (viewer) and riders (consumer).
+  @Test func areasListTheZonesWithTheirFeeAndSurge() async throws {
+    try await Fleetd.with(try options()) { server in
+      let viewer = try await server.signer(role: .viewer).token()
+      let (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/areas", token: viewer)
+      #expect(status == 200)
+      let areas = try #require(json["areas"] as? [[String: Any]])
+      #expect(
+        areas.map { $0["name"] as? String } == [
+          "Monaco and its neighbours", "Monte-Carlo", "Monaco-Ville", "Heliport", "Railway station",
+        ])
+      #expect(areas[0]["kind"] as? String == "SERVICE_AREA" && areas[1]["kind"] as? String == "ZONE")
+      #expect(areas[1]["surge"] as? Bool == true && areas[1]["surgeMultiplier"] as? Double == 1)
+      #expect((areas[1]["surgeReason"] as? String)?.isEmpty == false)
+      #expect(cents(areas[3]["fee"]) == 300 && areas[3]["surge"] == nil)
+      let ring = try #require(
+        ((areas[3]["polygons"] as? [[String: Any]])?.first?["rings"] as? [[String: Any]])?.first?["points"]
+          as? [[String: Any]])
+      #expect(ring.count >= 4 && ring.allSatisfy { ($0["latitude"] as? Double ?? 0) > 43.7 })
+      // Another provider's token is refused; a driver may not list areas.
+      let other = try await server.signer(role: .viewer, provider: "other").token()
+      #expect(try await server.http("GET", "/fleetkit/v1/providers/acme/areas", token: other).0 == 403)
+      let driver = try await server.signer(role: .driver).token(vehicleID: "v1")
+      #expect(try await server.http("GET", "/fleetkit/v1/providers/acme/areas", token: driver).0 == 403)
+    }
+  }
+
+  /// A rider reads the ride of its own trip (its agreed fare), and no other.
+  @Test func aRiderReadsItsOwnRideAndNoOther() async throws {
+    try await Fleetd.with(try options()) { server in
+      let token = try server.admin.token()
+      for id in ["mine", "theirs"] {
+        let (status, _, _) = try await server.http(
+          "POST", "/fleetkit/v1/providers/acme/rides?rideId=\(id)", token: token, body: "{\(trip)}")
+        #expect(status == 200)
+      }
+      let rider = try await server.signer(role: .consumer).token(tripID: "mine")
+      let (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides/mine", token: rider)
+      #expect(status == 200 && json["product"] as? String == "standard" && cents(json["fare"]) != nil)
+      let (denied, body, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/rides/theirs", token: rider)
+      #expect(denied == 403 && error(body).message.contains("not 'theirs'"), "\(body)")
+      #expect(try await server.http("GET", "/fleetkit/v1/providers/acme/rides", token: rider).0 == 403)
+    }
+  }
+
   /// `fleet ride --quotes` prints the quotes; `--quote` books one at its price; `--product`
   /// with `--at` books that product for later.
   @Test func fleetRidePrintsQuotesAndBooksAQuoteOrAProductForLater() async throws {

@@ -98,6 +98,40 @@ struct WebhookStoreTests {
     }
   }
 
+  /// The receiver was down: deliveries that got no answer back off; the first answer makes them
+  /// due at once. One the endpoint answered with an error keeps its backoff.
+  @Test(arguments: StoreKind.allCases)
+  func anEndpointThatAnswersAgainGetsItsUnansweredBacklogAtOnce(_ kind: StoreKind) async throws {
+    let place = try await StorePlace.fresh(kind)
+    defer { place.remove() }
+    try await place.with { store in
+      try await store.saveWebhookEndpoint(endpoint("ep", created: t0))
+      try await store.commit([
+        .putEvent(event(.rideCreated, ride: "down", revision: 1)),
+        .putEvent(event(.rideCreated, ride: "refused", revision: 2)),
+      ])
+      _ = try await store.fanOutWebhookEvents(limit: 10)
+      let now = t0.addingTimeInterval(10)
+      for delivery in try await store.dueWebhookDeliveries(now: now, limit: 10) {
+        let answered = delivery.event.id == "msg_refused_2"
+        try await store.recordWebhookDelivery(
+          delivery,
+          outcome: .retry(
+            next: now.addingTimeInterval(600), status: answered ? 500 : nil,
+            error: answered ? "answered 500" : "connection refused"))
+      }
+      #expect(try await store.dueWebhookDeliveries(now: now.addingTimeInterval(1), limit: 10).isEmpty)
+      try await store.commit([.putEvent(event(.rideCreated, ride: "new", revision: 3))])
+      _ = try await store.fanOutWebhookEvents(limit: 10)
+      let fresh = try await store.dueWebhookDeliveries(now: now.addingTimeInterval(2), limit: 10)
+      #expect(fresh.map(\.event.id) == ["msg_new_3"])
+      try await store.recordWebhookDelivery(fresh[0], outcome: .delivered(status: 204, at: now.addingTimeInterval(2)))
+      let due = try await store.dueWebhookDeliveries(now: now.addingTimeInterval(3), limit: 10)
+      #expect(due.map(\.event.id) == ["msg_down_1"], "the unanswered one at once; the one answered 500 waits")
+      #expect(due.first?.attempts == 1)
+    }
+  }
+
   @Test(arguments: StoreKind.allCases)
   func aSecretIsMadeOnceAndKept(_ kind: StoreKind) async throws {
     let place = try await StorePlace.fresh(kind)

@@ -9,8 +9,9 @@ import Foundation
 struct DispatchBench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "dispatch-bench",
-    abstract: "SearchVehicles under load against a running fleetd, and dispatch quality in a simulated hour.",
-    subcommands: [SearchLoad.self, SearchInProcess.self, DispatchQuality.self])
+    abstract:
+      "SearchVehicles and QuoteRide under load against a running fleetd, and dispatch quality in a simulated hour.",
+    subcommands: [SearchLoad.self, QuoteLoad.self, SearchInProcess.self, DispatchQuality.self])
 }
 
 /// Monaco itself, within the extract (which reaches up the hills into France): where the

@@ -40,15 +40,7 @@ struct SearchLoad: AsyncParsableCommand {
     let metadata: Metadata = ["authorization": "Bearer \(token)"]
     var random = Seeded(42)
     let positions = roadPoints(routing, count: vehicles, random: &random)
-    let moved = roadPoints(routing, count: reporting, random: &random).enumerated().map { i, far in
-      // About 40 m towards another road point, snapped back onto a road.
-      let start = positions[i]
-      let f = min(1, 40 / max(1, start.distance(to: far)))
-      let toward = LatLng(
-        latitude: start.latitude + (far.latitude - start.latitude) * f,
-        longitude: start.longitude + (far.longitude - start.longitude) * f)
-      return (try? routing.nearest(toward).first?.location) ?? start
-    }
+    let moved = nudged(Array(positions.prefix(reporting)), routing: routing, random: &random)
     let pickups = roadPoints(routing, count: 2000, random: &random)
     let dropoffs = roadPoints(routing, count: 2000, random: &random)
 
@@ -63,24 +55,7 @@ struct SearchLoad: AsyncParsableCommand {
       let vehicleService = clients.map { Maps_Fleetengine_V1_VehicleService.Client(wrapping: $0) }
 
       print("creating \(vehicles) online vehicles on Monaco's roads…")
-      try await withThrowingTaskGroup(of: Void.self) { creating in
-        for i in 0..<vehicles {
-          if i >= 64 { try await creating.next() }
-          creating.addTask {
-            var request = Maps_Fleetengine_V1_CreateVehicleRequest()
-            request.parent = "providers/bench"
-            request.vehicleID = "v\(i)"
-            request.vehicle.vehicleState = .online
-            request.vehicle.supportedTripTypes = [.exclusive, .shared]
-            request.vehicle.maximumCapacity = 4
-            request.vehicle.vehicleType.category = .auto
-            request.vehicle.lastLocation.location.latitude = positions[i].latitude
-            request.vehicle.lastLocation.location.longitude = positions[i].longitude
-            _ = try await vehicleService[i % vehicleService.count].createVehicle(request, metadata: metadata)
-          }
-        }
-        try await creating.waitForAll()
-      }
+      try await createOnlineVehicles(positions, service: vehicleService[0], metadata: metadata)
 
       let orders: [(String, Maps_Fleetengine_V1_SearchVehiclesRequest.VehicleMatchOrder?)] = [
         ("GetVehicle (gRPC floor)", nil), ("PICKUP_POINT_STRAIGHT_DISTANCE", .pickupPointStraightDistance),
@@ -105,24 +80,9 @@ struct SearchLoad: AsyncParsableCommand {
       let runSeconds = warmUp + duration * Double(orders.count) + 1
       let start = NIODeadline.now() + .seconds(1)
       func due(_ seconds: Double) -> NIODeadline { start + .microseconds(Int64(seconds * 1_000_000)) }
-      let updateBodies = try (0..<reporting).map { v in
-        try [moved[v], positions[v]].map { point in
-          var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
-          request.name = "providers/bench/vehicles/v\(v)"
-          request.vehicle.lastLocation.location.latitude = point.latitude
-          request.vehicle.lastLocation.location.longitude = point.longitude
-          request.updateMask.paths = ["last_location"]
-          return grpcMessage(try request.serializedBytes())
-        }
-      }
-      var calls: [OpenLoopClient.Call] = []
+      var calls = try reportCalls(
+        positions: Array(positions.prefix(reporting)), moved: moved, every: reportEvery, for: runSeconds, due: due)
       let updateRate = Double(reporting) / reportEvery
-      for i in 0..<Int(updateRate * runSeconds) {
-        calls.append(
-          .init(
-            due: due(Double(i) / updateRate), path: "/maps.fleetengine.v1.VehicleService/UpdateVehicle",
-            body: updateBodies[i % reporting][(i / reporting) % 2], label: "update"))
-      }
       let searchPath = "/maps.fleetengine.v1.VehicleService/SearchVehicles"
       for i in 0..<Int(rate * warmUp) {
         calls.append(

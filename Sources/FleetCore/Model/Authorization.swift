@@ -36,6 +36,8 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case cancelRide = "CancelRide"
   /// Prices a ride per product (fleetkit.v1.Rides/QuoteRide).
   case quoteRide = "QuoteRide"
+  /// The provider's service areas and zones (fleetkit.v1.Rides/ListAreas).
+  case listAreas = "ListAreas"
   /// FleetKit's location reports (fleetkit.v1.VehicleUpdates and its REST batch): an
   /// UpdateVehicle of what a device reports, one quota token per report.
   case reportLocations = "ReportLocations"
@@ -48,7 +50,7 @@ public enum FleetOperation: String, Sendable, CaseIterable {
       .reportLocations:
       .update
     case .searchTrips, .searchVehicles, .quoteRide: .search
-    case .listVehicles, .listRides: .list
+    case .listVehicles, .listRides, .listAreas: .list
     case .reportBillableTrip: .billing
     }
   }
@@ -57,14 +59,16 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   public func isAllowed(for role: Role) -> Bool {
     switch role {
     case .admin, .server: true
-    case .viewer: [.getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles].contains(self)
+    case .viewer:
+      [.getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles, .listAreas].contains(self)
     case .driver:
       [
         .getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
         .reportLocations,
       ].contains(self)
-    // Fleet Engine's Consumer SDK User role may search vehicles (a rider app's nearby cars).
-    case .consumer: self == .getTrip || self == .watchTrip || self == .searchVehicles
+    // Fleet Engine's Consumer SDK User role may search vehicles (a rider app's nearby cars);
+    // FleetKit's rider also reads the ride of its trip (its fare) and the areas served.
+    case .consumer: [.getTrip, .watchTrip, .searchVehicles, .getRide, .listAreas].contains(self)
     }
   }
 }

@@ -66,6 +66,13 @@ public struct ServiceAreas: Sendable {
     }
   }
 
+  /// The provider's service areas and zones with their areas, in the file's order.
+  public func regions(provider: String) -> [(Region, Area)] {
+    index.entries.filter { regions[$0.key].provider == provider }.sorted { $0.key < $1.key }.map {
+      (regions[$0.key], $0.area)
+    }
+  }
+
   /// Every provider named in the file.
   public var providers: Set<String> { Set(regions.map(\.provider)) }
 }

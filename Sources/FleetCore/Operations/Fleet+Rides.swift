@@ -265,6 +265,8 @@ extension Fleet {
     try caller.mayCall(.getRide)
     try caller.checkProvider(name.provider)
     return try read { s throws(FleetError) in
+      // A rider's token names its trip, whose ID is the ride's.
+      try caller.checkTripAccess(tripID: name.id, assignedVehicle: nil)
       guard let ride = s.rides[name.provider]?[name.id] else { throw .notFound("ride \(name) not found") }
       return RideView(ride, trip: s.trips[name.provider]?[name.id])
     }

@@ -66,7 +66,8 @@ extension Product {
   init(_ input: JSONInput, currency: Currency) throws(FleetError) {
     _ = try input.object(known: Self.keys)
     let name = try input["name"].string()
-    guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+    guard !name.isEmpty, name.count <= 64,
+      name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
     else { throw input["name"].error("must be 1 to 64 letters, digits, '-' or '_', got \"\(name)\"") }
     let category = try input["vehicleCategory"].string()
     guard let vehicleCategory = VehicleCategory.allCases.first(where: { $0.wireName == category && $0 != .unknown })

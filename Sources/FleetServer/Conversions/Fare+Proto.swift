@@ -79,3 +79,26 @@ extension Fleetkit_V1_Quote {
     expireTime = quote.terms.expireTime.proto
   }
 }
+
+extension Fleetkit_V1_Area {
+  init(_ view: AreaView) {
+    self.init()
+    name = view.region.name
+    kind = view.region.kind == .zone ? .zone : .serviceArea
+    polygons = view.area.polygons.map { rings in
+      var polygon = Fleetkit_V1_Area.Polygon()
+      polygon.rings = rings.map { points in
+        var ring = Fleetkit_V1_Area.Ring()
+        ring.points = points.map(\.proto)
+        return ring
+      }
+      return polygon
+    }
+    if let fee = view.fee { self.fee = fee.proto }
+    if let reading = view.surge {
+      surge = true
+      surgeMultiplier = reading.multiplier.doubleValue
+      surgeReason = reading.reason
+    }
+  }
+}

@@ -43,4 +43,12 @@ struct RidesHandler: Fleetkit_V1_Rides.ServiceProtocol {
       try rpcs.quoteRide(r, c)
     }
   }
+
+  func listAreas(request: ServerRequest<Fleetkit_V1_ListAreasRequest>, context: ServerContext) async throws
+    -> ServerResponse<Fleetkit_V1_ListAreasResponse>
+  {
+    try await front.respond(.listAreas, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
+      try rpcs.listAreas(r, c)
+    }
+  }
 }

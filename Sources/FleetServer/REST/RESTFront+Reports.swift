@@ -24,7 +24,8 @@ extension RESTFront {
       guard let body = read else {
         throw FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes")
       }
-      let call = RESTCall(route: RESTRoute(target: .reportLocations(parent: parent)), body: Data(buffer: body), query: [])
+      let call = RESTCall(
+        route: RESTRoute(target: .reportLocations(parent: parent)), body: Data(buffer: body), query: [])
       let message = try call.decodeBody(Fleetkit_V1_ReportLocationsRequest.self, required: true)
       guard message.authorization.isEmpty else {
         throw FleetError.invalid("authorization belongs in the Authorization header, not in the body")

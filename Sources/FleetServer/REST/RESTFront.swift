@@ -220,6 +220,7 @@ struct RESTRoute: Sendable {
     case listRides(parent: String)
     case cancelRide(String)
     case quoteRide(parent: String)
+    case listAreas(parent: String)
   }
 
   let target: Target
@@ -272,7 +273,8 @@ struct RESTRoute: Sendable {
     case (false, 3, "trips", "search"): return [.post: .searchTrips(parent: parent)]
     case (false, 4, "trips", ""): return [.get: .getTrip(name), .put: .updateTrip(name), .delete: .deleteTrip(name)]
     case (false, 4, "billableTrips", "report"): return [.post: .reportBillableTrip(name)]
-    case (false, 3, "vehicles", ""): return [.post: .createVehicle(parent: parent), .get: .listVehicles(parent: parent)]
+    case (false, 3, "vehicles", ""):
+      return [.post: .createVehicle(parent: parent), .get: .listVehicles(parent: parent)]
     case (false, 3, "vehicles", "search"): return [.post: .searchVehicles(parent: parent)]
     case (false, 4, "vehicles", ""):
       return [.get: .getVehicle(name), .put: .updateVehicle(name), .delete: .deleteVehicle(name)]
@@ -285,6 +287,7 @@ struct RESTRoute: Sendable {
     case (true, 3, "rides", ""): return [.post: .createRide(parent: parent), .get: .listRides(parent: parent)]
     case (true, 3, "rides", "quote"): return [.post: .quoteRide(parent: parent)]
     case (true, 4, "rides", ""): return [.get: .getRide(name), .delete: .cancelRide(name)]
+    case (true, 3, "areas", ""): return [.get: .listAreas(parent: parent)]
     default: return [:]
     }
   }
@@ -313,6 +316,7 @@ struct RESTRoute: Sendable {
     case .listRides: .listRides
     case .cancelRide: .cancelRide
     case .quoteRide: .quoteRide
+    case .listAreas: .listAreas
     }
   }
 }
@@ -417,6 +421,10 @@ struct RESTCall: Sendable {
       var r = try decodeBody(Fleetkit_V1_QuoteRideRequest.self)
       r.parent = parent
       return try encode(try rpcs.quoteRide(r, caller))
+    case .listAreas(let parent):
+      var r = Fleetkit_V1_ListAreasRequest()
+      r.parent = parent
+      return try encode(try rpcs.listAreas(r, caller))
     case .rideStatus(let name):
       let identifier = queryValue("rideIdentifier", "ride_identifier")
       return try rideStatusBody(

@@ -182,7 +182,7 @@
   });
 
   // The dispatch queue: rides waiting, assigned, and those nobody could serve.
-  async function refreshQueue() {
+  async function refreshQueue(once) {
     const queue = $('queue');
     let rides = [];
     let pageToken = '';
@@ -208,16 +208,30 @@
       queue.textContent = 'fleetd cannot be reached.';
       return;
     } finally {
-      setTimeout(refreshQueue, 2000);
+      if (!once) setTimeout(refreshQueue, 2000);
     }
     const count = (state) => rides.filter((r) => r.state === state).length;
     const waiting = rides.filter((r) => r.state === 'WAITING');
     queue.innerHTML = '<div class="counts">' +
       `<span data-state="WAITING">${count('WAITING')} waiting</span>` +
+      `<span data-state="SCHEDULED">${count('SCHEDULED')} scheduled</span>` +
       `<span data-state="ASSIGNED">${count('ASSIGNED')} assigned</span>` +
       `<span data-state="COMPLETED">${count('COMPLETED')} completed</span>` +
       `<span data-state="NO_VEHICLE_FOUND">${count('NO_VEHICLE_FOUND')} unserved</span></div>` +
-      '<table><tbody id="waiting"></tbody></table>';
+      '<table><tbody id="waiting"></tbody></table><table><tbody id="scheduled"></tbody></table>';
+    const scheduled = rides.filter((r) => r.state === 'SCHEDULED')
+      .sort((a, b) => Date.parse(a.pickupTime || 0) - Date.parse(b.pickupTime || 0));
+    $('scheduled').replaceChildren(...scheduled.slice(0, 20).map((ride) => {
+      const tr = document.createElement('tr');
+      tr.className = 'scheduled-ride';
+      tr.dataset.ride = ride.name.split('/').pop();
+      tr.innerHTML = '<td></td><td></td><td class="notice"></td>';
+      tr.children[0].textContent = tr.dataset.ride;
+      tr.children[1].textContent = ride.pickupTime
+        ? `pickup ${new Date(ride.pickupTime).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}` : '';
+      tr.children[2].textContent = ride.product || '';
+      return tr;
+    }));
     $('waiting').replaceChildren(...waiting.slice(0, 20).map((ride) => {
       const tr = document.createElement('tr');
       const age = ride.createTime ? Math.round((Date.now() - Date.parse(ride.createTime)) / 1000) : 0;
@@ -228,11 +242,219 @@
     }));
   }
 
+  // Calls to fleetd's REST API with the page's token; errors as FleetEngineError.
+  const api = `/fleetkit/v1/providers/${encodeURIComponent(providerId)}`;
+  async function call(method, path, body) {
+    const response = await fetch(path, {
+      method, cache: 'no-store',
+      headers: Object.assign({ Authorization: 'Bearer ' + token }, body ? { 'Content-Type': 'application/json' } : {}),
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    if (!response.ok) throw await js.FleetEngineError.fromResponse(response);
+    return response.json();
+  }
+
+  // google.type.Money as text, exactly: whole units and the nanos cut to the currency's digits.
+  function money(m) {
+    if (!m) return '–';
+    const code = m.currencyCode || '';
+    let digits = 2;
+    try { digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits; } catch (e) { /* an unknown code: 2 */ }
+    const nanos = String(Math.abs(m.nanos || 0)).padStart(9, '0').slice(0, digits);
+    const negative = String(m.units || '0').startsWith('-') || (m.nanos || 0) < 0;
+    const units = String(m.units || '0').replace('-', '');
+    return `${negative ? '-' : ''}${units}${digits ? '.' + nanos : ''} ${code}`;
+  }
+  const durationSeconds = (d) => Number(String(d || '0s').replace('s', ''));
+
+  // Booking: the pickup and drop-off from map clicks, a place search, or LAT,LNG; quotes per
+  // product; a ride now or at a time.
+  const points = { pickup: null, dropoff: null };
+  const pointMarkers = {};
+  let picking = 'pickup';
+  let lastQuotes = null;
+
+  function setPicking(which) {
+    picking = which;
+    $('pick-pickup').classList.toggle('active', which === 'pickup');
+    $('pick-dropoff').classList.toggle('active', which === 'dropoff');
+  }
+
+  function setPoint(which, lat, lng, label) {
+    points[which] = { latitude: lat, longitude: lng };
+    $(which).value = label || `${lat.toFixed(5)},${lng.toFixed(5)}`;
+    $(which).dataset.point = `${lat},${lng}`;
+    lastQuotes = null;
+    $('quotes').replaceChildren();
+    if (map) {
+      if (pointMarkers[which]) pointMarkers[which].remove();
+      const colour = which === 'pickup' ? '#188038' : '#d93025';
+      pointMarkers[which] = L.circleMarker([lat, lng], { radius: 8, color: '#fff', weight: 2, fillColor: colour, fillOpacity: 1 })
+        .bindTooltip(which === 'pickup' ? 'pickup' : 'drop-off').addTo(map);
+    }
+    if (which === 'pickup' && !points.dropoff) setPicking('dropoff');
+  }
+
+  if (map) {
+    map.on('click', (event) => setPoint(picking, event.latlng.lat, event.latlng.lng));
+  }
+  $('pick-pickup').addEventListener('click', () => setPicking('pickup'));
+  $('pick-dropoff').addEventListener('click', () => setPicking('dropoff'));
+
+  // A typed place: LAT,LNG, or a search with the offline geocoder (needs an API key: &key=…).
+  async function resolvePlace(which) {
+    const text = $(which).value.trim();
+    const pair = text.split(',').map((part) => Number(part.trim()));
+    if (pair.length === 2 && pair.every((n) => isFinite(n)) && text.match(/^\s*-?[\d.]+\s*,\s*-?[\d.]+\s*$/)) {
+      setPoint(which, pair[0], pair[1]);
+      return true;
+    }
+    if (!text) {
+      showError('book-error', `Choose the ${which === 'pickup' ? 'pickup' : 'drop-off'}: click the map, or type a place.`);
+      return false;
+    }
+    const key = params.get('key');
+    if (!key) {
+      showError('book-error', 'Searching places needs an API key: add &key=… to the address (fleetd apikeys add), or click the map.');
+      return false;
+    }
+    const query = new URLSearchParams({ q: text, page_size: '1', key });
+    if (map) { const c = map.getCenter(); query.set('near', `${c.lat},${c.lng}`); }
+    const response = await fetch(`/fleetkit/v1/places:search?${query}`, { cache: 'no-store' });
+    if (!response.ok) {
+      const error = await js.FleetEngineError.fromResponse(response);
+      showError('book-error', `Place search: ${error.status}: ${error.message}`);
+      return false;
+    }
+    const place = ((await response.json()).places || [])[0];
+    if (!place) {
+      showError('book-error', `No place called "${text}".`);
+      return false;
+    }
+    setPoint(which, place.coordinate.latitude, place.coordinate.longitude, place.name);
+    return true;
+  }
+  for (const which of ['pickup', 'dropoff']) {
+    $(which).addEventListener('input', () => { points[which] = null; delete $(which).dataset.point; });
+  }
+
+  function pickupTime() {
+    const when = $('when').value;
+    return when ? new Date(when).toISOString().replace(/\.\d{3}Z$/, 'Z') : null;
+  }
+
+  $('book-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    showError('book-error', '');
+    $('booked').textContent = '';
+    delete $('booked').dataset.ride;
+    delete $('booked').dataset.state;
+    try {
+      if (!points.pickup && !(await resolvePlace('pickup'))) return;
+      if (!points.dropoff && !(await resolvePlace('dropoff'))) return;
+      const request = { pickupPoint: { point: points.pickup }, dropoffPoint: { point: points.dropoff } };
+      const at = pickupTime();
+      if (at) request.pickupTime = at;
+      const response = await call('POST', `${api}/rides:quote`, request);
+      lastQuotes = { request, quotes: response.quotes || [] };
+      drawQuotes();
+    } catch (error) {
+      showError('book-error', error.status ? `${error.status}: ${error.message}` : 'fleetd cannot be reached.');
+    }
+  });
+
+  function drawQuotes() {
+    const { quotes } = lastQuotes;
+    if (!quotes.length) {
+      $('quotes').innerHTML = '<tr><td class="notice">No product can carry this ride.</td></tr>';
+      return;
+    }
+    $('quotes').replaceChildren(...quotes.map((quote) => {
+      const tr = document.createElement('tr');
+      tr.className = 'quote';
+      tr.dataset.product = quote.product;
+      const eta = quote.pickupEta ? `car in ${Math.max(1, Math.round(durationSeconds(quote.pickupEta) / 60))} min`
+        : (lastQuotes.request.pickupTime ? 'booked ahead' : 'no car nearby');
+      const surge = (quote.surgeMultiplier || 1) > 1 ? ` · surge ×${quote.surgeMultiplier.toFixed(2)}` : '';
+      tr.innerHTML = '<td class="product"></td><td class="fare"></td><td class="notice"></td><td><button type="button">Book</button></td>';
+      tr.children[0].textContent = quote.product;
+      tr.children[1].textContent = money(quote.fare);
+      tr.children[1].title = (quote.fareBreakdown || []).map((item) => `${item.kind}: ${money(item.amount)}`).join('\n');
+      tr.children[2].textContent = `${eta} · ${(quote.tripDistanceMeters / 1000).toFixed(1)} km${surge}`;
+      if (surge) tr.children[2].classList.add('surge');
+      tr.querySelector('button').addEventListener('click', () => book(quote));
+      return tr;
+    }));
+  }
+
+  async function book(quote) {
+    showError('book-error', '');
+    const ride = Object.assign({}, lastQuotes.request, { quoteId: quote.quoteId });
+    const id = `ride-${Math.random().toString(36).slice(2, 10)}`;
+    try {
+      const booked = await call('POST', `${api}/rides?rideId=${encodeURIComponent(id)}`, ride);
+      const when = booked.pickupTime ? ` for ${new Date(booked.pickupTime).toLocaleString()}` : '';
+      $('booked').textContent = `Booked ${id}: ${booked.product}, ${money(booked.fare)}${when} — ${booked.state}`;
+      $('booked').dataset.ride = id;
+      $('booked').dataset.state = booked.state;
+      $('quotes').replaceChildren();
+      refreshQueue(true);
+    } catch (error) {
+      showError('book-error', error.status ? `${error.status}: ${error.message}` : 'fleetd cannot be reached.');
+    }
+  }
+
+  // Service areas and zones, each zone with its surge now; redrawn every 10 s.
+  let areasLayer = map ? L.layerGroup().addTo(map) : null;
+  async function refreshAreas() {
+    let areas = [];
+    try {
+      areas = (await call('GET', `${api}/areas`)).areas || [];
+    } catch (error) {
+      $('zones').innerHTML = '<tr><td class="notice"></td></tr>';
+      $('zones').querySelector('td').textContent = error.status ? `${error.status}: ${error.message}` : 'fleetd cannot be reached.';
+      setTimeout(refreshAreas, 10000);
+      return;
+    }
+    setTimeout(refreshAreas, 10000);
+    const zones = areas.filter((a) => a.kind === 'ZONE');
+    $('zones').replaceChildren(...(zones.length ? zones.map((zone) => {
+      const tr = document.createElement('tr');
+      tr.className = 'zone';
+      tr.dataset.zone = zone.name;
+      tr.dataset.surge = String(zone.surge ? zone.surgeMultiplier : 1);
+      tr.innerHTML = '<td></td><td></td><td class="notice"></td>';
+      tr.children[0].textContent = zone.name;
+      tr.children[1].textContent = zone.surge ? `surge ×${(zone.surgeMultiplier || 1).toFixed(2)}` : '';
+      tr.children[1].title = zone.surgeReason || '';
+      tr.children[2].textContent = zone.fee ? `fee ${money(zone.fee)}` : '';
+      return tr;
+    }) : [Object.assign(document.createElement('tr'), { innerHTML: '<td class="notice">No zones (fleetd serve --service-areas).</td>' })]));
+    if (!areasLayer) return;
+    areasLayer.clearLayers();
+    for (const area of areas) {
+      const latlngs = (area.polygons || []).map((polygon) =>
+        (polygon.rings || []).map((ring) => (ring.points || []).map((p) => [p.latitude || 0, p.longitude || 0])));
+      const surge = area.surge ? (area.surgeMultiplier || 1) : 1;
+      const style = area.kind === 'SERVICE_AREA'
+        ? { color: '#1a73e8', weight: 2, dashArray: '6 6', fill: false, interactive: false }
+        : { color: surge > 1 ? '#d93025' : '#f29900', weight: 1.5, fillOpacity: Math.min(0.35, 0.08 + (surge - 1) * 0.2) };
+      const layer = L.polygon(latlngs, style);
+      if (area.kind === 'ZONE') {
+        layer.bindTooltip(`${area.name}${area.surge ? ` · surge ×${surge.toFixed(2)}` : ''}${area.fee ? ` · fee ${money(area.fee)}` : ''}`);
+        // A click books from or to the zone as well.
+        layer.on('click', (event) => setPoint(picking, event.latlng.lat, event.latlng.lng));
+      }
+      layer.addTo(areasLayer);
+    }
+  }
+
   provider.start();
   refreshQueue();
+  refreshAreas();
   window.fleetkitFleet = {
     provider, map, markers,
     visibleVehicleCount: () => latest.length,
-    select,
+    select, setPoint,
   };
 })();

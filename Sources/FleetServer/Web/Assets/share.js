@@ -62,9 +62,47 @@
 
   function metres(m) { return m >= 1000 ? `${(m / 1000).toFixed(1)} km` : `${Math.round(m / 10) * 10} m`; }
 
+  // The fare agreed at booking, and the final one once the ride is over: a ride booked through
+  // fleetd's booking API, read with the rider's own token. A trip that is no ride has none.
+  function money(m) {
+    let digits = 2;
+    try { digits = new Intl.NumberFormat('en', { style: 'currency', currency: m.currencyCode }).resolvedOptions().maximumFractionDigits; } catch (e) { /* 2 */ }
+    const nanos = String(Math.abs(m.nanos || 0)).padStart(9, '0').slice(0, digits);
+    return `${m.units || '0'}${digits ? '.' + nanos : ''} ${m.currencyCode}`;
+  }
+  let fareShown = '';
+  async function showFare(final) {
+    if (fareShown === 'final' || fareShown === 'none' || (fareShown === 'agreed' && !final)) return;
+    try {
+      const response = await fetch(
+        `/fleetkit/v1/providers/${encodeURIComponent(providerId)}/rides/${encodeURIComponent(tripId)}`,
+        { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
+      if (!response.ok) {
+        // A trip booked without the booking API, or a token that may not read rides: no fare.
+        if (response.status === 404 || response.status === 403) fareShown = 'none';
+        return;
+      }
+      const ride = await response.json();
+      const fare = final && ride.finalFare ? ride.finalFare : ride.fare;
+      if (!fare) {
+        fareShown = 'none';
+        return;
+      }
+      $('fare-label').textContent = final && ride.finalFare ? 'Final fare' : 'Fare';
+      $('fare').textContent = `${money(fare)}${ride.product ? ` · ${ride.product}` : ''}` +
+        (ride.pricing === 'METERED' && !(final && ride.finalFare) ? ' (metered: the estimate)' : '');
+      $('fare').dataset.fare = money(fare);
+      $('fare-row').hidden = false;
+      fareShown = final && ride.finalFare ? 'final' : 'agreed';
+    } catch (e) {
+      // Shown at the next update.
+    }
+  }
+
   provider.addListener('update', ({ trip }) => {
     showMessage('');
     const status = trip.tripStatus || 'NEW';
+    showFare(['COMPLETE', 'CANCELED'].includes(status));
     const banner = $('banner');
     banner.dataset.status = status;
     banner.textContent = STATUS_TEXT[status] || status;
