@@ -272,7 +272,8 @@ let package = Package(
       name: "FleetDispatchTests",
       dependencies: ["FleetGeometry", 
         "fleet",  // built before the tests: `fleet ride` and `fleet drive` run as processes
-        "FleetDispatch", "FleetCore", "FleetStoreSQLite", "FleetTestSupport", "FleetAuth", "FleetProto",
+        "FleetDispatch", "FleetCore", "FleetStoreSQLite", "FleetStorePostgres", "FleetTestSupport", "FleetAuth",
+        "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
       ],

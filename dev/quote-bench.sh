@@ -3,7 +3,8 @@
 # the sample tariffs and Monaco zones (data/tariffs.json, data/monaco-zones.geojson, for the
 # provider 'bench'), VEHICLES online vehicles all reporting every 5 s, and QuoteRide at RATE
 # quotes/s, open loop; then SearchVehicles by pickup ETA and GetVehicle at the same rate, the
-# same run's floor. Prints the latency table, and fleetd's CPU time and memory.
+# same run's floor. Prints the latency table, and fleetd's CPU time and memory. Then the area
+# index in process: point-in-polygon over 10,000 polygons against checking each in turn.
 #   dev/quote-bench.sh [VEHICLES=1000] [RATE=200] [SECONDS=20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,3 +34,7 @@ echo
 "$BIN/dispatch-bench" quote --grpc-port 50172 --key "$WORK/server.json" --graph "$WORK/monaco.graph" \
   --vehicles "$VEHICLES" --rate "$RATE" --duration "$SECONDS_MEASURED"
 echo "fleetd CPU time over the run: $(ps -o cputime= -p $PID); resident memory: $(( $(ps -o rss= -p $PID) / 1024 )) MiB"
+kill $PID; wait $PID 2>/dev/null || true; PID=
+echo
+echo "== the area index, in process on one core"
+"$BIN/dispatch-bench" areas

@@ -70,20 +70,26 @@ public struct AreaIndex<Key: Sendable & Hashable>: Sendable {
 
   public let entries: [Entry]
   let cellDegrees: Double
+  /// Each cell's areas, in the order they were given.
   let cells: [Int64: [Int32]]
+  /// Areas too wide for the grid, tested for every point.
+  let everywhere: [Int32]
 
-  /// `cellDegrees`: the grid's cell (0.05° is about 5 km).
-  public init(_ entries: [(Key, Area)], cellDegrees: Double = 0.05) {
+  /// `cellDegrees`: the grid's cell; by default the typical area's size, so that a cell holds
+  /// about as many areas as overlap there, whatever the areas' scale (districts or countries).
+  public init(_ entries: [(Key, Area)], cellDegrees: Double? = nil) {
     self.entries = entries.map { Entry(key: $0.0, area: $0.1) }
-    self.cellDegrees = cellDegrees
+    let size = cellDegrees ?? Self.typicalSize(of: entries.map(\.1))
+    self.cellDegrees = size
     var cells: [Int64: [Int32]] = [:]
+    var everywhere: [Int32] = []
     for (i, entry) in self.entries.enumerated() {
       let b = entry.area.bounds
-      let (x0, y0) = Self.cell(b.low, cellDegrees)
-      let (x1, y1) = Self.cell(b.high, cellDegrees)
-      // An area wider than a tenth of the globe is filed in no cell: it is tested for every point.
-      guard (x1 - x0 + 1) * (y1 - y0 + 1) <= 1_000_000 else {
-        cells[Int64.min, default: []].append(Int32(i))
+      let (x0, y0) = Self.cell(b.low, size)
+      let (x1, y1) = Self.cell(b.high, size)
+      // An area that would fill more than 100,000 cells is tested for every point instead.
+      guard (x1 - x0 + 1) * (y1 - y0 + 1) <= 100_000 else {
+        everywhere.append(Int32(i))
         continue
       }
       for x in x0...x1 {
@@ -91,6 +97,16 @@ public struct AreaIndex<Key: Sendable & Hashable>: Sendable {
       }
     }
     self.cells = cells
+    self.everywhere = everywhere
+  }
+
+  /// The median of the areas' larger sides, from about 100 m to about 100 km.
+  static func typicalSize(of areas: [Area]) -> Double {
+    let sides = areas.map { area in
+      max(area.bounds.high.latitude - area.bounds.low.latitude, area.bounds.high.longitude - area.bounds.low.longitude)
+    }.sorted()
+    guard !sides.isEmpty else { return 0.05 }
+    return min(1, max(0.001, sides[sides.count / 2]))
   }
 
   static func cell(_ point: LatLng, _ size: Double) -> (Int64, Int64) {
@@ -102,7 +118,15 @@ public struct AreaIndex<Key: Sendable & Hashable>: Sendable {
   /// The areas containing `point`, in the order they were given.
   public func areas(containing point: LatLng) -> [Entry] {
     let (x, y) = Self.cell(point, cellDegrees)
-    let candidates = (cells[Self.key(x, y)] ?? []) + (cells[Int64.min] ?? [])
-    return candidates.sorted().map { entries[Int($0)] }.filter { $0.area.contains(point) }
+    let cell = cells[Self.key(x, y)] ?? []
+    var found: [Entry] = []
+    guard !everywhere.isEmpty else {
+      for i in cell where entries[Int(i)].area.contains(point) { found.append(entries[Int(i)]) }
+      return found
+    }
+    for i in (cell + everywhere).sorted() where entries[Int(i)].area.contains(point) {
+      found.append(entries[Int(i)])
+    }
+    return found
   }
 }
