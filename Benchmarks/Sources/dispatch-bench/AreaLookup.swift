@@ -63,7 +63,7 @@ struct AreaLookup: AsyncParsableCommand {
       if Set(hits) != Set(index.areas(containing: point).map(\.key)) { disagreements += 1 }
     }
     print(
-      "\(areas) polygons of \(vertices) vertices (a quarter with a hole) over 40 × 40 km; index built in \(micro(buildTime) / 1000) ms; \(String(format: "%.2f", Double(found) / Double(points))) areas per point on average"
+      "\(areas) polygons of \(vertices) vertices (a quarter with a hole) over 40 × 40 km; index built in \(String(format: "%.1f", micro(buildTime) / 1000)) ms; \(String(format: "%.2f", Double(found) / Double(points))) areas per point on average"
     )
     print()
     print("| lookup, one core | points | mean µs | p50 µs | p99 µs | max µs |")

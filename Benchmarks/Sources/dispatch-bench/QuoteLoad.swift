@@ -53,7 +53,7 @@ struct QuoteLoad: AsyncParsableCommand {
       print(
         "a quote answers \(sample.quotes.count) products: "
           + sample.quotes.map {
-            "\($0.product) \($0.fare.units).\(String(format: "%02d", $0.fare.nanos / 10_000_000)) \($0.fare.currencyCode)\($0.hasPickupEta ? ", car in \($0.pickupEta.seconds) s" : "")"
+            "\($0.product) \($0.fare.units).\(String(format: "%02d", $0.fare.nanos / 10_000_000)) \($0.fare.currencyCode)\($0.hasPickupEta ? ", car in \(String(format: "%.1f", Double($0.pickupEta.seconds) + Double($0.pickupEta.nanos) / 1e9)) s" : "")"
           }
           .joined(separator: "; "))
     }
