@@ -4,8 +4,9 @@ import Testing
 @Suite("Authorization matrix")
 struct AuthorizationTests {
   // WatchTrip (FleetKit's push stream) is allowed wherever GetTrip is.
+  // The fleet page, on a viewer token, also draws the service areas and zones.
   static let reads: Set<FleetOperation> = [
-    .getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles,
+    .getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles, .listAreas,
   ]
   // A driver's app reports its vehicle's positions over the stream as with UpdateVehicle.
   static let driverOps: Set<FleetOperation> = [
@@ -20,8 +21,9 @@ struct AuthorizationTests {
       case .admin, .server: true
       case .viewer: Self.reads.contains(operation)
       case .driver: Self.driverOps.contains(operation)
-      // Fleet Engine's Consumer SDK User role also searches vehicles (nearby cars).
-      case .consumer: [.getTrip, .watchTrip, .searchVehicles].contains(operation)
+      // Fleet Engine's Consumer SDK User role also searches vehicles (nearby cars); FleetKit's
+      // rider reads its own ride (the fare) and the areas served.
+      case .consumer: [.getTrip, .watchTrip, .searchVehicles, .getRide, .listAreas].contains(operation)
       }
     #expect(operation.isAllowed(for: role) == expected)
   }

@@ -186,11 +186,16 @@ struct DispatcherTests {
           _ = try await h.fleet.createRide(
             caller: caller, provider: "acme", rideID: "x", request: h.request(from: north(0), to: north(1)))
         }?.code == .permissionDenied)
+      // A rider reads only the ride of its own trip; drivers and viewers none.
+      let reader = Caller(provider: "acme", role: role, tripID: "r9", vehicleID: "*")
       #expect(
         await fleetError {
-          _ = try h.fleet.getRide(caller: caller, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
+          _ = try h.fleet.getRide(caller: reader, name: ResourceName(provider: "acme", kind: .rides, id: "r1"))
         }?.code == .permissionDenied)
     }
+    let rider = Caller(provider: "acme", role: .consumer, tripID: "r1")
+    #expect(
+      try h.fleet.getRide(caller: rider, name: ResourceName(provider: "acme", kind: .rides, id: "r1")).ride.id == "r1")
     #expect(await fleetError { _ = try h.ride("none") }?.code == .notFound)
     try await h.book("r2", from: north(0), to: north(900))
     try await h.book("r0", from: north(0), to: north(900))

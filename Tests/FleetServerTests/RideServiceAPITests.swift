@@ -7,6 +7,10 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 import Testing
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// Quotes and priced bookings over REST and gRPC, with the tariffs and Monaco zones the
 /// repository ships.
 @Suite("Ride service over REST and gRPC")
@@ -124,6 +128,15 @@ struct RideServiceAPITests {
         ((areas[3]["polygons"] as? [[String: Any]])?.first?["rings"] as? [[String: Any]])?.first?["points"]
           as? [[String: Any]])
       #expect(ring.count >= 4 && ring.allSatisfy { ($0["latitude"] as? Double ?? 0) > 43.7 })
+      // Each surge zone's multiplier, demand and supply at GET /metrics.
+      try await eventually("surge metrics per zone", timeout: .seconds(30)) {
+        let (data, _) = try await URLSession.shared.data(from: server.httpURL.appendingPathComponent("metrics"))
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        return ["fleetd_surge_multiplier", "fleetd_surge_waiting_rides", "fleetd_surge_free_vehicles"].allSatisfy {
+          name in
+          lines.contains { $0.hasPrefix(name + "{") && $0.contains(#"zone="Monte-Carlo""#) }
+        } && lines.contains { $0.hasPrefix("fleetd_surge_multiplier{") && $0.contains(#"zone="Monaco-Ville""#) }
+      }
       // Another provider's token is refused; a driver may not list areas.
       let other = try await server.signer(role: .viewer, provider: "other").token()
       #expect(try await server.http("GET", "/fleetkit/v1/providers/acme/areas", token: other).0 == 403)
