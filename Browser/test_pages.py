@@ -585,6 +585,18 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
             screenshot("fleet-booked.png")
             self.assertEqual(console_errors(), [])
 
+            # Served share and waits, live from fleetd's metrics, once the demo's riders got in.
+            def metric(name):
+                text = urllib.request.urlopen(demo.url("/metrics"), timeout=5).read().decode()
+                line = next((l for l in text.splitlines() if l.startswith(name + " ")), None)
+                return float(line.split()[1]) if line else 0.0
+            wait_for("a rider picked up", lambda: metric("fleetd_ride_pickup_wait_seconds_count") > 0, 180, 2)
+            shown = wait_for("the served share", lambda: js(
+                "const s = document.getElementById('served'); return s && s.dataset.share"), 30)
+            self.assertGreater(float(shown), 0)
+            self.assertLessEqual(float(shown), 100)
+            self.assertIn("wait: mean", browser.find_element(By.ID, "wait").text)
+
             # The sharing page shows the fare agreed at booking.
             browser.get(demo.url(f"/share/trips/{ride}#token=" + demo.token("consumer", trip=ride)))
             fare = wait_for("the fare on the sharing page", lambda: js(

@@ -36,6 +36,7 @@ public final class FleetDaemon: Sendable {
   let dispatchMetrics: DispatchMetrics?
   let webhooks: WebhookWorker
   let surgeMetrics: SurgeMetrics
+  let rideMetrics: RideMetrics
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let store = try await StoreOpener.open(
@@ -114,6 +115,9 @@ public final class FleetDaemon: Sendable {
     dispatcher = configuration.dispatch.map { Dispatcher(fleet: fleet, configuration: $0, logger: logger) }
     dispatchMetrics = dispatcher.map { _ in DispatchMetrics(registry: registry) }
     surgeMetrics = SurgeMetrics(registry: registry)
+    let rideMetrics = RideMetrics(registry: registry)
+    fleet.observeEvents { events in rideMetrics.record(events) }
+    self.rideMetrics = rideMetrics
     webhooks = WebhookWorker(
       store: store, configuration: configuration.webhooks, metrics: WebhookMetrics(registry: registry),
       logger: logger)
@@ -186,7 +190,7 @@ public final class FleetDaemon: Sendable {
             fleet: fleet, dispatcher: dispatcher, lease: shared?.dispatchLease, metrics: dispatchMetrics)))
     }
     services.append(.init(service: WebhookService(worker: webhooks, lease: shared?.webhookLease)))
-    services.append(.init(service: SurgeService(fleet: fleet, metrics: surgeMetrics)))
+    services.append(.init(service: GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
     let group = ServiceGroup(
       configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
     runningGroup.withLock { $0 = group }

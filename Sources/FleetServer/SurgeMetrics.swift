@@ -43,16 +43,19 @@ final class SurgeMetrics: Sendable {
   }
 }
 
-/// Reads the surge zones every `interval` until shutdown.
-struct SurgeService: Service {
+/// Reads the fleet's gauges (each surge zone, the vehicles online) every `interval` until
+/// shutdown.
+struct GaugeService: Service {
   let fleet: Fleet
-  let metrics: SurgeMetrics
+  let surge: SurgeMetrics
+  let rides: RideMetrics
   var interval: Duration = .seconds(5)
 
   func run() async throws {
     await cancelWhenGracefulShutdown {
       while !Task.isCancelled {
-        metrics.record(fleet.surgeReadings())
+        surge.record(fleet.surgeReadings())
+        rides.vehiclesOnline.set(Int64(fleet.onlineVehicleCount()))
         try? await Task.sleep(for: interval)
       }
     }

@@ -1,6 +1,7 @@
 import FleetCore
 import FleetGeometry
 import Foundation
+import Synchronization
 import Testing
 
 extension MemoryStore {
@@ -19,6 +20,22 @@ extension MemoryStore {
 
 @Suite("Events for webhooks")
 struct FleetEventTests {
+  /// Observers hear the events of each commit once it is durable, and nothing of a failed one.
+  @Test func observersHearCommittedEventsOnly() async throws {
+    let store = MemoryStore()
+    let fleet = try await rideServiceFleet(store: store)
+    let heard = Mutex<[FleetEventType]>([])
+    fleet.observeEvents { events in heard.withLock { $0 += events.map(\.type) } }
+    try await addVehicle(fleet, "car-1", at: monaco)
+    _ = try await fleet.createRide(caller: admin, provider: provider, rideID: "r1", request: rideRequest())
+    #expect(heard.withLock { $0 } == [.vehicleOnline, .rideCreated])
+    #expect(heard.withLock { $0 } == store.events.map(\.type))
+    #expect(fleet.onlineVehicleCount() == 1)
+    store.failing.withLock { $0 = true }
+    _ = try? await fleet.createRide(caller: admin, provider: provider, rideID: "r2", request: rideRequest())
+    #expect(heard.withLock { $0 } == [.vehicleOnline, .rideCreated], "a commit that failed told nobody")
+  }
+
   @Test func aRideTellsEachStepOfItsLifeInOrder() async throws {
     let store = MemoryStore()
     let fleet = try await rideServiceFleet(store: store)

@@ -90,6 +90,7 @@ extension Fleet {
     }
     state.withLock { $0.settle(changes, committed: true) }
     propagate(changes, progress: progress)
+    eventObservers.notify(changes)
     return nil
   }
 

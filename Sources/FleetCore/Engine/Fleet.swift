@@ -176,6 +176,7 @@ public final class Fleet: Sendable {
   /// FAILED_PRECONDITION.
   let quoteSealing: (any QuoteSealing)?
   let surgeBoard = SurgeBoard()
+  let eventObservers = EventObservers()
 
   /// Loads the stored fleet. `clock` is injectable for tests.
   public init(

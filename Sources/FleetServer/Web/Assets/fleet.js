@@ -449,9 +449,42 @@
     }
   }
 
+  // Served share and waits, live, from this fleetd's /metrics (its own commits' rides).
+  async function refreshService() {
+    setTimeout(refreshService, 5000);
+    let text = '';
+    try {
+      const response = await fetch('/metrics', { cache: 'no-store' });
+      if (!response.ok) return;
+      text = await response.text();
+    } catch (e) {
+      return;
+    }
+    const value = (name) => {
+      const line = text.split('\n').find((l) => l.startsWith(name + ' '));
+      return line ? Number(line.split(' ')[1]) : 0;
+    };
+    const pickedUp = value('fleetd_ride_pickup_wait_seconds_count');
+    const unserved = value('fleetd_rides_no_vehicle_found_total');
+    const service = $('service');
+    if (!pickedUp && !unserved) { service.replaceChildren(); return; }
+    const buckets = text.split('\n').filter((l) => l.startsWith('fleetd_ride_pickup_wait_seconds_bucket'))
+      .map((l) => [Number((l.match(/le="([^"]+)"/) || [])[1]), Number(l.split(' ').pop())])
+      .filter(([le]) => isFinite(le)).sort((a, b) => a[0] - b[0]);
+    const p90 = (buckets.find(([, n]) => n >= 0.9 * pickedUp) || [NaN])[0];
+    const mean = pickedUp ? value('fleetd_ride_pickup_wait_seconds_sum') / pickedUp : NaN;
+    const served = Math.round(1000 * pickedUp / (pickedUp + unserved)) / 10;
+    service.innerHTML = '<span id="served"></span><span id="wait"></span>';
+    $('served').textContent = `${served} % served`;
+    $('served').dataset.share = String(served);
+    $('wait').textContent = isNaN(mean) ? '' : `wait: mean ${(mean / 60).toFixed(1)} min` +
+      (isNaN(p90) ? '' : `, p90 ≤ ${Math.round(p90 / 60)} min`);
+  }
+
   provider.start();
   refreshQueue();
   refreshAreas();
+  refreshService();
   window.fleetkitFleet = {
     provider, map, markers,
     visibleVehicleCount: () => latest.length,
