@@ -1,5 +1,6 @@
 import FleetProto
 import Foundation
+import Synchronization
 
 /// Riders booking rides at random places, `perMinute` a minute on average (a Poisson stream:
 /// exponential gaps), as real requests arrive. Where fleetd prices rides (`priced`), each asks
@@ -12,18 +13,33 @@ struct RiderStream: Sendable {
   let priced: Bool
   var aheadShare = 0.2
 
+  /// Bookings in flight at most; a rider who arrives beyond it waits for one to finish.
+  var concurrency = 128
+
   func run() async throws {
     guard perMinute > 0 else { return }
-    while true {
-      let gap = -log(Double.random(in: Double.ulpOfOne..<1)) * 60 / perMinute
-      try await Task.sleep(for: .milliseconds(Int(min(gap, 3600) * 1000)))
-      do {
-        try await book()
-      } catch is CancellationError {
-        return
-      } catch {
-        // A rider whose booking failed (fleetd restarting, a place outside the service area)
-        // tries another time.
+    let clock = ContinuousClock()
+    var next = clock.now
+    let inFlight = InFlight()
+    try await withThrowingDiscardingTaskGroup { group in
+      while true {
+        // Arrivals on their own schedule: a slow booking does not hold back the next rider.
+        let gap = -log(Double.random(in: Double.ulpOfOne..<1)) * 60 / perMinute
+        next = next.advanced(by: .milliseconds(Int64(min(gap, 3600) * 1000)))
+        try await clock.sleep(until: next)
+        while inFlight.count.load(ordering: .relaxed) >= concurrency { try await clock.sleep(for: .milliseconds(10)) }
+        inFlight.count.add(1, ordering: .relaxed)
+        group.addTask {
+          defer { inFlight.count.subtract(1, ordering: .relaxed) }
+          do {
+            try await book()
+          } catch is CancellationError {
+            throw CancellationError()
+          } catch {
+            // A rider whose booking failed (fleetd restarting, a place outside the service
+            // area) goes elsewhere.
+          }
+        }
       }
     }
   }
@@ -54,4 +70,9 @@ struct RiderStream: Sendable {
     }
     return offered.first
   }
+}
+
+/// Bookings under way, shared with the tasks making them.
+final class InFlight: Sendable {
+  let count = Atomic<Int>(0)
 }
