@@ -100,27 +100,29 @@ public final class Dispatcher: Sendable {
   /// Matches one provider's waiting rides with its vehicles and assigns the pairs.
   func match(_ rides: [PendingRide]) async throws(FleetError) -> ([DispatchRound.Assigned], Int) {
     let options = fleet.dispatchOptions(for: rides, rules: configuration.rules)
+    // Each ride's candidates only: the solver's work follows the pairs found, not the fleet.
     var vehicleIndex: [String: Int] = [:]
-    for list in options {
-      for option in list where vehicleIndex[option.vehicleID] == nil {
-        vehicleIndex[option.vehicleID] = vehicleIndex.count
+    let candidates = options.map { list in
+      list.map { option -> (vehicle: Int, cost: Double) in
+        let v: Int
+        if let known = vehicleIndex[option.vehicleID] {
+          v = known
+        } else {
+          v = vehicleIndex.count
+          vehicleIndex[option.vehicleID] = v
+        }
+        return (vehicle: v, cost: option.pickupSeconds)
       }
     }
-    var costs = [[Double?]](repeating: [Double?](repeating: nil, count: vehicleIndex.count), count: rides.count)
-    var chosenOption: [[Int: DispatchOption]] = Array(repeating: [:], count: rides.count)
-    for (r, list) in options.enumerated() {
-      for option in list {
-        let v = vehicleIndex[option.vehicleID]!
-        costs[r][v] = option.pickupSeconds
-        chosenOption[r][v] = option
-      }
+    let pairs = Assignment.solve(candidates, vehicles: vehicleIndex.count, policy: configuration.policy)
+    let chosenOption: [DispatchOption?] = pairs.enumerated().map { r, v in
+      v.flatMap { v in options[r].first { vehicleIndex[$0.vehicleID] == v } }
     }
-    let pairs = Assignment.solve(costs, policy: configuration.policy)
     let fleet = self.fleet
     // Assigned concurrently: each is a durable write, and concurrent writes share a commit.
     let outcomes = await withTaskGroup(of: Result<DispatchRound.Assigned?, FleetError>.self) { group in
-      for (r, v) in pairs.enumerated() {
-        guard let v, let option = chosenOption[r][v] else { continue }
+      for (r, option) in chosenOption.enumerated() {
+        guard let option else { continue }
         let ride = rides[r]
         group.addTask {
           do throws(FleetError) {
