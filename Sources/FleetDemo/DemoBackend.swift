@@ -3,26 +3,33 @@ import FleetCore
 import FleetGeometry
 import FleetProto
 import FleetRouting
+import FleetSimulator
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import SwiftProtobuf
 
-/// The demo's provider backend: its calls to fleetd over gRPC with the server key.
+/// The demo's provider backend: its calls to fleetd over one gRPC client (its connection kept,
+/// as a backend's is) with the server key's tokens, each reused until near its expiry.
 struct DemoBackend: Sendable {
-  let endpoint: FleetEndpoint
+  let client: GRPCClient<HTTP2ClientTransport.Posix>
   let provider: String
   let keys: DemoKeys
+  let tokens: ServiceAccountTokenProvider
 
   static func vehicleID(_ index: Int) -> String { "car-\(index)" }
 
-  func metadata() throws -> Metadata { ["authorization": "Bearer \(try keys.server.token(lifetime: 600))"] }
+  func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"] }
+
+  func withClient<T: Sendable>(_ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> T) async throws -> T {
+    try await body(client)
+  }
 
   /// Vehicles car-1 … car-N where they do not exist yet, on roads spread over the city; every
   /// fourth is an XL car (six seats, attribute class=xl), the others class=standard; every
   /// fifth is a taxi.
   func createVehicles(count: Int, places: DemoPlaces) async throws {
-    try await endpoint.withClient { client in
+    try await withClient { client in
       let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
       for index in 1...count {
         var request = Maps_Fleetengine_V1_CreateVehicleRequest()
@@ -63,7 +70,7 @@ struct DemoBackend: Sendable {
     request.dropoffPoint.point.longitude = dropoff.longitude
     request.numberOfPassengers = passengers
     if let pickupTime { request.pickupTime = Google_Protobuf_Timestamp(date: pickupTime) }
-    return try await endpoint.withClient { client in
+    return try await withClient { client in
       try await Fleetkit_V1_Rides.Client(wrapping: client).quoteRide(request, metadata: try metadata()).quotes
     }
   }
@@ -84,13 +91,13 @@ struct DemoBackend: Sendable {
     request.ride.numberOfPassengers = passengers
     if let pickupTime { request.ride.pickupTime = Google_Protobuf_Timestamp(date: pickupTime) }
     if let quote { request.ride.quoteID = quote.quoteID } else { request.ride.tripType = .exclusive }
-    return try await endpoint.withClient { client in
+    return try await withClient { client in
       try await Fleetkit_V1_Rides.Client(wrapping: client).createRide(request, metadata: try metadata())
     }
   }
 
   func rides() async throws -> [Fleetkit_V1_Ride] {
-    try await endpoint.withClient { client in
+    try await withClient { client in
       let rides = Fleetkit_V1_Rides.Client(wrapping: client)
       var all: [Fleetkit_V1_Ride] = []
       var request = Fleetkit_V1_ListRidesRequest()
@@ -106,7 +113,7 @@ struct DemoBackend: Sendable {
   }
 
   func onlineVehicles() async throws -> Int {
-    try await endpoint.withClient { client in
+    try await withClient { client in
       let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
       var request = Maps_Fleetengine_V1_ListVehiclesRequest()
       request.parent = "providers/\(provider)"

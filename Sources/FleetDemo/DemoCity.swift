@@ -72,17 +72,24 @@ public struct DemoCity: Sendable {
     try Task.checkCancellation()
     let endpoint = FleetEndpoint(host: Self.loopback(host), port: grpcPort)
     let web = "http://\(Self.displayHost(host)):\(httpPort)"
-    let backend = DemoBackend(endpoint: endpoint, provider: configuration.provider, keys: keys)
-    try await backend.createVehicles(count: configuration.vehicles, places: places)
-    print(
-      """
-      FleetKit demo: \(configuration.cityName), \(configuration.vehicles) simulated drivers, \
-      \(Self.number(configuration.ridersPerMinute)) riders a minute, \(Self.number(configuration.speedup))× speed.
-        fleetd:      gRPC \(endpoint.host):\(grpcPort), HTTP \(web), data in \(dataDirectory)
-        Fleet page:  \(web)/fleet#token=\(try keys.server.token(lifetime: 3600))&key=\(keys.places)
-      Tokens in these links last an hour. Ctrl-C stops the demo.
-      """)
+    let client = GRPCClient(
+      transport: try HTTP2ClientTransport.Posix(
+        target: .dns(host: endpoint.host, port: endpoint.port), transportSecurity: .plaintext))
+    let backend = DemoBackend(
+      client: client, provider: configuration.provider, keys: keys,
+      tokens: try ServiceAccountTokenProvider(key: keys.serverKey))
     try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { try await client.runConnections() }
+      defer { client.beginGracefulShutdown() }
+      try await backend.createVehicles(count: configuration.vehicles, places: places)
+      print(
+        """
+        FleetKit demo: \(configuration.cityName), \(configuration.vehicles) simulated drivers, \
+        \(Self.number(configuration.ridersPerMinute)) riders a minute, \(Self.number(configuration.speedup))× speed.
+          fleetd:      gRPC \(endpoint.host):\(grpcPort), HTTP \(web), data in \(dataDirectory)
+          Fleet page:  \(web)/fleet#token=\(try keys.server.token(lifetime: 3600))&key=\(keys.places)
+        Tokens in these links last an hour. Ctrl-C stops the demo.
+        """)
       for index in 1...configuration.vehicles {
         let driver = try SimulatedDriver(
           configuration: driverConfiguration(endpoint: endpoint, vehicle: DemoBackend.vehicleID(index)),

@@ -6,6 +6,7 @@ import FleetRideStatus
 import FleetRideStatusClient
 import FleetTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Consumer tokens for the trip asked, signed with the test fleetd's consumer key (what a rider
@@ -106,15 +107,12 @@ struct SignedTripTokens: AuthorizationTokenProvider {
     let fleetd = Fleetd()
     try await fleetd.start()
     try await fleetd.createTrip("t1", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
-    // Polls far enough apart that fleetd is down before the second one: each phase after the
-    // first is then one failing poll (the cached status), and there are exactly as many as the
-    // failure limit. (At 50 ms a poll could still succeed while a loaded machine stopped fleetd.)
-    // The deadline is long enough that a poll fleetd answers is never late on a loaded machine:
-    // a late poll would count as a failure, and the next answer would reset the count. Once
-    // fleetd is down, polls fail at once (the connection is refused).
+    // Every poll's outcome is kept: while fleetd shuts down, a poll may still be answered (or
+    // fail, then the next be answered), so how many polls fail before the stop is counted, not
+    // assumed. The deadline is long enough that a poll fleetd answers is never late.
+    let polls = PollRecordingSource(source(fleetd, signer: try await fleetd.signer(role: .consumer)))
     let updater = RideStatusUpdater(
-      source: source(fleetd, signer: try await fleetd.signer(role: .consumer)),
-      configuration: configuration(interval: .milliseconds(500), deadline: .seconds(5), failures: 3))
+      source: polls, configuration: configuration(interval: .milliseconds(500), deadline: .seconds(5), failures: 3))
     let receiver = RecordingReceiver()
     try await running(updater) {
       try updater.startSendingUpdates(rideIdentifier: "t1", observer: receiver)
@@ -125,7 +123,11 @@ struct SignedTripTokens: AuthorizationTokenProvider {
         Issue.record("stopped for \(receiver.stopReasons)")
         return
       }
-      #expect(receiver.phases == [.received, .received, .received, .received])
+      let outcomes = polls.outcomes.withLock { $0 }
+      // Stopped at the third failure in a row, and not before.
+      #expect(outcomes.suffix(3) == [false, false, false] && outcomes.dropLast(3).last == true, "\(outcomes)")
+      // The one status, once; then each failed poll repeated it (an unchanged answer sends nothing).
+      #expect(receiver.phases == Array(repeating: .received, count: 1 + outcomes.count { !$0 }), "\(outcomes)")
       #expect(!updater.isSending)
     }
   }
@@ -193,5 +195,28 @@ struct SignedTripTokens: AuthorizationTokenProvider {
   @Test func fieldsWithoutASpaceOrValue() {
     var parser = ServerSentEventParser()
     #expect(parser.feed(Array("data:x\ndata\n\n".utf8)) == [ServerSentEvent(data: "x\n")])
+  }
+}
+
+/// A source that keeps whether each poll was answered.
+final class PollRecordingSource: RideStatusSource {
+  let wrapped: any RideStatusSource
+  let outcomes = Mutex<[Bool]>([])
+
+  init(_ wrapped: any RideStatusSource) { self.wrapped = wrapped }
+
+  func status(rideIdentifier: String) async throws -> RideStatus {
+    do {
+      let status = try await wrapped.status(rideIdentifier: rideIdentifier)
+      outcomes.withLock { $0.append(true) }
+      return status
+    } catch {
+      outcomes.withLock { $0.append(false) }
+      throw error
+    }
+  }
+
+  func watch(rideIdentifier: String, onChange: @escaping @Sendable (RideStatus) -> Void) async {
+    await wrapped.watch(rideIdentifier: rideIdentifier, onChange: onChange)
   }
 }
