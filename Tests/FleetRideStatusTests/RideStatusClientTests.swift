@@ -107,9 +107,9 @@ struct SignedTripTokens: AuthorizationTokenProvider {
     let fleetd = Fleetd()
     try await fleetd.start()
     try await fleetd.createTrip("t1", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
-    // Every poll's outcome is kept: while fleetd shuts down, a poll may still be answered (or
-    // fail, then the next be answered), so how many polls fail before the stop is counted, not
-    // assumed. The deadline is long enough that a poll fleetd answers is never late.
+    // Every answer (polled or pushed) and failure is kept: while fleetd shuts down, a poll may
+    // still be answered, or fail and then a push arrive, so how many polls fail before the stop
+    // is counted, not assumed. The deadline is long enough that an answer is never late.
     let polls = PollRecordingSource(source(fleetd, signer: try await fleetd.signer(role: .consumer)))
     let updater = RideStatusUpdater(
       source: polls, configuration: configuration(interval: .milliseconds(500), deadline: .seconds(5), failures: 3))
@@ -128,6 +128,7 @@ struct SignedTripTokens: AuthorizationTokenProvider {
       #expect(outcomes.suffix(3) == [false, false, false] && outcomes.dropLast(3).last == true, "\(outcomes)")
       // The one status, once; then each failed poll repeated it (an unchanged answer sends nothing).
       #expect(receiver.phases == Array(repeating: .received, count: 1 + outcomes.count { !$0 }), "\(outcomes)")
+      #expect(outcomes.first == true)
       #expect(!updater.isSending)
     }
   }
@@ -198,7 +199,7 @@ struct SignedTripTokens: AuthorizationTokenProvider {
   }
 }
 
-/// A source that keeps whether each poll was answered.
+/// A source that keeps, in order, whether each poll was answered, and each push (an answer too).
 final class PollRecordingSource: RideStatusSource {
   let wrapped: any RideStatusSource
   let outcomes = Mutex<[Bool]>([])
@@ -217,6 +218,9 @@ final class PollRecordingSource: RideStatusSource {
   }
 
   func watch(rideIdentifier: String, onChange: @escaping @Sendable (RideStatus) -> Void) async {
-    await wrapped.watch(rideIdentifier: rideIdentifier, onChange: onChange)
+    await wrapped.watch(rideIdentifier: rideIdentifier) { [self] status in
+      outcomes.withLock { $0.append(true) }
+      onChange(status)
+    }
   }
 }

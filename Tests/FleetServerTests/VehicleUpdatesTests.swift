@@ -213,12 +213,14 @@ import Testing
     try await Fleetd.with { server in
       try await server.createVehicles(["car"])
       let signer = try await server.signer(role: .driver)
-      // Valid for two more seconds.
-      let expiring = try signer.token(vehicleID: "car", lifetime: 3600, now: Date().addingTimeInterval(-3598))
+      // Valid for eight more seconds: long enough for the first report's answer on a loaded
+      // machine (two seconds were not, once).
+      let expiring = try signer.token(vehicleID: "car", lifetime: 3600, now: Date().addingTimeInterval(-3592))
+      let expiry = Date().addingTimeInterval(8)
       try await withReportStream(server, metadata: auth(expiring)) { stream in
         stream.send([locationReport(1, "car", 43.731, 7.42)])
         #expect(try await stream.answers(for: [1]) == [1: 0])
-        try await Task.sleep(for: .milliseconds(2500))
+        try await Task.sleep(for: .seconds(max(0, expiry.timeIntervalSinceNow) + 0.5))
         stream.send([locationReport(2, "car", 43.732, 7.42)])
         #expect(try await stream.answers(for: [2]) == [2: Int32(RPCError.Code.unauthenticated.rawValue)])
         var fresh = Fleetkit_V1_ReportLocationsRequest()
