@@ -131,6 +131,11 @@
         eta.dataset.seconds = String(Math.round(seconds));
         eta.textContent = minutes(seconds);
         eta.title = new Date(etaTime).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+      } else {
+        // No ETA in this update: say nothing rather than keep an old one.
+        eta.textContent = '–';
+        delete eta.dataset.seconds;
+        eta.title = '';
       }
       distance.dataset.meters = String(metresLeft);
       distance.textContent = metres(metresLeft);
