@@ -52,11 +52,15 @@ public final class Dispatcher: Sendable {
     let clock = ContinuousClock()
     while !Task.isCancelled {
       let started = clock.now
-      do {
-        report(try await round())
-      } catch {
+      // A round runs to its end even when the dispatcher is cancelled (a shutdown): cutting its
+      // writes short would fail the store's commit, and an embedded store then refuses every
+      // write, the in-flight requests a graceful shutdown lets finish among them. Cancellation
+      // stops the loop between rounds.
+      switch await Task(operation: { try await self.round() }).result {
+      case .success(let round): report(round)
+      case .failure(let error):
         // A failed write stops the fleet's writes altogether (fail-stop); the next round says so again.
-        logger.error("dispatch round failed: \(error.message)")
+        logger.error("dispatch round failed: \((error as? FleetError)?.message ?? "\(error)")")
       }
       try? await Task.sleep(until: started + configuration.interval, clock: clock)
     }
