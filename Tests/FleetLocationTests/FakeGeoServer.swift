@@ -59,7 +59,11 @@ final class FakeGeoServer: Sendable {
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let response = context.channel.allocator.buffer(string: head + "\r\n" + body)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in bound.value.close(promise: nil) }
+        // Then a FIN, as a server does after `Connection: close`: a full close could reset the
+        // connection before a slow client read the answer, which it would take for a drop.
+        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in
+          bound.value.close(mode: .output, promise: nil)
+        }
       }
     }
   }

@@ -442,8 +442,7 @@
       const layer = L.polygon(latlngs, style);
       if (area.kind === 'ZONE') {
         layer.bindTooltip(`${area.name}${area.surge ? ` · surge ×${surge.toFixed(2)}` : ''}${area.fee ? ` · fee ${money(area.fee)}` : ''}`);
-        // A click books from or to the zone as well.
-        layer.on('click', (event) => setPoint(picking, event.latlng.lat, event.latlng.lng));
+        // A click on a zone bubbles to the map, which takes it as the pickup or drop-off.
       }
       layer.addTo(areasLayer);
     }
