@@ -320,7 +320,11 @@ def check(receiver, acknowledged, vehicles, started, killed_at):
     for message_id, count in copies.items():
         received = first[message_id][0]
         if count > 1 and not (killed_at and killed_at - 15 <= received <= killed_at + 60):
-            doubled.append(f"{message_id} arrived {count} times, far from the kill")
+            # When each copy arrived, against the run's start, the outage and the kill.
+            times = [round(r - started, 1) for r, i, _ in receiver.requests if i == message_id]
+            doubled.append(f"{message_id} arrived {count} times, far from the kill: at {times} s "
+                           f"(outage {OUTAGE[0]:.0f}–{OUTAGE[1]:.0f} s, kill at "
+                           f"{killed_at and round(killed_at - started, 1)} s)")
     assert not lost, f"{len(lost)} events lost: {lost[:10]}"
     assert not disordered, f"{len(disordered)} subjects out of order: {disordered[:10]}"
     assert not doubled, f"duplicates: {doubled[:10]}"
