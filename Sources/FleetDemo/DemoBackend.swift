@@ -21,38 +21,32 @@ struct DemoBackend: Sendable {
 
   func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"] }
 
-  func withClient<T: Sendable>(_ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> T) async throws -> T {
-    try await body(client)
-  }
-
   /// Vehicles car-1 … car-N where they do not exist yet, on roads spread over the city; every
   /// fourth is an XL car (six seats, attribute class=xl), the others class=standard; every
   /// fifth is a taxi.
   func createVehicles(count: Int, places: DemoPlaces) async throws {
-    try await withClient { client in
-      let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
-      for index in 1...count {
-        var request = Maps_Fleetengine_V1_CreateVehicleRequest()
-        request.parent = "providers/\(provider)"
-        request.vehicleID = Self.vehicleID(index)
-        let xl = index % 4 == 0
-        request.vehicle.vehicleState = .offline
-        request.vehicle.supportedTripTypes = [.exclusive, .shared]
-        request.vehicle.maximumCapacity = xl ? 6 : 4
-        // Every fifth a taxi, for the sample tariff's metered taxi product.
-        request.vehicle.vehicleType.category = index % 5 == 0 ? .taxi : .auto
-        var attribute = Maps_Fleetengine_V1_VehicleAttribute()
-        attribute.key = "class"
-        attribute.value = xl ? "xl" : "standard"
-        request.vehicle.attributes = [attribute]
-        let start = places.start(for: index)
-        request.vehicle.lastLocation.location.latitude = start.latitude
-        request.vehicle.lastLocation.location.longitude = start.longitude
-        do {
-          _ = try await vehicles.createVehicle(request, metadata: try metadata())
-        } catch let error as RPCError where error.code == .alreadyExists {
-          // From an earlier run in the same data directory: its drivers carry on.
-        }
+    let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+    for index in 1...count {
+      var request = Maps_Fleetengine_V1_CreateVehicleRequest()
+      request.parent = "providers/\(provider)"
+      request.vehicleID = Self.vehicleID(index)
+      let xl = index % 4 == 0
+      request.vehicle.vehicleState = .offline
+      request.vehicle.supportedTripTypes = [.exclusive, .shared]
+      request.vehicle.maximumCapacity = xl ? 6 : 4
+      // Every fifth a taxi, for the sample tariff's metered taxi product.
+      request.vehicle.vehicleType.category = index % 5 == 0 ? .taxi : .auto
+      var attribute = Maps_Fleetengine_V1_VehicleAttribute()
+      attribute.key = "class"
+      attribute.value = xl ? "xl" : "standard"
+      request.vehicle.attributes = [attribute]
+      let start = places.start(for: index)
+      request.vehicle.lastLocation.location.latitude = start.latitude
+      request.vehicle.lastLocation.location.longitude = start.longitude
+      do {
+        _ = try await vehicles.createVehicle(request, metadata: try metadata())
+      } catch let error as RPCError where error.code == .alreadyExists {
+        // From an earlier run in the same data directory: its drivers carry on.
       }
     }
   }
@@ -70,9 +64,7 @@ struct DemoBackend: Sendable {
     request.dropoffPoint.point.longitude = dropoff.longitude
     request.numberOfPassengers = passengers
     if let pickupTime { request.pickupTime = Google_Protobuf_Timestamp(date: pickupTime) }
-    return try await withClient { client in
-      try await Fleetkit_V1_Rides.Client(wrapping: client).quoteRide(request, metadata: try metadata()).quotes
-    }
+    return try await Fleetkit_V1_Rides.Client(wrapping: client).quoteRide(request, metadata: try metadata()).quotes
   }
 
   /// Books a ride: at a quote's price when there is one (its points, party and time must be the
@@ -91,43 +83,37 @@ struct DemoBackend: Sendable {
     request.ride.numberOfPassengers = passengers
     if let pickupTime { request.ride.pickupTime = Google_Protobuf_Timestamp(date: pickupTime) }
     if let quote { request.ride.quoteID = quote.quoteID } else { request.ride.tripType = .exclusive }
-    return try await withClient { client in
-      try await Fleetkit_V1_Rides.Client(wrapping: client).createRide(request, metadata: try metadata())
-    }
+    return try await Fleetkit_V1_Rides.Client(wrapping: client).createRide(request, metadata: try metadata())
   }
 
   func rides() async throws -> [Fleetkit_V1_Ride] {
-    try await withClient { client in
-      let rides = Fleetkit_V1_Rides.Client(wrapping: client)
-      var all: [Fleetkit_V1_Ride] = []
-      var request = Fleetkit_V1_ListRidesRequest()
-      request.parent = "providers/\(provider)"
-      request.pageSize = 1000
-      repeat {
-        let page = try await rides.listRides(request, metadata: try metadata())
-        all += page.rides
-        request.pageToken = page.nextPageToken
-      } while !request.pageToken.isEmpty
-      return all
-    }
+    let rides = Fleetkit_V1_Rides.Client(wrapping: client)
+    var all: [Fleetkit_V1_Ride] = []
+    var request = Fleetkit_V1_ListRidesRequest()
+    request.parent = "providers/\(provider)"
+    request.pageSize = 1000
+    repeat {
+      let page = try await rides.listRides(request, metadata: try metadata())
+      all += page.rides
+      request.pageToken = page.nextPageToken
+    } while !request.pageToken.isEmpty
+    return all
   }
 
   func onlineVehicles() async throws -> Int {
-    try await withClient { client in
-      let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
-      var request = Maps_Fleetengine_V1_ListVehiclesRequest()
-      request.parent = "providers/\(provider)"
-      request.pageSize = 500
-      request.vehicleState = .online
-      request.vehicleTypeCategories = [.auto, .taxi, .truck, .twoWheeler, .bicycle, .pedestrian]
-      var count = 0
-      repeat {
-        let page = try await vehicles.listVehicles(request, metadata: try metadata())
-        count += page.vehicles.count
-        request.pageToken = page.nextPageToken
-      } while !request.pageToken.isEmpty
-      return count
-    }
+    let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
+    var request = Maps_Fleetengine_V1_ListVehiclesRequest()
+    request.parent = "providers/\(provider)"
+    request.pageSize = 500
+    request.vehicleState = .online
+    request.vehicleTypeCategories = [.auto, .taxi, .truck, .twoWheeler, .bicycle, .pedestrian]
+    var count = 0
+    repeat {
+      let page = try await vehicles.listVehicles(request, metadata: try metadata())
+      count += page.vehicles.count
+      request.pageToken = page.nextPageToken
+    } while !request.pageToken.isEmpty
+    return count
   }
 }
 

@@ -1,6 +1,5 @@
 import FleetCore
 import Prometheus
-import ServiceLifecycle
 import Synchronization
 
 /// Each surge zone's multiplier, demand and supply at GET /metrics, read from the fleet every few
@@ -39,25 +38,6 @@ final class SurgeMetrics: Sendable {
       zone.waiting.set(Double(reading.waitingRides))
       zone.quotes.set(Double(reading.recentQuotes))
       zone.free.set(Double(reading.freeVehicles))
-    }
-  }
-}
-
-/// Reads the fleet's gauges (each surge zone, the vehicles online) every `interval` until
-/// shutdown.
-struct GaugeService: Service {
-  let fleet: Fleet
-  let surge: SurgeMetrics
-  let rides: RideMetrics
-  var interval: Duration = .seconds(5)
-
-  func run() async throws {
-    await cancelWhenGracefulShutdown {
-      while !Task.isCancelled {
-        surge.record(fleet.surgeReadings())
-        rides.vehiclesOnline.set(Int64(fleet.onlineVehicleCount()))
-        try? await Task.sleep(for: interval)
-      }
     }
   }
 }

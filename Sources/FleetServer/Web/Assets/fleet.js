@@ -254,17 +254,7 @@
     return response.json();
   }
 
-  // google.type.Money as text, exactly: whole units and the nanos cut to the currency's digits.
-  function money(m) {
-    if (!m) return '–';
-    const code = m.currencyCode || '';
-    let digits = 2;
-    try { digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits; } catch (e) { /* an unknown code: 2 */ }
-    const nanos = String(Math.abs(m.nanos || 0)).padStart(9, '0').slice(0, digits);
-    const negative = String(m.units || '0').startsWith('-') || (m.nanos || 0) < 0;
-    const units = String(m.units || '0').replace('-', '');
-    return `${negative ? '-' : ''}${units}${digits ? '.' + nanos : ''} ${code}`;
-  }
+  const money = js.formatMoney;
   const durationSeconds = (d) => Number(String(d || '0s').replace('s', ''));
 
   // Booking: the pickup and drop-off from map clicks, a place search, or LAT,LNG; quotes per

@@ -714,6 +714,21 @@
     }
   }
 
+  /** google.type.Money as text, exactly ("12.40 EUR"): whole units and the nanos cut to the
+   * currency's digits, never through a floating-point number. */
+  function formatMoney(money) {
+    if (!money) return '–';
+    const code = money.currencyCode || '';
+    let digits = 2;
+    try {
+      digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits;
+    } catch (e) { /* an unknown code: 2 */ }
+    const negative = String(money.units || '0').startsWith('-') || (money.nanos || 0) < 0;
+    const units = String(money.units || '0').replace('-', '');
+    const nanos = String(Math.abs(money.nanos || 0)).padStart(9, '0').slice(0, digits);
+    return `${negative ? '-' : ''}${units}${digits ? '.' + nanos : ''} ${code}`;
+  }
+
   const missingLeafletMessage =
     '<div class="fk-missing">The map library is not installed on this server. ' +
     'On Debian or Ubuntu: <code>sudo apt-get install libjs-leaflet libjs-leaflet.markercluster</code>, ' +
@@ -802,6 +817,7 @@
     addBasemap,
     fetchMapInfo,
     missingLeafletMessage,
+    formatMoney,
     DEFAULT_POLLING_INTERVAL_MILLIS,
     MINIMUM_POLLING_INTERVAL_MILLIS,
   };

@@ -64,12 +64,6 @@
 
   // The fare agreed at booking, and the final one once the ride is over: a ride booked through
   // fleetd's booking API, read with the rider's own token. A trip that is no ride has none.
-  function money(m) {
-    let digits = 2;
-    try { digits = new Intl.NumberFormat('en', { style: 'currency', currency: m.currencyCode }).resolvedOptions().maximumFractionDigits; } catch (e) { /* 2 */ }
-    const nanos = String(Math.abs(m.nanos || 0)).padStart(9, '0').slice(0, digits);
-    return `${m.units || '0'}${digits ? '.' + nanos : ''} ${m.currencyCode}`;
-  }
   let fareShown = '';
   async function showFare(final) {
     if (fareShown === 'final' || fareShown === 'none' || (fareShown === 'agreed' && !final)) return;
@@ -89,9 +83,9 @@
         return;
       }
       $('fare-label').textContent = final && ride.finalFare ? 'Final fare' : 'Fare';
-      $('fare').textContent = `${money(fare)}${ride.product ? ` · ${ride.product}` : ''}` +
+      $('fare').textContent = `${js.formatMoney(fare)}${ride.product ? ` · ${ride.product}` : ''}` +
         (ride.pricing === 'METERED' && !(final && ride.finalFare) ? ' (metered: the estimate)' : '');
-      $('fare').dataset.fare = money(fare);
+      $('fare').dataset.fare = js.formatMoney(fare);
       $('fare-row').hidden = false;
       fareShown = final && ride.finalFare ? 'final' : 'agreed';
     } catch (e) {
