@@ -95,7 +95,7 @@ class Demo:
         self.process = subprocess.Popen(
             [FLEETD, "demo", "--data-dir", os.path.join(self.dir, "data"), "--grpc-port", str(self.grpc),
              "--http-port", str(self.http), "--vehicles", str(VEHICLES), "--riders-per-minute", "4",
-             "--speedup", "6"] + self.cors,
+             "--speedup", "6", "--log-level", "info"] + self.cors,
             stdout=subprocess.PIPE, stderr=log, text=True)
         lines = []
         while True:
@@ -133,6 +133,10 @@ class Demo:
 
     def url(self, path):
         return f"http://127.0.0.1:{self.http}{path}"
+
+    def log_tail(self, lines=40):
+        with open(os.path.join(self.dir, "demo.log")) as log:
+            return "".join(self.output[-lines:]) + "".join(log.readlines()[-lines:])
 
     def key(self, role):
         return os.path.join(self.dir, "data", "demo-keys", f"demo-{role}.json")
@@ -594,8 +598,18 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                 line = next((l for l in text.splitlines() if l.startswith(name + " ")), None)
                 return float(line.split()[1]) if line else 0.0
             # The ride booked above, picked up by its simulated driver: at least one wait measured.
-            wait_for("the booked ride picked up", lambda: demo.call("GET", f"/v1/providers/demo/trips/{ride}").get(
-                "tripStatus") in ("ENROUTE_TO_DROPOFF", "COMPLETE"), 240, 1)
+            where = {}
+
+            def picked_up():
+                trip = demo.call("GET", f"/v1/providers/demo/trips/{ride}")
+                where["ride"] = demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}").get("state")
+                where["trip"] = (trip.get("tripStatus"), trip.get("vehicleId"))
+                return trip.get("tripStatus") in ("ENROUTE_TO_DROPOFF", "COMPLETE")
+            try:
+                wait_for("the booked ride picked up", picked_up, 240, 1)
+            except AssertionError as error:
+                # Where the ride stood, and what the demo said last.
+                raise AssertionError(f"{error}: {where}; the demo's log ends:\n{demo.log_tail()}") from None
             self.assertGreater(metric("fleetd_ride_pickup_wait_seconds_count"), 0)
             shown = wait_for("the served share", lambda: js(
                 "const s = document.getElementById('served'); return s && s.dataset.share"), 30)

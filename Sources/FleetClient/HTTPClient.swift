@@ -149,12 +149,16 @@ public struct HTTPClient: Sendable {
       for (name, value) in request.headers { head.headers.add(name: name, value: value) }
       if let body = request.body { head.headers.add(name: "Content-Length", value: "\(body.count)") }
       head.headers.add(name: "Connection", value: "close")
+      // The whole request in one write: a server may answer once it has read the head and close,
+      // and a part written after that would fail although the answer is already here.
+      var parts: [HTTPClientRequestPart] = [.head(head)]
+      if let body = request.body { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+      parts.append(.end(nil))
+      var unsent: (any Error)?
       do {
-        try await outbound.write(.head(head))
-        if let body = request.body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-        try await outbound.write(.end(nil))
+        try await outbound.write(contentsOf: parts)
       } catch {
-        throw FleetClientError(.unavailable, "the request to \(host):\(port) could not be sent: \(error)")
+        unsent = error
       }
       var response = Response(status: 0)
       do {
@@ -178,13 +182,19 @@ public struct HTTPClient: Sendable {
         }
       } catch let error as FleetClientError {
         throw error
-      } catch where onBody != nil && response.status == 200 {
+      } catch  where onBody != nil && response.status == 200 {
         // The handler's own failure, or the stream cut off: the caller decides.
         throw error
       } catch {
+        if response.status == 0, let unsent {
+          throw FleetClientError(.unavailable, "the request to \(host):\(port) could not be sent: \(unsent)")
+        }
         throw FleetClientError(.unavailable, "the answer from \(host):\(port) broke off: \(error)")
       }
       guard response.status != 0 else {
+        if let unsent {
+          throw FleetClientError(.unavailable, "the request to \(host):\(port) could not be sent: \(unsent)")
+        }
         throw FleetClientError(.unavailable, "\(host):\(port) closed the connection without an answer")
       }
       return response

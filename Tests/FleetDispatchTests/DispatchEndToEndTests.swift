@@ -60,86 +60,98 @@ struct DispatchEndToEndTests {
       let key = directory + "/server.json"
       try await fleetd.key(role: .server).encoded().write(to: URL(fileURLWithPath: key))
 
-      let drive = try ChildProcess.startFleet([
-        "drive", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--vehicle", "cab",
-        "--vehicles", "3", "--graph", fleetd.graph!, "--speedup", "20", "--interval", "5",
-      ])
-      defer { drive.stop() }
-      for i in 1...3 {
-        try await eventually("cab-\(i) online") { (try? await fleetd.vehicle("cab-\(i)").vehicleState) == .online }
-      }
-
-      // A car parked right at the first pickup, online, with no driver app behind it: the
-      // dispatcher gives it the first ride; it then goes offline before the pickup.
-      try await admin(fleetd) { _, vehicles, metadata in
-        var request = Maps_Fleetengine_V1_CreateVehicleRequest()
-        request.parent = "providers/acme"
-        request.vehicleID = "parked"
-        request.vehicle.vehicleState = .online
-        request.vehicle.supportedTripTypes = [.exclusive]
-        request.vehicle.maximumCapacity = 4
-        request.vehicle.vehicleType.category = .auto
-        request.vehicle.lastLocation.location.latitude = rides[0].from.latitude
-        request.vehicle.lastLocation.location.longitude = rides[0].from.longitude
-        _ = try await vehicles.createVehicle(request, metadata: metadata)
-      }
-      func book(_ ride: (id: String, from: LatLng, to: LatLng)) throws -> ChildProcess {
-        try ChildProcess.startFleet([
-          "ride", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--ride", ride.id,
-          "--from", "\(ride.from.latitude),\(ride.from.longitude)", "--to", "\(ride.to.latitude),\(ride.to.longitude)",
-          "--follow", "--interval", "0.5",
+      // A wait that fails says what each process printed: the drivers' and the riders' view.
+      var started: [ChildProcess] = []
+      do {
+        let drive = try ChildProcess.startFleet([
+          "drive", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--vehicle", "cab",
+          "--vehicles", "3", "--graph", fleetd.graph!, "--speedup", "20", "--interval", "5",
         ])
-      }
-      let first = try book(rides[0])
-      defer { first.stop() }
-      try await eventually("the parked car assigned") { (try? await ride(fleetd, "ride-1").vehicleID) == "parked" }
-      // `fleet ride --follow` polls: the car goes offline only once it has shown the assignment,
-      // which a slow poll could otherwise miss (it did once, on a freshly built clone).
-      try await eventually("the follower shows the parked car") {
-        first.lines.contains { $0.contains("ASSIGNED to vehicle parked") }
-      }
-      try await admin(fleetd) { _, vehicles, metadata in
-        var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
-        request.name = "providers/acme/vehicles/parked"
-        request.vehicle.vehicleState = .offline
-        request.updateMask.paths = ["vehicle_state"]
-        _ = try await vehicles.updateVehicle(request, metadata: metadata)
-      }
-      let others = try rides.dropFirst().map(book)
-      defer { others.forEach { $0.stop() } }
-      let all = [first] + others
-      try await eventually("every fleet ride exits", timeout: .seconds(400)) { all.allSatisfy { !$0.isRunning } }
-
-      for (process, ride) in zip(all, rides) {
-        #expect(process.terminationStatus == 0, "\(ride.id): \(process.text)")
-        // Booked WAITING, then assigned (the ride's and the trip's lines interleave as they come).
-        let waiting = process.lines.firstIndex { $0.contains("ride \(ride.id): WAITING") }
-        let assigned = process.lines.firstIndex { $0.contains("ride \(ride.id): ASSIGNED to vehicle") }
-        #expect(waiting != nil && assigned != nil && waiting! < assigned!, "\(process.text)")
-        #expect(process.lines.contains { $0.contains("trip \(ride.id): ENROUTE_TO_PICKUP") }, "\(process.text)")
-        #expect(process.lines.last?.contains("ride \(ride.id): COMPLETED by vehicle cab-") == true, "\(process.text)")
-        let final = try await self.ride(fleetd, ride.id)
-        #expect(final.state == .completed)
-      }
-      // The first ride went to the parked car, then to a driven one.
-      #expect(first.lines.contains { $0.contains("ASSIGNED to vehicle parked") })
-      #expect(try await fleetd.vehicle("parked").currentTrips.isEmpty)
-      // Each ride was assigned once, the first twice: five assignments, one re-dispatch.
-      let (metrics, _) = try await URLSession.shared.data(from: fleetd.httpURL.appendingPathComponent("metrics"))
-      let text = String(decoding: metrics, as: UTF8.self)
-      #expect(text.contains("fleetd_dispatch_assignments_total 5"), "\(text)")
-      #expect(text.contains("fleetd_dispatch_redispatches_total 1"))
-      // No car ever had two riders' trips at once: each vehicle's trip lines come in blocks.
-      for cab in 1...3 {
-        let trips = drive.lines.filter { $0.contains("vehicle cab-\(cab): trip ") }.map {
-          String($0.split(separator: " ")[4].dropLast())
+        defer { drive.stop() }
+        started.append(drive)
+        for i in 1...3 {
+          try await eventually("cab-\(i) online") { (try? await fleetd.vehicle("cab-\(i)").vehicleState) == .online }
         }
-        let blocks = trips.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
-        #expect(Set(blocks).count == blocks.count, "cab-\(cab): \(trips)")
+
+        // A car parked right at the first pickup, online, with no driver app behind it: the
+        // dispatcher gives it the first ride; it then goes offline before the pickup.
+        try await admin(fleetd) { _, vehicles, metadata in
+          var request = Maps_Fleetengine_V1_CreateVehicleRequest()
+          request.parent = "providers/acme"
+          request.vehicleID = "parked"
+          request.vehicle.vehicleState = .online
+          request.vehicle.supportedTripTypes = [.exclusive]
+          request.vehicle.maximumCapacity = 4
+          request.vehicle.vehicleType.category = .auto
+          request.vehicle.lastLocation.location.latitude = rides[0].from.latitude
+          request.vehicle.lastLocation.location.longitude = rides[0].from.longitude
+          _ = try await vehicles.createVehicle(request, metadata: metadata)
+        }
+        func book(_ ride: (id: String, from: LatLng, to: LatLng)) throws -> ChildProcess {
+          try ChildProcess.startFleet([
+            "ride", "--grpc-port", "\(fleetd.grpcPort)", "--provider", "acme", "--key", key, "--ride", ride.id,
+            "--from", "\(ride.from.latitude),\(ride.from.longitude)", "--to",
+            "\(ride.to.latitude),\(ride.to.longitude)",
+            "--follow", "--interval", "0.5",
+          ])
+        }
+        let first = try book(rides[0])
+        started.append(first)
+        defer { first.stop() }
+        try await eventually("the parked car assigned") { (try? await ride(fleetd, "ride-1").vehicleID) == "parked" }
+        // `fleet ride --follow` polls: the car goes offline only once it has shown the assignment,
+        // which a slow poll could otherwise miss (it did once, on a freshly built clone).
+        try await eventually("the follower shows the parked car") {
+          first.lines.contains { $0.contains("ASSIGNED to vehicle parked") }
+        }
+        try await admin(fleetd) { _, vehicles, metadata in
+          var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+          request.name = "providers/acme/vehicles/parked"
+          request.vehicle.vehicleState = .offline
+          request.updateMask.paths = ["vehicle_state"]
+          _ = try await vehicles.updateVehicle(request, metadata: metadata)
+        }
+        let others = try rides.dropFirst().map(book)
+        started += others
+        defer { others.forEach { $0.stop() } }
+        let all = [first] + others
+        try await eventually("every fleet ride exits", timeout: .seconds(400)) { all.allSatisfy { !$0.isRunning } }
+
+        for (process, ride) in zip(all, rides) {
+          #expect(process.terminationStatus == 0, "\(ride.id): \(process.text)")
+          // Booked WAITING, then assigned (the ride's and the trip's lines interleave as they come).
+          let waiting = process.lines.firstIndex { $0.contains("ride \(ride.id): WAITING") }
+          let assigned = process.lines.firstIndex { $0.contains("ride \(ride.id): ASSIGNED to vehicle") }
+          #expect(waiting != nil && assigned != nil && waiting! < assigned!, "\(process.text)")
+          #expect(process.lines.contains { $0.contains("trip \(ride.id): ENROUTE_TO_PICKUP") }, "\(process.text)")
+          #expect(process.lines.last?.contains("ride \(ride.id): COMPLETED by vehicle cab-") == true, "\(process.text)")
+          let final = try await self.ride(fleetd, ride.id)
+          #expect(final.state == .completed)
+        }
+        // The first ride went to the parked car, then to a driven one.
+        #expect(first.lines.contains { $0.contains("ASSIGNED to vehicle parked") })
+        #expect(try await fleetd.vehicle("parked").currentTrips.isEmpty)
+        // Each ride was assigned once, the first twice: five assignments, one re-dispatch.
+        let (metrics, _) = try await URLSession.shared.data(from: fleetd.httpURL.appendingPathComponent("metrics"))
+        let text = String(decoding: metrics, as: UTF8.self)
+        #expect(text.contains("fleetd_dispatch_assignments_total 5"), "\(text)")
+        #expect(text.contains("fleetd_dispatch_redispatches_total 1"))
+        // No car ever had two riders' trips at once: each vehicle's trip lines come in blocks.
+        for cab in 1...3 {
+          let trips = drive.lines.filter { $0.contains("vehicle cab-\(cab): trip ") }.map {
+            String($0.split(separator: " ")[4].dropLast())
+          }
+          let blocks = trips.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+          #expect(Set(blocks).count == blocks.count, "cab-\(cab): \(trips)")
+        }
+        let served = Set(
+          drive.lines.filter { $0.contains(": COMPLETE") }.map { String($0.split(separator: " ")[4].dropLast()) })
+        #expect(served == Set(rides.map(\.id)))
+      } catch {
+        let printed = started.map { "--- " + $0.lines.suffix(60).joined(separator: "\n") }
+        Issue.record(Comment(rawValue: "\(error)\n" + printed.joined(separator: "\n")))
+        throw error
       }
-      let served = Set(
-        drive.lines.filter { $0.contains(": COMPLETE") }.map { String($0.split(separator: " ")[4].dropLast()) })
-      #expect(served == Set(rides.map(\.id)))
     }
   }
 
