@@ -8,7 +8,9 @@ import Synchronization
 /// stream when the server offers it, else (Fleet Engine itself, an older fleetd) as unary
 /// UpdateVehicle calls, for good once the stream was answered UNIMPLEMENTED. Each update is
 /// answered alone either way, with UpdateVehicle's codes, so the reporter's rules stay the same.
-final class UpdateChannel: Sendable {
+/// A gateway relaying many vehicles (or a load generator) shares one channel between them with
+/// a server token: each report names its vehicle.
+public final class UpdateChannel: Sendable {
   struct State {
     var unaryOnly = false
     /// The stream's outgoing messages, while one is open or about to be.
@@ -27,14 +29,14 @@ final class UpdateChannel: Sendable {
   let state = Mutex(State())
   let opening = Wakeup()
 
-  init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration) {
+  public init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration) {
     vehicles = .init(wrapping: client)
     updates = .init(wrapping: client)
     self.timeout = timeout
   }
 
   /// Sends one update and returns the vehicle as fleetd stored it.
-  func send(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
+  public func send(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
     -> Maps_Fleetengine_V1_Vehicle
   {
     if !state.withLock({ $0.unaryOnly }) {
@@ -50,7 +52,7 @@ final class UpdateChannel: Sendable {
   }
 
   /// Keeps the stream open while updates are sent, reopening it after a failure; until cancelled.
-  func run() async {
+  public func run() async {
     while !Task.isCancelled {
       await opening.wait()
       guard

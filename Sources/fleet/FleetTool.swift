@@ -5,5 +5,6 @@ struct FleetTool: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "fleet",
     abstract: "FleetKit's client-side tools.",
-    subcommands: [DriveCommand.self, RideCommand.self, TrackCommand.self, RideStatusCommand.self, GeoCommand.self])
+    subcommands: [
+      DriveCommand.self, SimulateCommand.self, RideCommand.self, TrackCommand.self, RideStatusCommand.self, GeoCommand.self])
 }
