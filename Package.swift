@@ -256,7 +256,7 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "fleetd",
-      dependencies: ["FleetGeometry", 
+      dependencies: ["FleetSimulator", "FleetGeometry", 
         "FleetServer", "FleetAuth", "FleetStorePostgres", "FleetCore", "FleetRouting", "FleetDispatch",
         "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -286,7 +286,7 @@ let package = Package(
       dependencies: ["FleetGeometry", "FleetProgress", "FleetRouting", "FleetCore", "FleetStoreSQLite", "FleetTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetSimulatorTests",
-      dependencies: ["FleetSimulator", "FleetPositioning", "FleetRouting", "FleetGeometry", "FleetTestSupport"],
+      dependencies: ["FleetAuth", "FleetClient", "FleetCore", "FleetDispatch", "FleetSimulator", "FleetPositioning", "FleetRouting", "FleetGeometry", "FleetTestSupport"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetPositioningTests",

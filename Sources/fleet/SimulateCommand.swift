@@ -34,12 +34,15 @@ struct SimulateCommand: AsyncParsableCommand {
   @Option(help: "Vehicle ID prefix: the vehicles are ID-1 … ID-N.") var vehicle = "sim"
   @Option(help: "Number of vehicles.") var vehicles = 100
   @Option(help: "Seconds between a vehicle's location updates (1-60).") var interval = 5.0
-  @Option(help: "Simulated seconds per real second.") var speedup = 1.0
-  @Option(help: "Riders booking a ride, per minute at the busiest hour.") var ridersPerMinute = 60.0
+  @Option(help: "Simulated seconds per real second: for driving, stops and the demand's clock.") var speedup = 1.0
+  @Option(help: "Riders booking a ride, per minute (real time) at the profile's busiest hour.")
+  var ridersPerMinute = 60.0
   @Option(help: "Demand over the day: flat, commute, or 24 comma-separated hourly numbers.")
   var profile = "commute"
-  @Option(help: "Simulated time of day at the start, HH:MM.") var clock = "08:00"
-  @Option(help: "Replay these requests instead of the model: CSV time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers.")
+  @Option(help: "Simulated time of day at the start, HH:MM (the profile's hour).") var clock = "08:00"
+  @Option(
+    help:
+      "Replay these requests instead of the model: CSV time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers.")
   var replay: String?
   @Option(help: "Share of riders booking a SHARED ride, 0-1.") var sharedFraction = 0.0
   @Option(help: "Stop after this many seconds (default: at Ctrl-C).") var duration: Double?
@@ -89,7 +92,8 @@ struct SimulateCommand: AsyncParsableCommand {
       let (network, _) = try OSMExtractor().extract(path: osm!)
       routing = RoutingEngine(network: network)
     }
-    let places = try osm.map { try CityPlaces.load(network: routing.network, osmPath: $0) } ?? CityPlaces(network: routing.network)
+    let places =
+      try osm.map { try CityPlaces.load(network: routing.network, osmPath: $0) } ?? CityPlaces(network: routing.network)
     let demand: Demand
     if let replay {
       let text: String
@@ -99,7 +103,9 @@ struct SimulateCommand: AsyncParsableCommand {
         throw ToolFailure("--replay: cannot read \(replay): \(error.localizedDescription)")
       }
       do {
-        demand = .replay(try ReplayDemand(csv: text, source: replay))
+        var replayed = try ReplayDemand(csv: text, source: replay)
+        replayed.speedup = speedup
+        demand = .replay(replayed)
       } catch {
         throw ToolFailure("--replay: \(error.message)")
       }
@@ -107,7 +113,7 @@ struct SimulateCommand: AsyncParsableCommand {
       demand = .poisson(
         PoissonDemand(
           perMinute: ridersPerMinute, profile: try DemandProfile.named(profile), startOfDay: startOfDay ?? 0,
-          places: places, seed: seed))
+          speedup: speedup, places: places, seed: seed))
     }
     say(
       "\(places.points.count) street points, \(places.hotspots.count) hotspots; ready in \(Int((ContinuousClock.now - started).seconds)) s"
@@ -119,7 +125,6 @@ struct SimulateCommand: AsyncParsableCommand {
     fleet.speedup = speedup
     var riders = SimulatedRiders.Configuration(
       provider: provider, prefix: "\(vehicle)-ride-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))")
-    riders.speedup = speedup
     riders.sharedFraction = sharedFraction
     var configuration = CitySimulation.Configuration(fleet: fleet, riders: riders)
     configuration.printEvery = .milliseconds(Int64(printEvery * 1000))
@@ -188,7 +193,8 @@ struct SimulateCommand: AsyncParsableCommand {
       text += String(format: "; fleetd %.2f cores, %.0f MB", cores, megabytes)
     }
     if !s.refusals.isEmpty {
-      text += "\n  refused: " + s.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+      text +=
+        "\n  refused: " + s.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }
     return text
   }

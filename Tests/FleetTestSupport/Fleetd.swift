@@ -56,7 +56,9 @@ public final class Fleetd: Sendable {
     self.options = options
   }
 
-  public convenience init(graph: String? = nil, geocoding: GeocodingEngine? = nil, dispatch: DispatchConfiguration? = nil) {
+  public convenience init(
+    graph: String? = nil, geocoding: GeocodingEngine? = nil, dispatch: DispatchConfiguration? = nil
+  ) {
     var options = Options()
     options.graph = graph
     options.geocoding = geocoding
@@ -315,6 +317,14 @@ public final class Fleetd: Sendable {
       var request = Maps_Fleetengine_V1_GetVehicleRequest()
       request.name = "providers/acme/vehicles/\(id)"
       return try await client.getVehicle(request, metadata: metadata)
+    }
+  }
+
+  public func trip(_ id: String) async throws -> Maps_Fleetengine_V1_Trip {
+    try await trips { client, metadata in
+      var request = Maps_Fleetengine_V1_GetTripRequest()
+      request.name = "providers/acme/trips/\(id)"
+      return try await client.getTrip(request, metadata: metadata)
     }
   }
 }

@@ -20,9 +20,10 @@ public struct CityPlaces: Sendable {
   let cumulative: [Double]
   /// The share of trip ends drawn from the hotspots (the rest from the streets).
   public var hotspotShare = 0.5
-  /// Trip lengths (straight line): log-normal around `medianTripMetres`, kept within the bounds.
-  public var medianTripMetres = 4000.0
-  public var tripMetres: ClosedRange<Double> = 800...25_000
+  /// Trip lengths (straight line): log-normal around `medianTripMetres`, kept within the bounds;
+  /// by default a quarter of the city's extent, at most 4 km.
+  public var medianTripMetres: Double
+  public var tripMetres: ClosedRange<Double>
 
   public init(points: [LatLng], hotspots: [Hotspot] = []) {
     self.points = points.isEmpty ? [LatLng(latitude: 0, longitude: 0)] : points
@@ -32,6 +33,23 @@ public struct CityPlaces: Sendable {
       sum += $0.weight
       return sum
     }
+    // Trips that fit the city: a small town's are shorter than a metro's.
+    let extent = Self.extent(of: self.points)
+    medianTripMetres = min(4000, max(300, extent / 4))
+    tripMetres = min(800, extent / 10)...max(min(25_000, extent * 0.8), min(800, extent / 10) + 1)
+  }
+
+  /// The diagonal of the points' bounding box, metres.
+  static func extent(of points: [LatLng]) -> Double {
+    guard let first = points.first else { return 0 }
+    var (south, north, west, east) = (first.latitude, first.latitude, first.longitude, first.longitude)
+    for p in points {
+      south = min(south, p.latitude)
+      north = max(north, p.latitude)
+      west = min(west, p.longitude)
+      east = max(east, p.longitude)
+    }
+    return LatLng(latitude: south, longitude: west).distance(to: LatLng(latitude: north, longitude: east))
   }
 
   /// The junctions of `network`'s two-way roads that are not service roads, tracks or paths.
@@ -63,7 +81,8 @@ public struct CityPlaces: Sendable {
       case "hospital": return ("amenity=hospital", 10)
       case "university", "college": return ("amenity=\(value)", 8)
       case "bus_station", "ferry_terminal": return ("amenity=\(value)", 6)
-      case "cinema", "theatre", "nightclub", "casino", "events_venue", "conference_centre": return ("amenity=\(value)", 4)
+      case "cinema", "theatre", "nightclub", "casino", "events_venue", "conference_centre":
+        return ("amenity=\(value)", 4)
       case "bar", "pub", "restaurant": return ("amenity=\(value)", 1.5)
       case "cafe", "fast_food", "clinic", "doctors", "school", "townhall", "library", "marketplace":
         return ("amenity=\(value)", 1)
@@ -77,7 +96,9 @@ public struct CityPlaces: Sendable {
       default: return ("shop", 0.5)
       }
     }
-    if let value = tags["tourism"], ["hotel", "attraction", "museum"].contains(value) { return ("tourism=\(value)", 3) }
+    if let value = tags["tourism"], ["hotel", "attraction", "museum"].contains(value) {
+      return ("tourism=\(value)", 3)
+    }
     if tags["office"] != nil { return ("office", 1) }
     if let value = tags["place"] {
       switch value {
@@ -159,10 +180,14 @@ struct JunctionGrid {
   var cells: [Int64: [LatLng]] = [:]
 
   init(points: [LatLng]) {
-    for point in points { cells[key(Int(floor(point.latitude / cell)), Int(floor(point.longitude / cell))), default: []].append(point) }
+    for point in points {
+      cells[key(Int(floor(point.latitude / cell)), Int(floor(point.longitude / cell))), default: []].append(point)
+    }
   }
 
-  func key(_ row: Int, _ column: Int) -> Int64 { Int64(row) << 32 | Int64(UInt32(bitPattern: Int32(truncatingIfNeeded: column))) }
+  func key(_ row: Int, _ column: Int) -> Int64 {
+    Int64(row) << 32 | Int64(UInt32(bitPattern: Int32(truncatingIfNeeded: column)))
+  }
 
   func nearest(to point: LatLng, within metres: Double) -> LatLng? {
     let row = Int(floor(point.latitude / cell))

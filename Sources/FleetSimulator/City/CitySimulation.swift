@@ -104,10 +104,10 @@ public struct CitySimulation: Sendable {
       group.addTask {
         await withThrowingTaskGroup(of: Void.self) { work in
           work.addTask {
-            try await fleet.createVehicles(client: clients[0])
+            let starts = try await fleet.prepareVehicles(client: clients[0])
             print("\(configuration.fleet.vehicles) vehicles ready")
             try await withThrowingTaskGroup(of: Void.self) { simulation in
-              simulation.addTask { try await fleet.run(clients: clients) }
+              simulation.addTask { try await fleet.run(clients: clients, starts: starts) }
               simulation.addTask {
                 try await riders.run(demand: demand, client: clients[clients.count - 1], seed: configuration.seed)
                 // A replay has ended: the drivers finish the rides it booked.

@@ -2,7 +2,7 @@ import FleetCore
 import FleetGeometry
 import Foundation
 
-/// One rider's request: when (simulated seconds from the start), where from and to, how many.
+/// One rider's request: when (real seconds from the start), where from and to, how many.
 public struct RideRequest: Sendable, Equatable {
   public var time: Double
   public var pickup: LatLng
@@ -51,7 +51,8 @@ public struct DemandProfile: Sendable, Equatable {
     default:
       let values = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
       guard values.allSatisfy({ $0 != nil }) else {
-        throw FleetError(.invalidArgument, "a demand profile is flat, commute or 24 comma-separated numbers, got '\(text)'")
+        throw FleetError(
+          .invalidArgument, "a demand profile is flat, commute or 24 comma-separated numbers, got '\(text)'")
       }
       return try DemandProfile(hourly: values.map { $0! })
     }
@@ -69,21 +70,27 @@ public struct DemandProfile: Sendable, Equatable {
 }
 
 /// Requests arriving as a Poisson process whose rate follows a profile over the day: `perMinute`
-/// at the profile's peak, less at quieter hours (thinning: arrivals drawn at the peak rate, each
-/// kept with the hour's share). Places come from `places`. Seeded, so that a run repeats.
+/// (of real time) at the profile's peak, less at quieter hours (thinning: arrivals drawn at the
+/// peak rate, each kept with the hour's share). The day's clock starts at `startOfDay` and runs
+/// `speedup` times faster than real time. Places come from `places`. Seeded, so that a run repeats.
 public struct PoissonDemand: Sendable {
   public let perMinute: Double
   public let profile: DemandProfile
   /// The simulated time of day at the start, seconds after midnight.
   public let startOfDay: Double
+  public let speedup: Double
   let places: CityPlaces
   var random: SplitMix64
   var clock = 0.0
 
-  public init(perMinute: Double, profile: DemandProfile, startOfDay: Double, places: CityPlaces, seed: UInt64) {
+  public init(
+    perMinute: Double, profile: DemandProfile, startOfDay: Double, speedup: Double = 1, places: CityPlaces,
+    seed: UInt64
+  ) {
     self.perMinute = perMinute
     self.profile = profile
     self.startOfDay = startOfDay
+    self.speedup = speedup
     self.places = places
     random = SplitMix64(seed: seed)
   }
@@ -93,18 +100,21 @@ public struct PoissonDemand: Sendable {
     guard perMinute > 0 else { return nil }
     while true {
       clock += -log(max(Double.ulpOfOne, random.nextUnit())) * 60 / perMinute
-      guard random.nextUnit() < profile.level(atSecondOfDay: startOfDay + clock) else { continue }
+      guard random.nextUnit() < profile.level(atSecondOfDay: startOfDay + clock * speedup) else { continue }
       let trip = places.trip(using: &random)
-      return RideRequest(time: clock, pickup: trip.pickup, dropoff: trip.dropoff, passengers: places.party(using: &random))
+      return RideRequest(
+        time: clock, pickup: trip.pickup, dropoff: trip.dropoff, passengers: places.party(using: &random))
     }
   }
 }
 
 /// Requests replayed from a CSV file: `time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers`,
 /// with an optional header line of those names. `time` is seconds from the start, or an ISO 8601
-/// date-time (then seconds from the first row's). Rows are in time order.
+/// date-time (then seconds from the first row's). Rows are in time order. Played `speedup` times
+/// faster than recorded.
 public struct ReplayDemand: Sendable {
   public let requests: [RideRequest]
+  public var speedup = 1.0
   var position = 0
 
   public init(requests: [RideRequest]) { self.requests = requests }
@@ -128,7 +138,8 @@ public struct ReplayDemand: Sendable {
       }
       guard fields.count == columns.count else {
         throw FleetError(
-          .invalidArgument, "\(place): \(columns.count) fields (\(columns.joined(separator: ","))), got \(fields.count)")
+          .invalidArgument, "\(place): \(columns.count) fields (\(columns.joined(separator: ","))), got \(fields.count)"
+        )
       }
       let time: Double
       if let seconds = Double(fields[0]), seconds.isFinite, seconds >= 0 {
@@ -142,7 +153,8 @@ public struct ReplayDemand: Sendable {
           "\(place): time must be seconds from the start (≥ 0) or an ISO 8601 date-time, got '\(fields[0])'")
       }
       if let last = requests.last, time < last.time {
-        throw FleetError(.invalidArgument, "\(place): time \(fields[0]) is before the row above; rows are in time order")
+        throw FleetError(
+          .invalidArgument, "\(place): time \(fields[0]) is before the row above; rows are in time order")
       }
       func coordinate(_ i: Int, _ j: Int) throws(FleetError) -> LatLng {
         guard let lat = Double(fields[i]), (-90...90).contains(lat) else {
@@ -168,7 +180,9 @@ public struct ReplayDemand: Sendable {
   public mutating func next() -> RideRequest? {
     guard position < requests.count else { return nil }
     defer { position += 1 }
-    return requests[position]
+    var request = requests[position]
+    request.time /= speedup
+    return request
   }
 }
 

@@ -59,21 +59,37 @@ public struct SimulatedFleet: Sendable {
     self.requested = requested
   }
 
-  /// Creates the vehicles that do not exist yet (offline, where they will start), a few calls
-  /// at a time.
-  public func createVehicles(client: GRPCClient<HTTP2ClientTransport.Posix>) async throws {
+  /// Where each vehicle starts (index 0 is vehicle 1): where fleetd has it, for a vehicle that
+  /// exists (a simulation started again carries on), else a street of the city, where it is
+  /// created (offline), a few calls at a time.
+  public func prepareVehicles(client: GRPCClient<HTTP2ClientTransport.Posix>) async throws -> [LatLng] {
     let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
     let metadata: Metadata = ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"]
     let configuration = configuration
-    let places = places
+    var known: [String: LatLng] = [:]
+    var list = Maps_Fleetengine_V1_ListVehiclesRequest()
+    list.parent = "providers/\(configuration.provider)"
+    list.pageSize = 500
+    list.vehicleTypeCategories = [.auto, .taxi, .truck, .twoWheeler, .bicycle, .pedestrian]
+    repeat {
+      let page = try await vehicles.listVehicles(list, metadata: metadata)
+      for vehicle in page.vehicles where vehicle.hasLastLocation {
+        known[String(vehicle.name.split(separator: "/").last ?? "")] = LatLng(
+          latitude: vehicle.lastLocation.location.latitude, longitude: vehicle.lastLocation.location.longitude)
+      }
+      list.pageToken = page.nextPageToken
+    } while !list.pageToken.isEmpty
+    let starts = (1...configuration.vehicles).map { known[configuration.vehicleID($0)] ?? places.start(for: $0) }
+    let missing = (1...configuration.vehicles).filter { known[configuration.vehicleID($0)] == nil }
     try await withThrowingTaskGroup(of: Void.self) { group in
       var running = 0
-      for index in 1...configuration.vehicles {
+      for index in missing {
         if running >= 32 {
           try await group.next()
           running -= 1
         }
         running += 1
+        let start = starts[index - 1]
         group.addTask {
           var request = Maps_Fleetengine_V1_CreateVehicleRequest()
           request.parent = "providers/\(configuration.provider)"
@@ -82,26 +98,29 @@ public struct SimulatedFleet: Sendable {
           request.vehicle.supportedTripTypes = [.exclusive, .shared]
           request.vehicle.maximumCapacity = 4
           request.vehicle.vehicleType.category = .auto
-          let start = places.start(for: index)
           request.vehicle.lastLocation.location.latitude = start.latitude
           request.vehicle.lastLocation.location.longitude = start.longitude
           do {
             _ = try await vehicles.createVehicle(request, metadata: metadata)
           } catch let error as RPCError where error.code == .alreadyExists {
-            // From an earlier run: it carries on from where it stands.
+            // Made meanwhile by another simulation: it carries on from there.
           }
         }
       }
       try await group.waitForAll()
     }
+    return starts
   }
 
   /// Drives every vehicle until cancelled. `clients` carry the report streams and the trip
   /// calls (round robin).
-  public func run(clients: [GRPCClient<HTTP2ClientTransport.Posix>]) async throws {
+  public func run(clients: [GRPCClient<HTTP2ClientTransport.Posix>], starts: [LatLng]) async throws {
     precondition(!clients.isEmpty)
-    let streams = max(1, (configuration.vehicles + configuration.vehiclesPerStream - 1) / configuration.vehiclesPerStream)
-    let channels = (0..<streams).map { UpdateChannel(client: clients[$0 % clients.count], timeout: configuration.callTimeout) }
+    let streams = max(
+      1, (configuration.vehicles + configuration.vehiclesPerStream - 1) / configuration.vehiclesPerStream)
+    let channels = (0..<streams).map {
+      UpdateChannel(client: clients[$0 % clients.count], timeout: configuration.callTimeout)
+    }
     let counts = FleetCounts()
     try await withThrowingDiscardingTaskGroup { group in
       for channel in channels { group.addTask { await channel.run() } }
@@ -115,7 +134,7 @@ public struct SimulatedFleet: Sendable {
       let interval = configuration.reportInterval
       for index in 1...configuration.vehicles {
         let driver = VehicleDriver(
-          fleet: self, id: configuration.vehicleID(index), start: places.start(for: index),
+          fleet: self, id: configuration.vehicleID(index), start: starts[index - 1],
           channel: channels[(index - 1) % channels.count],
           trips: Maps_Fleetengine_V1_TripService.Client(wrapping: clients[index % clients.count]), counts: counts)
         // Spread over the interval, so that reports arrive evenly.
@@ -279,6 +298,17 @@ struct VehicleDriver: Sendable {
       }
       let type = WaypointType(rawValue: next.waypointType.rawValue) ?? .unknown
       let point = LatLng(latitude: next.location.point.latitude, longitude: next.location.point.longitude)
+      if state.statuses[next.tripID] == nil {
+        // A trip new to this driver: assigned just now, or under way before a restart.
+        guard let status = await tripStatus(next.tripID) else { return }
+        if status == .new { fleet.stats.update { $0.ridesAssigned += 1 } }
+        if [.arrivedAtPickup, .enrouteToIntermediateDestination, .arrivedAtIntermediateDestination, .enrouteToDropoff]
+          .contains(status)
+        {
+          state.onBoard.insert(next.tripID)
+        }
+        state.statuses[next.tripID] = status
+      }
       let status = state.statuses[next.tripID]
       if status == TripProgression.arrival(at: type) {
         // At this stop: once the dwell is over, on to the trip's next waypoint.
@@ -292,7 +322,6 @@ struct VehicleDriver: Sendable {
       }
       let enroute = TripProgression.enroute(to: type)
       if status != enroute {
-        if status == nil { fleet.stats.update { $0.ridesAssigned += 1 } }
         guard await setStatus(next.tripID, enroute, &state) else { return }
       }
       let target = Target(trip: next.tripID, type: type, point: point)
@@ -322,7 +351,9 @@ struct VehicleDriver: Sendable {
         var get = Maps_Fleetengine_V1_GetTripRequest()
         get.name = request.name
         let current = try await trips.getTrip(get, metadata: try metadata())
-        if let index = TripProgression.intermediateIndex(at: 0, in: current, remaining: state.waypoints.filter { $0.tripID == trip }) {
+        if let index = TripProgression.intermediateIndex(
+          at: 0, in: current, remaining: state.waypoints.filter { $0.tripID == trip })
+        {
           request.trip.intermediateDestinationIndex = Int32(index)
           request.updateMask.paths.append("intermediate_destination_index")
         }
@@ -338,6 +369,21 @@ struct VehicleDriver: Sendable {
       state.onBoard.remove(trip)
       if state.target?.trip == trip { stopDriving(&state) }
       return false
+    }
+  }
+
+  /// The trip's status as fleetd has it; nil when it cannot be read.
+  func tripStatus(_ trip: String) async -> TripStatus? {
+    var request = Maps_Fleetengine_V1_GetTripRequest()
+    request.name = "providers/\(configuration.provider)/trips/\(trip)"
+    var options = CallOptions.defaults
+    options.timeout = configuration.callTimeout
+    do {
+      let found = try await trips.getTrip(request, metadata: try metadata(), options: options)
+      return TripStatus(rawValue: found.tripStatus.rawValue)
+    } catch {
+      fleet.stats.update { $0.statusCallsFailed += 1 }
+      return nil
     }
   }
 

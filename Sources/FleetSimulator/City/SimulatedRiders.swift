@@ -6,13 +6,10 @@ import SwiftProtobuf
 import Synchronization
 
 /// Riders booking through the booking API (fleetkit.v1.Rides, as the provider's backend with a
-/// server token), each at its request's time (simulated, so real time divided by `speedup`),
-/// however long earlier bookings take.
+/// server token), each at its request's time, however long earlier bookings take.
 public struct SimulatedRiders: Sendable {
   public struct Configuration: Sendable {
     public var provider: String
-    /// Simulated seconds per real second.
-    public var speedup = 1.0
     /// The share of riders who book a SHARED ride (the rest EXCLUSIVE).
     public var sharedFraction = 0.0
     /// Ride IDs are `prefix-N`.
@@ -52,7 +49,7 @@ public struct SimulatedRiders: Sendable {
     var number = 0
     try await withThrowingDiscardingTaskGroup { group in
       while let request = demand.next() {
-        try await clock.sleep(until: start + .seconds(request.time / configuration.speedup))
+        try await clock.sleep(until: start + .seconds(request.time))
         while inFlight.count.load(ordering: .relaxed) >= configuration.concurrency {
           try await clock.sleep(for: .milliseconds(5))
         }

@@ -18,7 +18,8 @@ public struct LatencyHistogram: Sendable {
 
   public mutating func record(_ seconds: Double) {
     guard seconds.isFinite else { return }
-    let index = seconds <= Self.smallest ? 0 : min(counts.count - 1, Int(log(seconds / Self.smallest) / log(Self.base)) + 1)
+    let index =
+      seconds <= Self.smallest ? 0 : min(counts.count - 1, Int(log(seconds / Self.smallest) / log(Self.base)) + 1)
     counts[index] += 1
     count += 1
     sum += max(0, seconds)
