@@ -109,6 +109,9 @@ struct CityPlacesTests {
     #expect(CityPlaces.weight(of: OSMTags([("shop", "bakery")]))?.weight == 0.5)
     #expect(CityPlaces.weight(of: OSMTags([("amenity", "bench")])) == nil)
     #expect(CityPlaces.weight(of: OSMTags([("highway", "traffic_signals")])) == nil)
+    // In an extract of roads alone, what lies on them.
+    #expect(CityPlaces.weight(of: OSMTags([("public_transport", "stop_position")]))?.weight == 1)
+    #expect(CityPlaces.weight(of: OSMTags([("highway", "crossing")]))?.weight == 0.2)
 
     let street = LatLng(latitude: 43.7300, longitude: 7.4200)
     let streets = CityPlaces(points: [street, LatLng(latitude: 43.7400, longitude: 7.4300)])

@@ -29,13 +29,20 @@ extension ProgressEngine {
     if let projection = nav.plan?.project(point, tolerance: tolerance) {
       snapped = projection.location
     } else {
-      let recent = nav.trace.fixes[...index].filter(\.isPlausible).suffix(5)
-      if recent.count >= 2, let matched = try? routing.match(recent.map(\.point)), let last = matched.tracepoints.last,
-        let match = last, match.snapped.distance <= tolerance
-      {
-        snapped = match.snapped.location
-      } else if let nearest = try? routing.nearest(point, radius: tolerance).first {
+      let candidates = (try? routing.nearest(point, count: 4, radius: tolerance)) ?? []
+      if let nearest = candidates.first, Self.isUnambiguous(candidates) {
+        // One road is plausible: the fixes before it would choose it too, at a fraction of the
+        // cost (map matching is the report's dearest step, and most fixes need none).
         snapped = nearest.location
+      } else {
+        let recent = nav.trace.fixes[...index].filter(\.isPlausible).suffix(5)
+        if recent.count >= 2, let matched = try? routing.match(recent.map(\.point)),
+          let last = matched.tracepoints.last, let match = last, match.snapped.distance <= tolerance
+        {
+          snapped = match.snapped.location
+        } else if let nearest = candidates.first {
+          snapped = nearest.location
+        }
       }
     }
     var result = fix
@@ -52,5 +59,17 @@ extension ProgressEngine {
     result.location = snapped
     result.isRoadSnapped = true
     return result
+  }
+
+  /// Whether the nearest road is the only plausible one for a fix: every other road within reach
+  /// is more than twice as far and at least 10 m farther, or meets it where it snapped (the arms
+  /// of a junction). Otherwise (a parallel road, a slip road beside the main one) the fixes
+  /// before it decide, by map matching.
+  static func isUnambiguous(_ candidates: [SnappedPoint]) -> Bool {
+    guard let nearest = candidates.first else { return false }
+    return candidates.dropFirst().allSatisfy { other in
+      other.distance > max(2 * nearest.distance, nearest.distance + 10)
+        || other.location.distance(to: nearest.location) <= 3
+    }
   }
 }

@@ -5,7 +5,8 @@ import Foundation
 /// Where a city's riders come from and go to: the junctions of its two-way public roads (where
 /// people live: demand spread as the streets are) and hotspots read from the extract — stations,
 /// hospitals, universities, shopping, nightlife, offices and named places, each weighted by how
-/// many riders such a place draws — snapped to the nearest of those junctions.
+/// many riders such a place draws, and in extracts cut to the roads alone their stops, station
+/// entrances and pedestrian crossings — snapped to the nearest of those junctions.
 public struct CityPlaces: Sendable {
   public struct Hotspot: Sendable {
     public var point: LatLng
@@ -76,6 +77,14 @@ public struct CityPlaces: Sendable {
   public static func weight(of tags: OSMTags) -> (kind: String, weight: Double)? {
     if let value = tags["aeroway"], ["aerodrome", "terminal"].contains(value) { return ("aeroway=\(value)", 40) }
     if tags["railway"] == "station" || tags["public_transport"] == "station" { return ("station", 12) }
+    // Road-only extracts keep what lies on the roads: station entrances, stops, crossings (people
+    // cross where people are).
+    if let value = tags["railway"], ["train_station_entrance", "subway_entrance"].contains(value) {
+      return ("railway=\(value)", 6)
+    }
+    if let value = tags["public_transport"], ["stop_position", "platform"].contains(value) { return ("stop", 1) }
+    if tags["highway"] == "bus_stop" { return ("stop", 1) }
+    if tags["highway"] == "crossing" { return ("crossing", 0.2) }
     if let value = tags["amenity"] {
       switch value {
       case "hospital": return ("amenity=hospital", 10)
