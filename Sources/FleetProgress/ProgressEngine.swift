@@ -51,6 +51,9 @@ public final class ProgressEngine: TripProgressEngine {
     var lastFix: VehicleTrace.Fix?
     var traffic: [[SpeedInterval]] = []
     var trafficVersion: Date?
+    /// The last fix snapped off the plan and where it snapped: a car that has not moved since
+    /// is where it was, without snapping again.
+    var lastSnap: (raw: LatLng, snapped: LatLng)?
   }
 
   func slot(_ vehicle: ResourceName) -> VehicleSlot {

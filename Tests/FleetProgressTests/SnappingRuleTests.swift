@@ -1,4 +1,6 @@
+import FleetCore
 import FleetGeometry
+import FleetTestSupport
 import Testing
 
 @testable import FleetProgress
@@ -34,4 +36,32 @@ import Testing
   }
 
   @Test func noRoadIsNotUnambiguous() { #expect(!ProgressEngine.isUnambiguous([])) }
+}
+
+/// A parked car's fixes, each within its accuracy of the last one snapped, stay where it was
+/// snapped; one that moved is snapped again.
+@Suite struct StandingStillTests {
+  @Test func aCarThatHasNotMovedStaysWhereItWasSnapped() async throws {
+    let clock = TestTime()
+    let fleet = try await makeFleet(clock: clock)
+    try await createVehicle(fleet, "parked", at: Place.port)
+    let off = LatLng(latitude: Place.port.latitude + 0.00012, longitude: Place.port.longitude)  // 13 m north
+    clock.advance(5)
+    let first = try await report(fleet, "parked", at: off, time: clock.now)
+    let snapped = try #require(first.lastLocation?.location)
+    #expect(first.lastLocation?.isRoadSnapped == true)
+    // 1.5 m on, with no accuracy given: standing still.
+    clock.advance(5)
+    let jitter = LatLng(latitude: off.latitude, longitude: off.longitude + 0.00002)
+    let second = try await report(fleet, "parked", at: jitter, time: clock.now)
+    #expect(second.lastLocation?.location == snapped)
+    #expect(second.lastLocation?.rawLocation == jitter)
+    // 200 m on: snapped afresh, onto a road near the new fix.
+    clock.advance(30)
+    let moved = LatLng(latitude: Place.port.latitude + 0.0018, longitude: Place.port.longitude)
+    let third = try await report(fleet, "parked", at: moved, time: clock.now)
+    let again = try #require(third.lastLocation?.location)
+    #expect(again.distance(to: snapped) > 100)
+    #expect(again.distance(to: moved) < 50)
+  }
 }

@@ -8,14 +8,15 @@ extension ProgressEngine {
   public func locate(_ vehicle: ResourceName, fixes: [VehicleLocation]) -> [VehicleLocation] {
     slot(vehicle).state.withLock { nav in
       nav.trace.ingest(fixes.compactMap { fix in fix.location.flatMap { p in fix.updateTime.map { (p, $0) } } })
-      return fixes.map { snap($0, nav: nav) }
+      return fixes.map { snap($0, nav: &nav) }
     }
   }
 
-  /// One fix as the vehicle is believed to have been: on its planned route when it is near it,
-  /// else map-matched with the fixes before it, else on the nearest road within reach. A fix no
-  /// car could have reached is left raw and unsnapped.
-  func snap(_ fix: VehicleLocation, nav: VehicleNavigation) -> VehicleLocation {
+  /// One fix as the vehicle is believed to have been: on its planned route when it is near it;
+  /// where it was snapped last when it has not moved; on the nearest road when no other is
+  /// plausible; else map-matched with the fixes before it, else on the nearest road within
+  /// reach. A fix no car could have reached is left raw and unsnapped.
+  func snap(_ fix: VehicleLocation, nav: inout VehicleNavigation) -> VehicleLocation {
     guard let point = fix.location, let time = fix.updateTime, fix.isRoadSnapped != true else { return fix }
     guard let index = nav.trace.fixes.lastIndex(where: { $0.time == time && $0.point == point }),
       nav.trace.fixes[index].isPlausible
@@ -28,6 +29,9 @@ extension ProgressEngine {
     var snapped: LatLng?
     if let projection = nav.plan?.project(point, tolerance: tolerance) {
       snapped = projection.location
+    } else if let last = nav.lastSnap, last.raw.distance(to: point) <= max(2, fix.latlngAccuracy ?? 0) {
+      // Standing still (within the fix's accuracy of the last one snapped): where it was.
+      snapped = last.snapped
     } else {
       let candidates = (try? routing.nearest(point, count: 4, radius: tolerance)) ?? []
       if let nearest = candidates.first, Self.isUnambiguous(candidates) {
@@ -44,6 +48,7 @@ extension ProgressEngine {
           snapped = nearest.location
         }
       }
+      nav.lastSnap = snapped.map { (point, $0) }
     }
     var result = fix
     guard let snapped else {
