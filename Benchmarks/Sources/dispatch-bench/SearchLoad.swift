@@ -22,7 +22,14 @@ struct SearchLoad: AsyncParsableCommand {
 
   @Option var host = "127.0.0.1"
   @Option(help: "fleetd gRPC port.") var grpcPort = 50161
-  @Option(help: "A server key for the provider 'bench'.") var key: String
+  @Option(help: "A server key for the provider.") var key: String
+  @Option(help: "The provider searched.") var provider = "bench"
+  @Flag(
+    help:
+      "Search the provider's fleet as it is (made and reporting elsewhere, e.g. by `fleet simulate`): create no vehicles and send no reports; --vehicles and --vehicle-prefix name the vehicles GetVehicle reads (PREFIX1 … PREFIXN)."
+  )
+  var existing = false
+  @Option(help: "The vehicles' ID prefix.") var vehiclePrefix = "v"
   @Option(help: "The road graph fleetd serves (to place vehicles and pickups on roads).") var graph: String
   @Option var vehicles = 5000
   @Option(help: "How many of the vehicles report their position.") var reporting = 2000
@@ -32,6 +39,12 @@ struct SearchLoad: AsyncParsableCommand {
   @Option var connections = 4
   @Option var radius: Int32 = 3000
   @Option var count: Int32 = 10
+
+  func validate() throws {
+    guard existing || provider == "bench" else {
+      throw ValidationError("the vehicles this benchmark makes belong to 'bench': another --provider needs --existing")
+    }
+  }
 
   func run() async throws {
     let routing = try RoutingEngine(graph: graph)
@@ -54,8 +67,10 @@ struct SearchLoad: AsyncParsableCommand {
       defer { for client in clients { client.beginGracefulShutdown() } }
       let vehicleService = clients.map { Maps_Fleetengine_V1_VehicleService.Client(wrapping: $0) }
 
-      print("creating \(vehicles) online vehicles on Monaco's roads…")
-      try await createOnlineVehicles(positions, service: vehicleService[0], metadata: metadata)
+      if !existing {
+        print("creating \(vehicles) online vehicles on the graph's roads…")
+        try await createOnlineVehicles(positions, service: vehicleService[0], metadata: metadata)
+      }
 
       let orders: [(String, Maps_Fleetengine_V1_SearchVehiclesRequest.VehicleMatchOrder?)] = [
         ("GetVehicle (gRPC floor)", nil), ("PICKUP_POINT_STRAIGHT_DISTANCE", .pickupPointStraightDistance),
@@ -80,9 +95,12 @@ struct SearchLoad: AsyncParsableCommand {
       let runSeconds = warmUp + duration * Double(orders.count) + 1
       let start = NIODeadline.now() + .seconds(1)
       func due(_ seconds: Double) -> NIODeadline { start + .microseconds(Int64(seconds * 1_000_000)) }
-      var calls = try reportCalls(
-        positions: Array(positions.prefix(reporting)), moved: moved, every: reportEvery, for: runSeconds, due: due)
-      let updateRate = Double(reporting) / reportEvery
+      var calls =
+        existing
+        ? []
+        : try reportCalls(
+          positions: Array(positions.prefix(reporting)), moved: moved, every: reportEvery, for: runSeconds, due: due)
+      let updateRate = existing ? 0 : Double(reporting) / reportEvery
       let searchPath = "/maps.fleetengine.v1.VehicleService/SearchVehicles"
       for i in 0..<Int(rate * warmUp) {
         calls.append(
@@ -100,7 +118,7 @@ struct SearchLoad: AsyncParsableCommand {
             path = searchPath
           } else {
             var request = Maps_Fleetengine_V1_GetVehicleRequest()
-            request.name = "providers/bench/vehicles/v\(i % vehicles)"
+            request.name = "providers/\(provider)/vehicles/\(vehiclePrefix)\(i % vehicles + (existing ? 1 : 0))"
             body = grpcMessage(try request.serializedBytes())
             path = "/maps.fleetengine.v1.VehicleService/GetVehicle"
           }
@@ -108,6 +126,8 @@ struct SearchLoad: AsyncParsableCommand {
         }
       }
       print(
+        existing
+          ? "the fleet as it is: \(Int(warmUp)) s of searches to warm up" :
         "\(reporting) of them report every \(reportEvery) s (\(Int(updateRate)) updates/s); \(Int(warmUp)) s of searches to warm up; the generator is a lean HTTP/2 client sharing the 2 cores"
       )
       let client = try await OpenLoopClient(
@@ -139,7 +159,7 @@ struct SearchLoad: AsyncParsableCommand {
     _ dropoffs: [LatLng]
   ) -> Maps_Fleetengine_V1_SearchVehiclesRequest {
     var request = Maps_Fleetengine_V1_SearchVehiclesRequest()
-    request.parent = "providers/bench"
+    request.parent = "providers/\(provider)"
     let pickup = pickups[i % pickups.count]
     let dropoff = dropoffs[i % dropoffs.count]
     request.pickupPoint.point.latitude = pickup.latitude

@@ -432,6 +432,8 @@ struct VehicleDriver: Sendable {
       }
       return vehicle
     } catch {
+      // A report cut short by the end of the run is no failure of fleetd's.
+      guard !Task.isCancelled else { return nil }
       fleet.stats.update {
         $0.reportsSent += 1
         $0.reportsFailed += 1
