@@ -1,4 +1,3 @@
-import FleetCore
 import FleetDispatch
 import FleetGeometry
 import FleetStoreSQLite
@@ -7,6 +6,8 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import FleetCore
 
 let origin = LatLng(latitude: 43.73, longitude: 7.42)
 /// A point `metres` north of `origin`.
@@ -399,6 +400,33 @@ struct ScheduledRideTests {
     #expect(ride.state == .assigned)
     let eta = try #require(ride.ride.assignedPickupETA)
     #expect(eta <= ride.ride.request.pickupTime!, "the car is there by the pickup time")
+  }
+
+  /// A ride booked for later costs a few looks, not one every round: each look puts the next
+  /// halfway to its release as things stand, at most 5 minutes on.
+  @Test func aRideForLaterIsLookedAtAFewTimesNotEveryRound() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("car", at: north(1500))
+    try await bookLater(h, "r1", in: 1800)
+    let name = ResourceName(provider: "acme", kind: .rides, id: "r1")
+    var looks = 0
+    var last: Date?
+    // Half an hour of rounds every 2 s (the car reporting all along).
+    for _ in 0..<(1800 / 2) {
+      _ = try await h.dispatcher().round()
+      let next = h.fleet.state.withLock { $0.scheduledChecks[name] }
+      if next != last, next != nil { looks += 1 }
+      last = next
+      if try h.ride("r1").state != .scheduled { break }
+      h.clock.advance(2)
+      if Int(h.clock.now.timeIntervalSince1970) % 10 == 0 { try await h.move("car", to: north(1500)) }
+    }
+    #expect(try h.ride("r1").state == .assigned)
+    // Released 300 s ahead (180 s of driving and the 120 s lead): 1,500 s of slack looked at
+    // every 300 s, then halving down to the round's 2 s.
+    #expect(looks < 20, "\(looks) looks")
+    #expect(h.fleet.state.withLock { $0.scheduledChecks.isEmpty }, "nothing kept for a released ride")
   }
 
   @Test func aScheduledRideSurvivesARestartAndCanBeCanceled() async throws {

@@ -16,6 +16,9 @@ public final class Fleet: Sendable {
     /// picked up), so that its rounds do not scan every ride ever booked. Pruned as their trips
     /// end.
     var ridesInDispatch: Set<ResourceName> = []
+    /// When each ride booked for later is next looked at (kept in memory: a new leader looks
+    /// at every one once).
+    var scheduledChecks: [ResourceName: Date] = [:]
     /// Each provider's vehicles by position, for searches near a point.
     var grids: [String: VehicleGrid] = [:]
     /// The highest revision seen, this instance's or another's (a Lamport clock).

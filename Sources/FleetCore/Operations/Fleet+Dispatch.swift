@@ -95,6 +95,7 @@ extension Fleet {
       s.ridesInDispatch.compactMap { name -> PendingRide? in
         guard let ride = s.rides[name.provider]?[name.id], ride.dispatchState == .scheduled,
           let pickupTime = ride.request.pickupTime, pickupTime.timeIntervalSince(now) <= lookahead.seconds,
+          s.scheduledChecks[name].map({ $0 <= now }) ?? true,
           let trip = s.trips[name.provider]?[name.id], !trip.status.isTerminal
         else { return nil }
         return PendingRide(ride: ride, trip: trip)
@@ -102,10 +103,23 @@ extension Fleet {
     }
     guard !due.isEmpty else { return [] }
     let options = dispatchOptions(for: due, rules: rules)
+    var checks: [(ResourceName, Date)] = []
     let release = zip(due, options).compactMap { pending, found -> ResourceName? in
       let pickupTime = pending.ride.request.pickupTime!
       let drive = found.map(\.pickupSeconds).min() ?? 0
-      return now.addingTimeInterval(drive + lead.seconds) >= pickupTime ? pending.ride.name : nil
+      let slack = pickupTime.timeIntervalSince(now) - drive - lead.seconds
+      guard slack > 0 else { return pending.ride.name }
+      // Looked at again halfway to its release as things stand, and within 5 minutes (the cars
+      // near it may move away meanwhile): a few looks per ride, not one every round.
+      checks.append((pending.ride.name, now.addingTimeInterval(min(slack / 2, 300))))
+      return nil
+    }
+    state.withLock { s in
+      for (name, at) in checks { s.scheduledChecks[name] = at }
+      for name in release { s.scheduledChecks[name] = nil }
+      s.scheduledChecks = s.scheduledChecks.filter { name, _ in
+        s.ridesInDispatch.contains(name) && s.rides[name.provider]?[name.id]?.dispatchState == .scheduled
+      }
     }
     guard !release.isEmpty else { return [] }
     return try await write { s, now throws(FleetError) in

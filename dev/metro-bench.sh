@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Rush hour in a metro (issue 35), release builds, on one machine:
+#   1. Scale: fleetd (SQLite, --dispatch) with VEHICLES simulated drivers reporting every 5 s
+#      over the report stream and RATE ride requests a minute for MINUTES, the load generator
+#      (`fleet simulate`, commute profile at 08:00, hotspots from the extract) in its own
+#      process: reports, bookings, waits, dispatch rounds (p50/p99 from fleetd's histogram), the
+#      waiting queue, each process's CPU and memory, SearchVehicles at SEARCHES/s against that
+#      fleet in the last minutes, and how long fleetd takes to stop after SIGTERM.
+#   2. Headroom: the same at 1.5× (reports every 3.3 s, 1.5× the requests and searches), so
+#      that the machine's speed of the day cancels out in the ratio of the p99s.
+#   3. Dispatch quality on the same graph: batched against greedy at three loads
+#      (`dispatch-bench quality`, a simulated hour each).
+#   dev/metro-bench.sh [OSM=../shared/data/cities/adelaide.osm.pbf] [VEHICLES=10000] [RATE=500] [MINUTES=10] [SEARCHES=200]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OSM=$(readlink -f "${1:-../shared/data/cities/adelaide.osm.pbf}")
+VEHICLES="${2:-10000}"; RATE="${3:-500}"; MINUTES="${4:-10}"; SEARCHES="${5:-200}"
+
+swift build -c release --product fleetd
+swift build -c release --product fleet
+(cd Benchmarks && swift build -c release --product dispatch-bench)
+BIN="$(swift build -c release --show-bin-path)"
+BENCH="$(cd Benchmarks && swift build -c release --show-bin-path)/dispatch-bench"
+
+WORK=$(mktemp -d)
+PID=
+trap 'kill $PID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
+"$BIN/fleetd" graph build --osm "$OSM" --out "$WORK/city.graph" >/dev/null
+
+# p50 and p99 of a Prometheus histogram between two scrapes (linear within a bucket).
+quantiles() {
+  python3 - "$1" "$2" "$3" <<'EOF'
+import re, sys
+def buckets(path, name):
+    out = {}
+    for line in open(path):
+        m = re.match(name + r'_bucket\{le="([^"]+)"\} (\S+)', line)
+        if m:
+            out[float(m.group(1))] = float(m.group(2))
+    return out
+name = sys.argv[3]
+a, b = buckets(sys.argv[1], name), buckets(sys.argv[2], name)
+edges = sorted(b)
+counts = [b[e] - a.get(e, 0) for e in edges]
+total = counts[-1] if counts else 0
+def q(share):
+    if total == 0:
+        return float("nan")
+    rank, low, below = share * total, 0.0, 0.0
+    for edge, c in zip(edges, counts):
+        if c >= rank:
+            high = edge if edge != float("inf") else low * 2
+            return low + (high - low) * ((rank - below) / max(c - below, 1e-9))
+        low, below = edge, c
+    return low
+print(f"{q(0.5) * 1000:.0f} {q(0.99) * 1000:.0f} {int(total)}")
+EOF
+}
+
+metric() { grep -E "^$2 " "$1" | awk '{print $2}' | head -1; }
+
+# One load: fleetd and the generator for MINUTES at a scale factor; prints a table row.
+run() {
+  local factor=$1 label=$2
+  local data="$WORK/data-$label" interval rate searches
+  interval=$(python3 -c "print(round(5 / $factor, 2))")
+  rate=$(python3 -c "print(round($RATE * $factor))")
+  searches=$(python3 -c "print(round($SEARCHES * $factor))")
+  mkdir -p "$data"
+  "$BIN/fleetd" keys add --data-dir "$data" --provider city --role server --out "$WORK/server.json" >/dev/null
+  "$BIN/fleetd" serve --data-dir "$data" --graph "$WORK/city.graph" --dispatch --grpc-port 50181 --http-port 18181 \
+    --log-level warning 2>"$WORK/fleetd-$label.log" &
+  PID=$!
+  for _ in $(seq 300); do curl -sf http://127.0.0.1:18181/healthz >/dev/null && break; sleep 0.1; done
+  local seconds=$((MINUTES * 60))
+  "$BIN/fleet" simulate --grpc-port 50181 --provider city --key "$WORK/server.json" --graph "$WORK/city.graph" \
+    --osm "$OSM" --vehicles "$VEHICLES" --interval "$interval" --riders-per-minute "$rate" --duration "$seconds" \
+    --print-every 60 --fleetd-pid $PID --summary "$WORK/summary-$label.json" >"$WORK/simulate-$label.out" &
+  local SIM=$!
+  # The first minute warms up (every vehicle going online); rounds are measured after it.
+  sleep 60
+  curl -sf http://127.0.0.1:18181/metrics >"$WORK/metrics-a-$label"
+  # SearchVehicles against the simulated fleet in the run's last stretch.
+  sleep $((seconds - 60 - 200 > 0 ? seconds - 60 - 200 : 0))
+  "$BENCH" search --grpc-port 50181 --key "$WORK/server.json" --graph "$WORK/city.graph" --provider city \
+    --existing --vehicles "$VEHICLES" --vehicle-prefix sim- --rate "$searches" --duration 20 >"$WORK/search-$label.out" || true
+  wait $SIM
+  curl -sf http://127.0.0.1:18181/metrics >"$WORK/metrics-b-$label"
+  local rss
+  rss=$(awk '/VmHWM/ {print int($2 / 1024)}' /proc/$PID/status)
+  local started stopped
+  started=$(date +%s.%N)
+  kill -TERM $PID
+  wait $PID 2>/dev/null || true
+  stopped=$(date +%s.%N)
+  PID=
+  read -r round50 round99 rounds < <(quantiles "$WORK/metrics-a-$label" "$WORK/metrics-b-$label" fleetd_dispatch_round_duration_seconds)
+  local waiting
+  waiting=$(metric "$WORK/metrics-b-$label" fleetd_dispatch_waiting_rides)
+  local eta99
+  eta99=$(grep -E "^\| PICKUP_POINT_ETA " "$WORK/search-$label.out" | awk -F'|' '{gsub(/ /, "", $6); print $6}')
+  python3 - "$WORK/summary-$label.json" "$label" "$VEHICLES" "$interval" "$rate" "$searches" "$round50" "$round99" \
+    "$rounds" "$waiting" "$rss" "$(python3 -c "print(round($stopped - $started, 1))")" "${eta99:-?}" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+label, vehicles, interval, rate, searches, r50, r99, rounds, waiting, rss, stop, eta99 = sys.argv[2:]
+print(f"| {label} | {vehicles} every {interval} s | {s['reportsPerSecond']:.0f} | {s['reportP50Milliseconds']:.1f} / {s['reportP99Milliseconds']:.1f} | "
+      f"{rate} ({s['ridesRequested']} asked, {s['ridesBooked']} booked) | {s['bookingP99Milliseconds']:.0f} | {r50} / {r99} ({rounds}) | {float(waiting):.0f} | "
+      f"{s['meanWaitSeconds']:.0f} / {s['p90WaitSeconds']:.0f} | {searches}/s: {eta99} | {s['fleetdCores']:.2f} ({s['fleetdCores'] / 2 * 100:.0f} %) | {s['simulatorCores']:.2f} | {rss} | {stop} |")
+EOF
+}
+
+echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, $(basename "$OSM"), SQLite (WAL, synchronous=FULL), $MINUTES min per load"
+echo
+echo "| load | vehicles reporting | reports/s | report p50 / p99 ms | rides a minute | booking p99 ms | dispatch round p50 / p99 ms (rounds) | waiting at the end | wait mean / p90 s | SearchVehicles PICKUP_POINT_ETA p99 ms | fleetd cores (of 2) | generator cores | fleetd peak MB | stop s |"
+echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+run 1 "1×"
+run 1.5 "1.5×"
+echo
+echo "The generator's own lines, 1×:"
+cat "$WORK/simulate-1×.out"
+echo
+echo "== dispatch quality on the same graph: batched against greedy"
+"$BENCH" quality --graph "$WORK/city.graph" --vehicles 200
