@@ -52,8 +52,9 @@ struct SearchLoad: AsyncParsableCommand {
     let token = try signer.token()
     let metadata: Metadata = ["authorization": "Bearer \(token)"]
     var random = Seeded(42)
-    let positions = roadPoints(routing, count: vehicles, random: &random)
-    let moved = nudged(Array(positions.prefix(reporting)), routing: routing, random: &random)
+    // The fleet as it is needs no places of its own.
+    let positions = existing ? [] : roadPoints(routing, count: vehicles, random: &random)
+    let moved = existing ? [] : nudged(Array(positions.prefix(reporting)), routing: routing, random: &random)
     let pickups = roadPoints(routing, count: 2000, random: &random)
     let dropoffs = roadPoints(routing, count: 2000, random: &random)
 
