@@ -71,13 +71,7 @@ struct SimulateCommand: AsyncParsableCommand {
   }
 
   /// `--clock` as seconds after midnight.
-  var startOfDay: Double? {
-    let parts = clock.split(separator: ":").map { Int($0) }
-    guard parts.count == 2, let hour = parts[0], let minute = parts[1], (0..<24).contains(hour),
-      (0..<60).contains(minute)
-    else { return nil }
-    return Double(hour * 3600 + minute * 60)
-  }
+  var startOfDay: Double? { DemandProfile.secondOfDay(clock) }
 
   func run() async throws {
     let serviceKey = try ServiceAccountKey.load(path: key)

@@ -27,7 +27,8 @@ struct DemoCommand: AsyncParsableCommand {
   var osm: String?
   @Option(help: "Simulated drivers (up to \(Self.maximumVehicles)).") var vehicles = 30
   @Option(
-    help: "Seconds between a driver's location updates, 1-60 (default: 2 up to 1,000 vehicles, for smooth pages; 5 above, as drivers' apps report)."
+    help:
+      "Seconds between a driver's location updates, 1-60 (default: 2 up to 1,000 vehicles, for smooth pages; 5 above, as drivers' apps report)."
   )
   var interval: Double?
   @Option(help: "Riders booking a ride, per minute (real time) at the profile's busiest hour.")
@@ -103,13 +104,7 @@ struct DemoCommand: AsyncParsableCommand {
   static let maximumVehicles = 10_000
 
   /// `--clock` as seconds after midnight.
-  var startOfDay: Double? {
-    let parts = clock.split(separator: ":").map { Int($0) }
-    guard parts.count == 2, let hour = parts[0], let minute = parts[1], (0..<24).contains(hour),
-      (0..<60).contains(minute)
-    else { return nil }
-    return Double(hour * 3600 + minute * 60)
-  }
+  var startOfDay: Double? { DemandProfile.secondOfDay(clock) }
 
   /// A file the repository ships (`data/…`): in the working directory's repository, or in the
   /// one fleetd was built from.

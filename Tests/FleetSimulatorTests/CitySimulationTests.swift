@@ -23,6 +23,11 @@ struct DemandModelTests {
     #expect(abs(custom.level(atSecondOfDay: 10.5 * 3600) - 0.75) < 1e-9)
     #expect(custom.level(atSecondOfDay: (24 + 10) * 3600) == 1)
     #expect(throws: FleetError.self) { try DemandProfile.named("rush") }
+    #expect(DemandProfile.secondOfDay("08:30") == 30_600)
+    #expect(DemandProfile.secondOfDay("23:59") == 86_340)
+    for bad in ["8", "24:00", "07:60", "7:", ":30", "07:30:00"] {
+      #expect(DemandProfile.secondOfDay(bad) == nil, "\(bad)")
+    }
     let short = #expect(throws: FleetError.self) { try DemandProfile.named("1,2,3") }
     #expect(short?.message.contains("24 hourly values") == true)
     let zero = #expect(throws: FleetError.self) {

@@ -11,7 +11,9 @@ struct DispatchBench: AsyncParsableCommand {
     commandName: "dispatch-bench",
     abstract:
       "SearchVehicles and QuoteRide under load against a running fleetd, and dispatch quality in a simulated hour.",
-    subcommands: [SearchLoad.self, QuoteLoad.self, SearchInProcess.self, AreaLookup.self, SolverLoad.self, DispatchQuality.self])
+    subcommands: [
+      SearchLoad.self, QuoteLoad.self, SearchInProcess.self, AreaLookup.self, SolverLoad.self, DispatchQuality.self,
+    ])
 }
 
 /// Monaco itself, within the extract (which reaches up the hills into France): where the

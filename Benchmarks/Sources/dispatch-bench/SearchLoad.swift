@@ -128,8 +128,8 @@ struct SearchLoad: AsyncParsableCommand {
       }
       print(
         existing
-          ? "the fleet as it is: \(Int(warmUp)) s of searches to warm up" :
-        "\(reporting) of them report every \(reportEvery) s (\(Int(updateRate)) updates/s); \(Int(warmUp)) s of searches to warm up; the generator is a lean HTTP/2 client sharing the 2 cores"
+          ? "the fleet as it is: \(Int(warmUp)) s of searches to warm up"
+          : "\(reporting) of them report every \(reportEvery) s (\(Int(updateRate)) updates/s); \(Int(warmUp)) s of searches to warm up; the generator is a lean HTTP/2 client sharing the 2 cores"
       )
       let client = try await OpenLoopClient(
         host: host, port: grpcPort, authorization: "Bearer \(token)", connections: connections)

@@ -58,6 +58,15 @@ public struct DemandProfile: Sendable, Equatable {
     }
   }
 
+  /// `HH:MM` (00:00–23:59) as seconds after midnight; nil when it is not such a time.
+  public static func secondOfDay(_ clock: String) -> Double? {
+    let parts = clock.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+    guard parts.count == 2, let hour = parts[0], let minute = parts[1], (0..<24).contains(hour),
+      (0..<60).contains(minute)
+    else { return nil }
+    return Double(hour * 3600 + minute * 60)
+  }
+
   /// The multiplier at `secondOfDay` (wrapping at midnight).
   public func level(atSecondOfDay secondOfDay: Double) -> Double {
     let day = 86_400.0
