@@ -22,7 +22,7 @@ public struct CityPlaces: Sendable {
   /// The share of trip ends drawn from the hotspots (the rest from the streets).
   public var hotspotShare = 0.5
   /// Trip lengths (straight line): log-normal around `medianTripMetres`, kept within the bounds;
-  /// by default a quarter of the city's extent, at most 4 km.
+  /// by default an eighth of the extract's diagonal, at most 4 km.
   public var medianTripMetres: Double
   public var tripMetres: ClosedRange<Double>
 
@@ -34,10 +34,11 @@ public struct CityPlaces: Sendable {
       sum += $0.weight
       return sum
     }
-    // Trips that fit the city: a small town's are shorter than a metro's.
+    // Trips that fit the city: a small town's are shorter than a metro's (an extract reaches
+    // beyond the city into its outskirts, so an eighth of its diagonal, at most 4 km).
     let extent = Self.extent(of: self.points)
-    medianTripMetres = min(4000, max(300, extent / 4))
-    tripMetres = min(800, extent / 10)...max(min(25_000, extent * 0.8), min(800, extent / 10) + 1)
+    medianTripMetres = min(4000, max(300, extent / 8))
+    tripMetres = min(800, extent / 10)...max(min(25_000, extent / 2), min(800, extent / 10) + 1)
   }
 
   /// The diagonal of the points' bounding box, metres.
