@@ -122,18 +122,7 @@ struct DemoBackend: Sendable {
 struct DemoPlaces: Sendable {
   let points: [LatLng]
 
-  init(network: RoadNetwork) {
-    var seen = Set<Int32>()
-    var points: [LatLng] = []
-    for edge in network.edges
-    where edge.forward != nil && edge.backward != nil && ![.service, .track, .footPath].contains(edge.roadClass)
-      && !edge.isRoundabout && seen.insert(edge.from).inserted
-    {
-      let c = network.coordinate(ofJunction: edge.from)
-      points.append(LatLng(latitude: Double(c.latitudeE6) / 1e6, longitude: Double(c.longitudeE6) / 1e6))
-    }
-    self.points = points.isEmpty ? [LatLng(latitude: 0, longitude: 0)] : points
-  }
+  init(network: RoadNetwork) { points = CityPlaces(network: network).points }
 
   func start(for index: Int) -> LatLng {
     // A fixed stride through the list spreads the cars over the whole city.

@@ -71,7 +71,7 @@ public struct CityPlaces: Sendable {
   /// The road network's junctions with hotspots from the extract at `osmPath`.
   public static func load(network: RoadNetwork, osmPath: String) throws -> CityPlaces {
     let streets = CityPlaces(network: network)
-    return CityPlaces(network: network, hotspots: try streets.hotspots(in: PBFReader(path: osmPath)))
+    return CityPlaces(points: streets.points, hotspots: try streets.hotspots(in: PBFReader(path: osmPath)))
   }
 
   /// How many riders a tagged point draws, relative to an ordinary shop; nil for none.
