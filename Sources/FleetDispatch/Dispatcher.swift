@@ -8,6 +8,8 @@ public struct DispatchRound: Sendable {
     public var ride: ResourceName
     public var vehicleID: String
     public var pickupSeconds: Double
+    /// Sharing the car with other riders.
+    public var pooled = false
   }
 
   /// Rides that waited for a vehicle at the start of the round.
@@ -101,44 +103,48 @@ public final class Dispatcher: Sendable {
     return result
   }
 
-  /// Matches one provider's waiting rides with its vehicles and assigns the pairs.
+  /// Matches one provider's waiting rides with its vehicles and assigns them: shared rides in
+  /// groups first (batched policy), then every ride left one to one by the policy.
   func match(_ rides: [PendingRide]) async throws(FleetError) -> ([DispatchRound.Assigned], Int) {
-    let options = fleet.dispatchOptions(for: rides, rules: configuration.rules)
-    // Each ride's candidates only: the solver's work follows the pairs found, not the fleet.
-    var vehicleIndex: [String: Int] = [:]
-    let candidates = options.map { list in
-      list.map { option -> (vehicle: Int, cost: Double) in
-        let v: Int
-        if let known = vehicleIndex[option.vehicleID] {
-          v = known
-        } else {
-          v = vehicleIndex.count
-          vehicleIndex[option.vehicleID] = v
-        }
-        return (vehicle: v, cost: option.pickupSeconds)
-      }
+    let rules = configuration.rules
+    let shared =
+      rides.contains { Fleet.isPoolable($0.ride) } ? fleet.sharedDispatchOptions(for: rides, rules: rules) : []
+    // The rest one to one: each ride's vehicles by SearchVehicles' rules, pickup ETAs in one query.
+    let others = rides.indices.filter { !Fleet.isPoolable(rides[$0].ride) }
+    var oneToOne = [[DispatchOption]](repeating: [], count: rides.count)
+    for (r, options) in zip(others, fleet.dispatchOptions(for: others.map { rides[$0] }, rules: rules)) {
+      oneToOne[r] = options
     }
-    let pairs = Assignment.solve(candidates, vehicles: vehicleIndex.count, policy: configuration.policy)
-    let chosenOption: [DispatchOption?] = pairs.enumerated().map { r, v in
-      v.flatMap { v in options[r].first { vehicleIndex[$0.vehicleID] == v } }
-    }
+    let plan = Pooling.plan(
+      rides: rides.count, shared: shared, oneToOne: oneToOne, policy: configuration.policy)
     let fleet = self.fleet
     // Assigned concurrently: each is a durable write, and concurrent writes share a commit.
-    let outcomes = await withTaskGroup(of: Result<DispatchRound.Assigned?, FleetError>.self) { group in
-      for (r, option) in chosenOption.enumerated() {
-        guard let option else { continue }
-        let ride = rides[r]
+    let outcomes = await withTaskGroup(of: Result<[DispatchRound.Assigned], FleetError>.self) { group in
+      for choice in plan {
         group.addTask {
           do throws(FleetError) {
-            guard try await fleet.assign(ride, option) else { return .success(nil) }
-            return .success(
-              .init(ride: ride.ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds))
+            switch choice {
+            case .shared(let option):
+              let members = option.rides.map { rides[$0] }
+              guard try await fleet.assign(members, option, rules: rules) else { return .success([]) }
+              return .success(
+                zip(members, option.pickupSeconds).map { ride, seconds in
+                  .init(
+                    ride: ride.ride.name, vehicleID: option.vehicleID, pickupSeconds: seconds,
+                    pooled: option.rides.count > 1 || !option.plannedStops.isEmpty)
+                })
+            case .single(let r, let option):
+              guard try await fleet.assign(rides[r], option) else { return .success([]) }
+              return .success([
+                .init(ride: rides[r].ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds)
+              ])
+            }
           } catch {
             return .failure(error)
           }
         }
       }
-      var outcomes: [Result<DispatchRound.Assigned?, FleetError>] = []
+      var outcomes: [Result<[DispatchRound.Assigned], FleetError>] = []
       for await outcome in group { outcomes.append(outcome) }
       return outcomes
     }
@@ -146,8 +152,8 @@ public final class Dispatcher: Sendable {
     var conflicts = 0
     for outcome in outcomes {
       switch outcome {
-      case .success(let done?): assigned.append(done)
-      case .success(nil): conflicts += 1
+      case .success(let done) where !done.isEmpty: assigned += done
+      case .success: conflicts += 1
       case .failure(let error) where error.code == .unavailable: throw error
       case .failure(let error):
         // The trip's own rules refused it (the vehicle's stops changed shape meanwhile): next round.

@@ -32,7 +32,7 @@ final class RideMetrics: Sendable {
     detourRatio = registry.makeValueHistogram(
       descriptor: .init(
         metricName: "fleetd_ride_detour_ratio", unitName: "",
-        helpText: "Pooled rides: time aboard divided by the direct route's time at booking (priced rides)"),
+        helpText: "Shared rides: time aboard divided by the direct drive's time"),
       buckets: [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.75, 2, 2.5, 3])
     vehiclesOnline = registry.makeGauge(
       descriptor: .init(metricName: "fleetd_vehicles_online", unitName: "", helpText: "Online vehicles, every provider")
@@ -47,10 +47,11 @@ final class RideMetrics: Sendable {
       case .rideCreated, .rideScheduled: requested.increment()
       case .rideCompleted:
         completed.increment()
-        if ride.request.tripType == .shared, let route = ride.route, route.seconds > 0,
+        // The direct drive the dispatcher planned the pool on, else the one the fare was priced on.
+        if ride.request.tripType == .shared, let direct = ride.directSeconds ?? ride.route?.seconds, direct > 0,
           let boarded = ride.meterStart?.time
         {
-          detourRatio.record(max(0, event.time.timeIntervalSince(boarded)) / route.seconds)
+          detourRatio.record(max(0, event.time.timeIntervalSince(boarded)) / direct)
         }
       case .rideNoVehicleFound: noVehicleFound.increment()
       case .rideStarted:

@@ -351,6 +351,10 @@ extension Ride: RowCodable {
       row.double(route.seconds)
     }
     row.optional(finalFareReason) { $0.string($1) }
+    // Pooling's bounds (after the ride service's fields).
+    row.optional(latestPickup) { $0.date($1) }
+    row.optional(latestDropoff) { $0.date($1) }
+    row.optional(directSeconds) { $0.double($1) }
   }
 
   init(row: inout RowReader) throws(RowFormatError) {
@@ -389,6 +393,10 @@ extension Ride: RowCodable {
         seconds: try r.double())
     }
     finalFareReason = try row.optional(string)
+    guard row.hasMore else { return }
+    latestPickup = try row.optional(date)
+    latestDropoff = try row.optional(date)
+    directSeconds = try row.optional { r throws(RowFormatError) in try r.double() }
   }
 }
 

@@ -49,6 +49,10 @@ struct ServeCommand: AsyncParsableCommand {
   var dispatchTimeout = 300.0
   @Option(help: "Metres (straight line, 400-10000) within which vehicles are offered a ride.")
   var dispatchRadius: Int32 = 5000
+  @Option(help: "Shared rides: seconds a rider waits at most for a car that also carries others (from the request).")
+  var poolMaxWait = 300.0
+  @Option(help: "Shared rides: time aboard at most this many times the direct drive (1-3).")
+  var poolMaxDetour = 1.5
   @Option(
     help:
       "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1)."
@@ -107,6 +111,15 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
       }
       settings.rules.pickupRadiusMeters = dispatchRadius
+      guard poolMaxWait >= 30, poolMaxWait <= 3600 else {
+        throw ValidationError("--pool-max-wait must be between 30 and 3600 seconds, got \(poolMaxWait)")
+      }
+      settings.rules.poolMaximumWait = .milliseconds(Int64(poolMaxWait * 1000))
+      guard poolMaxDetour >= 1, poolMaxDetour <= 3 else {
+        throw ValidationError(
+          "--pool-max-detour must be between 1 and 3 (times the direct drive), got \(poolMaxDetour)")
+      }
+      settings.rules.poolMaximumDetour = poolMaxDetour
       configuration.dispatch = settings
     }
     guard let level = Logger.Level(rawValue: logLevel) else {

@@ -24,7 +24,8 @@ struct StorePlace: Sendable {
   }
 
   /// Opens the store, runs `body` with it and closes it.
-  func with<T>(_ body: (any FleetStore & APIKeyStore & SecretStore & WebhookStore) async throws -> T) async throws -> T {
+  func with<T>(_ body: (any FleetStore & APIKeyStore & SecretStore & WebhookStore) async throws -> T) async throws -> T
+  {
     switch kind {
     case .sqlite:
       return try await body(try SQLiteStore(directory: location))
@@ -65,6 +66,10 @@ struct StoreTests {
       trip.attributes = [Attribute(key: "k", value: .number(1.5))]
       var ride = Ride(provider: "p", id: "r", request: RideRequest())
       ride.revision = 3
+      // A pooled ride's bounds, the row's last fields.
+      ride.latestPickup = Date(timeIntervalSince1970: 1_800_000_000)
+      ride.latestDropoff = Date(timeIntervalSince1970: 1_800_000_900)
+      ride.directSeconds = 612.5
       try await store.commit([.putTrip(trip), .putVehicle(vehicle("v", revision: 2)), .putRide(ride)])
       try await store.commit([
         .putBillableTrip(
@@ -78,7 +83,11 @@ struct StoreTests {
       #expect(trips.map(\.id) == ["t"])
       #expect(trips.first?.attributes == [Attribute(key: "k", value: .number(1.5))])
       #expect(try await reopened.loadVehicles().map(\.id) == ["v"])
-      #expect(try await reopened.loadRides().map(\.id) == ["r"])
+      let rides = try await reopened.loadRides()
+      #expect(rides.map(\.id) == ["r"])
+      #expect(rides.first?.latestPickup == Date(timeIntervalSince1970: 1_800_000_000))
+      #expect(rides.first?.latestDropoff == Date(timeIntervalSince1970: 1_800_000_900))
+      #expect(rides.first?.directSeconds == 612.5)
       #expect(try await reopened.highestRevision() == 3)
     }
   }

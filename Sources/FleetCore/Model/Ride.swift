@@ -90,6 +90,12 @@ public struct Ride: Sendable, Hashable, Codable {
   /// Why the final fare differs from the agreed one ("the drop-off changed"); nil when it
   /// does not, or for a metered product.
   public var finalFareReason: String?
+  /// A shared ride's bounds once it rides with others: the latest pickup and drop-off the
+  /// dispatcher promised, which later riders may not push it past, and the direct drive's
+  /// seconds its detour is measured by.
+  public var latestPickup: Date?
+  public var latestDropoff: Date?
+  public var directSeconds: Double?
 
   public init(provider: String, id: String, request: RideRequest) {
     self.provider = provider

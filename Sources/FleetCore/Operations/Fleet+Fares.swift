@@ -9,13 +9,15 @@ extension Fleet {
     .enrouteToIntermediateDestination, .arrivedAtIntermediateDestination, .enrouteToDropoff, .complete,
   ]
 
-  /// After every write: each priced ride whose trip the write moved past the pickup gets its
-  /// meter start, and at completion its final fare. Returns the rides' changes.
+  /// After every write: each priced or pooled ride whose trip the write moved past the pickup
+  /// gets its meter start (what a pooled ride's detour is measured from), and a priced one at
+  /// completion its final fare. Returns the rides' changes.
   func settleRides(in s: inout State, now: Date) -> [StoredChange] {
-    guard !configuration.tariffs.providers.isEmpty, let touched = s.touched else { return [] }
+    guard let touched = s.touched else { return [] }
     var changes: [StoredChange] = []
     for key in touched.keys where key.kind == .trip {
-      guard let trip = s.trips[key.provider]?[key.id], var ride = s.rides[key.provider]?[key.id], ride.product != nil
+      guard let trip = s.trips[key.provider]?[key.id], var ride = s.rides[key.provider]?[key.id],
+        ride.product != nil || ride.directSeconds != nil
       else { continue }
       let vehicle = trip.vehicleID.isEmpty ? nil : s.vehicles[key.provider]?[trip.vehicleID]
       var changed = false
@@ -23,7 +25,7 @@ extension Fleet {
         ride.meterStart = MeterReading(meters: vehicle?.odometer?.meters ?? 0, time: now)
         changed = true
       }
-      if trip.status == .complete, ride.finalFare == nil {
+      if trip.status == .complete, ride.finalFare == nil, ride.product != nil {
         (ride.finalFare, ride.finalFareReason) = finalFare(of: ride, trip: trip, vehicle: vehicle, now: now)
         changed = true
       }
