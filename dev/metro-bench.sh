@@ -8,6 +8,9 @@
 #      fleet in the last minutes, and how long fleetd takes to stop after SIGTERM.
 #   2. Headroom: the same at 1.5× (reports every 3.3 s, 1.5× the requests and searches), so
 #      that the machine's speed of the day cancels out in the ratio of the p99s.
+#   3. Dispatch quality on the same city: batched, greedy and pooled (the rides SHARED) on the
+#      same Poisson demand at three loads (50, 80 and 95 % of the fleet busy), in simulated time
+#      (`dispatch-bench quality`, QUALITY_VEHICLES=500 vehicles, QUALITY_HOURS=0.5 h of demand).
 #   dev/metro-bench.sh [OSM=../shared/data/cities/adelaide.osm.pbf] [VEHICLES=10000] [RATE=500] [MINUTES=10] [SEARCHES=200]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -121,3 +124,7 @@ for label in "1×" "1.5×"; do
   echo "SearchVehicles against the simulated fleet, $label:"
   cat "$WORK/search-$label.out"
 done
+echo
+echo "Dispatch quality, batched / greedy / pooled:"
+"$BENCH" quality --graph "$WORK/city.graph" --vehicles "${QUALITY_VEHICLES:-500}" --hours "${QUALITY_HOURS:-0.5}" \
+  --loads 0.5,0.8,0.95 --modes batched,greedy,pooled

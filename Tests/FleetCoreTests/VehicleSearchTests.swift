@@ -247,6 +247,40 @@ struct VehicleSearchTests {
     #expect(first.pickupInsertionIndex == 0 && first.dropoffInsertionIndex == 0)
   }
 
+  /// Straight lines, counting the drives asked for in fans.
+  final class CountingTravel: TravelEstimator, @unchecked Sendable {
+    let inner = StraightLineTravel()
+    var routed: [Int] = []
+    var followsRoads: Bool { true }
+    func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan {
+      routed.append(origins.count)
+      return inner.fan(to: target, from: origins, now: now)
+    }
+    func legs(through points: [LatLng], now: Date) -> [TravelEstimate]? { inner.legs(through: points, now: now) }
+    func matrix(_ points: [LatLng]) -> [[TravelEstimate?]] { inner.matrix(points) }
+    func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]] {
+      inner.matrix(from: sources, to: targets)
+    }
+  }
+
+  @Test func aSearchRoutesTheNearestCarsForTheCountAskedNotEveryCarInTheRadius() async throws {
+    let travel = CountingTravel()
+    let fleet = try await Fleet(store: MemoryStore(), travel: travel)
+    // 300 cars within the radius, one every 5 m going north; the nearest are the first.
+    for i in 0..<300 { try await add(fleet, "v\(1000 + i)", at: north(Double(i) * 5 + 1)) }
+    let five = try fleet.searchVehicles(caller: admin, provider: provider, search: search { $0.count = 5 })
+    #expect(ids(five) == (1000..<1005).map { "v\($0)" })
+    let twenty = try fleet.searchVehicles(caller: admin, provider: provider, search: search { $0.count = 20 })
+    #expect(ids(twenty) == (1000..<1020).map { "v\($0)" })
+    // At least 64, eight per vehicle asked for.
+    #expect(travel.routed == [64, 160])
+    // Few candidates: all of them.
+    let few = try await Fleet(store: MemoryStore(), travel: travel)
+    for i in 0..<10 { try await add(few, "w\(i)", at: north(Double(i) * 50 + 1)) }
+    _ = try few.searchVehicles(caller: admin, provider: provider, search: search { $0.count = 1 })
+    #expect(travel.routed.last == 10)
+  }
+
   @Test func consumersSeeNearbyCarsWithoutTheirTripsAndDriversMayNotSearch() async throws {
     let (fleet, _) = try await makeFleet()
     try await add(fleet, "car", at: north(100)) {

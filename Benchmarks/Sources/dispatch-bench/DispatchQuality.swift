@@ -10,8 +10,9 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Dispatch quality in a simulated hour of Poisson demand on Monaco: the same requests served
-/// by the batched and the greedy dispatcher at each load, the fleet driven in simulated time
+/// Dispatch quality in a simulated hour of Poisson demand on a city (Monaco itself, or the middle
+/// of any other graph's extent): the same requests served by the batched and the greedy
+/// dispatcher and, booked as SHARED, pooled, at each load, the fleet driven in simulated time
 /// (every drive at the graph's speeds, a dwell at each pickup), everything else the real thing:
 /// fleetd's domain on SQLite, its progress engine, SearchVehicles' candidates and the dispatcher.
 struct DispatchQuality: AsyncParsableCommand {
@@ -27,6 +28,8 @@ struct DispatchQuality: AsyncParsableCommand {
   @Option var seed: UInt64 = 7
 
   @Option(help: "Seconds between the fleet's location reports.") var reportEvery = 10.0
+  @Option(help: "How rides are matched, comma-separated: batched, greedy, pooled (batched, the rides SHARED).")
+  var modes = "batched,greedy"
 
   func run() async throws {
     let routing = try RoutingEngine(graph: graph)
@@ -36,14 +39,20 @@ struct DispatchQuality: AsyncParsableCommand {
       try? routing.route([sample[$0], sample[$0 + 1]]).duration
     }
     let meanDrive = drives.reduce(0, +) / Double(drives.count)
+    let chosen = try modes.split(separator: ",").map { name in
+      guard let mode = Simulation.Mode(rawValue: String(name)) else {
+        throw ValidationError("--modes takes batched, greedy and pooled, got '\(name)'")
+      }
+      return mode
+    }
     print(
-      "Monaco, \(vehicles) vehicles, \(hours) h of demand (rides between random road points in Monaco, \(Int(meanDrive)) s of driving on average), \(Int(dwell)) s at each pickup, rounds every \(interval) s, rides given up after \(Int(timeout)) s; the first 10 minutes warm the fleet up and are not counted"
+      "\(URL(fileURLWithPath: graph).lastPathComponent), \(vehicles) vehicles, \(hours) h of demand (rides between random road points in \(benchArea(routing) == monaco ? "Monaco" : "the middle half of the graph's extent"), \(Int(meanDrive)) s of driving on average), \(Int(dwell)) s at each pickup, rounds every \(interval) s, rides given up after \(Int(timeout)) s; the first 10 minutes warm the fleet up and are not counted"
     )
     print()
     print(
-      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) |"
+      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) | vehicle-km per completed ride | empty km | detour mean / p90 (shared) | round p50 / p99 ms |"
     )
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     let warmUp = 600.0
     let measured = hours * 3600
     for load in loads.split(separator: ",").compactMap({ Double($0) }) {
@@ -53,23 +62,29 @@ struct DispatchQuality: AsyncParsableCommand {
       var perSecond = load * Double(vehicles) / (1.5 * meanDrive + dwell)
       for _ in 0..<2 {
         let pilot = Demand.poisson(perSecond: perSecond, seconds: 1800 + warmUp, routing: routing, random: &random)
-        let outcome = try await simulation(routing, .batched).run(
+        let outcome = try await simulation(routing, Simulation.Mode.batched).run(
           demand: pilot, starts: starts, warmUp: warmUp, seconds: 1800, reportEvery: reportEvery)
         perSecond *= load / max(0.02, outcome.busyShare)
       }
       let demand = Demand.poisson(perSecond: perSecond, seconds: measured + warmUp, routing: routing, random: &random)
-      for policy in DispatchPolicy.allCases {
-        let outcome = try await simulation(routing, policy).run(
+      for mode in chosen {
+        let outcome = try await simulation(routing, mode).run(
           demand: demand, starts: starts, warmUp: warmUp, seconds: measured, reportEvery: reportEvery)
+        let detour =
+          outcome.detours.isEmpty
+          ? "-"
+          : String(
+            format: "%.2f / %.2f", outcome.detours.reduce(0, +) / Double(outcome.detours.count),
+            outcome.detours.sorted()[Int(Double(outcome.detours.count - 1) * 0.9)])
         print(
-          "| \(Int(load * 100)) % | \(Int(perSecond * 3600)) rides/h | \(policy.rawValue) | \(outcome.booked) | \(String(format: "%.1f", outcome.servedShare * 100)) % | \(Int(outcome.meanWait.rounded())) s | \(Int(outcome.p90Wait.rounded())) s | \(String(format: "%.0f", outcome.busyShare * 100)) % |"
+          "| \(Int(load * 100)) % | \(Int(perSecond * 3600)) rides/h | \(mode.rawValue) | \(outcome.booked) | \(String(format: "%.1f", outcome.servedShare * 100)) % | \(Int(outcome.meanWait.rounded())) s | \(Int(outcome.p90Wait.rounded())) s | \(String(format: "%.0f", outcome.busyShare * 100)) % | \(String(format: "%.2f", outcome.kilometresPerCompleted)) | \(String(format: "%.0f", outcome.emptyShare * 100)) % | \(detour) | \(milliseconds(outcome.rounds, 0.5)) / \(milliseconds(outcome.rounds, 0.99)) |"
         )
       }
     }
   }
 
-  func simulation(_ routing: RoutingEngine, _ policy: DispatchPolicy) -> Simulation {
-    Simulation(routing: routing, policy: policy, interval: interval, timeout: timeout, dwell: dwell)
+  func simulation(_ routing: RoutingEngine, _ mode: Simulation.Mode) -> Simulation {
+    Simulation(routing: routing, mode: mode, interval: interval, timeout: timeout, dwell: dwell)
   }
 }
 
@@ -95,6 +110,14 @@ struct Demand {
 
 /// One policy on one demand, in simulated seconds.
 final class Simulation {
+  enum Mode: String {
+    case batched, greedy
+    /// The rides booked SHARED, matched batched: pooled.
+    case pooled
+
+    var policy: DispatchPolicy { self == .greedy ? .greedy : .batched }
+  }
+
   struct Outcome {
     /// Rides booked after the warm-up, and what became of them.
     var booked: Int
@@ -102,6 +125,13 @@ final class Simulation {
     var meanWait: Double
     var p90Wait: Double
     var busyShare: Double
+    /// Kilometres the fleet drove per ride completed, and the share of them driven with nobody
+    /// aboard, over the whole run.
+    var kilometresPerCompleted: Double
+    var emptyShare: Double
+    /// Shared rides completed: time aboard ÷ the direct drive's.
+    var detours: [Double]
+    var rounds: [Duration]
   }
 
   /// A car's drive along a route, at the route's average speed.
@@ -129,19 +159,22 @@ final class Simulation {
     var position: LatLng
     var drive: Drive?
     var dwellUntil = 0.0
+    var aboard: Set<String> = []
   }
 
   let routing: RoutingEngine
-  let policy: DispatchPolicy
+  let mode: Mode
   let interval: Double
   let timeout: Double
   let dwell: Double
   let time = SimulatedTime()
   let admin = Caller.admin(of: "sim")
+  /// When each ride was dropped off.
+  var finished: [String: Double] = [:]
 
-  init(routing: RoutingEngine, policy: DispatchPolicy, interval: Double, timeout: Double, dwell: Double) {
+  init(routing: RoutingEngine, mode: Mode, interval: Double, timeout: Double, dwell: Double) {
     self.routing = routing
-    self.policy = policy
+    self.mode = mode
     self.interval = interval
     self.timeout = timeout
     self.dwell = dwell
@@ -167,7 +200,7 @@ final class Simulation {
       store: try SQLiteStore(directory: directory, logger: logger), progress: progress,
       travel: RoadTravelEstimator(routing: routing, traffic: progress.traffic), clock: clock)
     var configuration = DispatchConfiguration()
-    configuration.policy = policy
+    configuration.policy = mode.policy
     configuration.noVehicleTimeout = .milliseconds(Int64(timeout * 1000))
     let dispatcher = Dispatcher(fleet: fleet, configuration: configuration, logger: logger)
 
@@ -175,7 +208,7 @@ final class Simulation {
     for car in cars {
       var v = Vehicle(provider: "sim", id: car.id)
       v.state = .online
-      v.supportedTripTypes = [.exclusive]
+      v.supportedTripTypes = [.exclusive, .shared]
       v.maximumCapacity = 4
       v.category = .auto
       v.lastLocation = VehicleLocation(location: car.position)
@@ -190,6 +223,11 @@ final class Simulation {
     var next = 0
     var busySeconds = 0.0
     var givenUp = 0
+    var metres = 0.0
+    var emptyMetres = 0.0
+    var completedRides = 0
+    var detours: [Double] = []
+    var rounds: [Duration] = []
     var t = 0.0
     while t < end || (completed.count + givenUp < booked.count && t < end + 3600) {
       time.set(t)
@@ -197,6 +235,7 @@ final class Simulation {
         var request = RideRequest()
         request.pickupPoint = TerminalLocation(point: demand[next].from)
         request.dropoffPoint = TerminalLocation(point: demand[next].to)
+        request.tripType = mode == .pooled ? .shared : .exclusive
         let id = "ride-\(next)"
         _ = try await fleet.createRide(caller: admin, provider: "sim", rideID: id, request: request)
         booked[id] = t
@@ -205,11 +244,21 @@ final class Simulation {
       if t.truncatingRemainder(dividingBy: interval) == 0 {
         let round = try await dispatcher.round()
         givenUp += round.expired.count
+        if t >= warmUp && t < end { rounds.append(round.duration) }
       }
       for i in cars.indices {
         let vehicle = try fleet.getVehicle(caller: admin, name: name(.vehicles, cars[i].id))
         if t >= warmUp && t < end && !vehicle.currentTrips.isEmpty { busySeconds += 1 }
+        let before = cars[i].position
+        let done = completed.count
         try await advance(&cars[i], vehicle: vehicle, fleet: fleet, t: t, pickedUp: &pickedUp, completed: &completed)
+        // Over the whole run, the drain after the demand included: every kilometre driven for
+        // the rides completed (a window shorter than the trips would count their kilometres
+        // without their completions).
+        let moved = before.distance(to: cars[i].position)
+        metres += moved
+        if cars[i].aboard.isEmpty { emptyMetres += moved }
+        completedRides += completed.count - done
       }
       if t.truncatingRemainder(dividingBy: reportEvery) == 0 {
         for car in cars {
@@ -222,6 +271,15 @@ final class Simulation {
       }
       t += 1
     }
+    // Shared rides' detours: aboard from leaving the pickup to the drop-off, over the direct drive.
+    if mode == .pooled {
+      for (trip, done) in finished where booked[trip]! >= warmUp {
+        guard let picked = pickedUp[trip], let index = Int(trip.dropFirst("ride-".count)),
+          let direct = try? routing.route([demand[index].from, demand[index].to]).duration, direct > 0
+        else { continue }
+        detours.append((done - picked - dwell) / direct)
+      }
+    }
     let counted = booked.filter { $0.value >= warmUp }
     let served = completed.filter { booked[$0]! >= warmUp }.count
     let waits = pickedUp.filter { booked[$0.key]! >= warmUp }.map { $0.value - booked[$0.key]! }.sorted()
@@ -229,7 +287,9 @@ final class Simulation {
       booked: counted.count, servedShare: Double(served) / Double(max(1, counted.count)),
       meanWait: waits.isEmpty ? 0 : waits.reduce(0, +) / Double(waits.count),
       p90Wait: waits.isEmpty ? 0 : waits[Int(Double(waits.count - 1) * 0.9)],
-      busyShare: busySeconds / (Double(cars.count) * seconds))
+      busyShare: busySeconds / (Double(cars.count) * seconds),
+      kilometresPerCompleted: metres / 1000 / Double(max(1, completedRides)),
+      emptyShare: metres > 0 ? emptyMetres / metres : 0, detours: detours, rounds: rounds)
   }
 
   /// One second of a car: drive, arrive, dwell, move its trip on, as `fleet drive` does.
@@ -248,10 +308,13 @@ final class Simulation {
         if drive.target.waypointType == .pickup {
           try await setStatus(trip, .arrivedAtPickup, fleet)
           pickedUp[trip] = t
+          car.aboard.insert(trip)
           car.dwellUntil = t + dwell
         } else {
           try await setStatus(trip, .complete, fleet)
           completed.insert(trip)
+          car.aboard.remove(trip)
+          finished[trip] = t
         }
       }
       return

@@ -176,7 +176,8 @@ extension Fleet {
     try caller.checkProvider(provider)
     let plan = try SearchPlan(search)
     let now = now()
-    let candidates = state.withLock { s in Self.searchCandidates(plan, provider: provider, in: s, now: now) }
+    let found = state.withLock { s in Self.searchCandidates(plan, provider: provider, in: s, now: now) }
+    let candidates = Self.nearestRouted(found, count: plan.count)
     let estimator = travel ?? StraightLineTravel()
     var matches = Self.rank(
       candidates, provider: provider, plan: plan, weights: configuration.costWeights(for: provider),
@@ -193,6 +194,21 @@ extension Fleet {
     }
     if caller.role == .consumer { matches = matches.map { $0.forRiders() } }
     return matches
+  }
+
+  /// Candidates routed per vehicle asked for, at least `minimumRouted`: the nearest in a
+  /// straight line. A car farther than the nearest eight times the count asked hardly ever
+  /// reaches the pickup sooner by road, and routing every car within the radius made a search's
+  /// cost follow the fleet there (thousands in a metro's centre), not the answer asked for.
+  static let routedPerResult = 8
+  static let minimumRouted = 64
+
+  /// The candidates a search routes: all of them when few, else the nearest in a straight line
+  /// (ties by ID, so that the choice never depends on the grid's order).
+  static func nearestRouted(_ candidates: [SearchCandidate], count: Int) -> [SearchCandidate] {
+    let limit = max(minimumRouted, routedPerResult * count)
+    guard candidates.count > limit else { return candidates }
+    return Array(candidates.sorted { ($0.straightMetres, $0.id) < ($1.straightMetres, $1.id) }.prefix(limit))
   }
 
   /// The vehicles that meet every condition of the search, found through the position grid.
