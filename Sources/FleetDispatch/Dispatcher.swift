@@ -29,9 +29,10 @@ public struct DispatchRound: Sendable {
 
 /// fleetd's dispatcher: every `interval` it takes the rides waiting for a vehicle, finds each
 /// one's candidate vehicles with SearchVehicles' rules and their pickup ETAs from one matrix
-/// query, chooses by the policy which vehicle serves which ride, and assigns them as a Fleet
-/// Engine backend would (the trip's vehicle_id and the vehicle's waypoints), so that drivers
-/// see the trip at once. Rides whose vehicle went away before the pickup are dispatched
+/// query, groups shared rides that can ride together (`Fleet.sharedDispatchOptions`), chooses by
+/// the policy which vehicle serves which rides (`Pooling.plan`), and assigns them as a Fleet
+/// Engine backend would (the trips' vehicle_id and the vehicle's waypoints), so that drivers
+/// see the trips at once. Rides whose vehicle went away before the pickup are dispatched
 /// again; rides nobody can serve in time end NO_VEHICLE_FOUND.
 public final class Dispatcher: Sendable {
   public let fleet: Fleet

@@ -174,15 +174,14 @@ extension Fleet {
   public func dispatchOptions(for rides: [PendingRide], rules: DispatchRules) -> [[DispatchOption]] {
     let now = now()
     let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules)) }
-    let candidates: [[SearchCandidate]] = state.withLock { s in
-      zip(rides, plans).map { pending, plan in
-        guard let plan else { return [] }
-        // The vehicle a ride was taken from is offline or silent, so the conditions leave it
-        // out; should it come back, it may serve the ride again.
-        let all = Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
-        guard all.count > rules.candidatesPerRide else { return all }
-        return Array(all.sorted { $0.straightMetres < $1.straightMetres }.prefix(rules.candidatesPerRide))
-      }
+    // The lock once per ride, not for the round: a round's scans in a metro's dense centre
+    // would hold up every report for their whole length.
+    let candidates: [[SearchCandidate]] = zip(rides, plans).map { pending, plan in
+      guard let plan else { return [] }
+      // The vehicle a ride was taken from is offline or silent, so the conditions leave it
+      // out; should it come back, it may serve the ride again.
+      let all = state.withLock { s in Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now) }
+      return Self.nearest(all, limit: rules.candidatesPerRide)
     }
     let estimator = travel ?? StraightLineTravel()
     var originIndex: [LatLng: Int] = [:]

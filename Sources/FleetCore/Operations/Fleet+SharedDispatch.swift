@@ -23,6 +23,9 @@ public struct SharedOption: Sendable, Hashable {
 }
 
 extension Fleet {
+  /// Vehicles a pair of shared rides is tried on, the ones that serve both best alone.
+  static let vehiclesPerPair = 8
+
   /// Whether the dispatcher pools the ride: SHARED, with a drop-off and no stops between.
   public static func isPoolable(_ ride: Ride) -> Bool {
     ride.request.tripType == .shared && ride.request.dropoffPoint != nil
@@ -39,14 +42,12 @@ extension Fleet {
     let now = now()
     let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules)) }
     var vehicles: [String: PoolVehicle] = [:]
-    let candidates: [[String]] = state.withLock { s in
-      zip(rides, plans).map { pending, plan in
-        guard let plan, Self.isPoolable(pending.ride) else { return [] }
-        var all = Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
-        if all.count > rules.candidatesPerRide {
-          all = Array(all.sorted { $0.straightMetres < $1.straightMetres }.prefix(rules.candidatesPerRide))
-        }
-        return all.compactMap { candidate in
+    // The lock once per ride, not for the round (see `dispatchOptions`).
+    let candidates: [[String]] = zip(rides, plans).map { pending, plan in
+      guard let plan, Self.isPoolable(pending.ride) else { return [] }
+      return state.withLock { s in
+        let all = Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
+        return Self.nearest(all, limit: rules.candidatesPerRide).compactMap { candidate in
           if vehicles[candidate.id] == nil {
             guard let vehicle = PoolVehicle(candidate, provider: pending.ride.provider, in: s, now: now) else {
               return nil
@@ -142,12 +143,12 @@ extension Fleet {
 
     var options: [SharedOption] = []
     // Size one: every ride with every candidate.
-    var feasible: [String: Set<Int>] = [:]
+    var alone: [Int: [String: Double]] = [:]
     for r in rides.indices where riders[r] != nil {
       for id in candidates[r] {
         guard let found = option(id, [r]) else { continue }
         options.append(found)
-        feasible[id, default: []].insert(r)
+        alone[r, default: [:]][id] = found.cost
       }
     }
     // Size two: rides whose pickups are within the wait bound of each other (the shareability
@@ -160,8 +161,11 @@ extension Fleet {
           let (ra, rb) = (riders[a]!, riders[b]!)
           let near = [travel(ra.pickup, rb.pickup), travel(rb.pickup, ra.pickup)].compactMap { $0 }.min()
           guard let near, near <= rules.poolMaximumWait.seconds else { continue }
-          for id in Set(candidates[a]).intersection(candidates[b]).sorted()
-          where feasible[id]?.isSuperset(of: [a, b]) == true {
+          // On the cars that serve both best alone: a bound on a round's work in a dense centre.
+          let (costA, costB) = (alone[a] ?? [:], alone[b] ?? [:])
+          let both = Set(costA.keys).intersection(costB.keys)
+          let cheapest = both.sorted { x, y in (costA[x]! + costB[x]!, x) < (costA[y]! + costB[y]!, y) }
+          for id in cheapest.prefix(Self.vehiclesPerPair) {
             guard let found = option(id, [a, b]) else { continue }
             options.append(found)
             pairs[id, default: []].insert([a, b])

@@ -177,7 +177,7 @@ extension Fleet {
     let plan = try SearchPlan(search)
     let now = now()
     let found = state.withLock { s in Self.searchCandidates(plan, provider: provider, in: s, now: now) }
-    let candidates = Self.nearestRouted(found, count: plan.count)
+    let candidates = Self.nearest(found, limit: max(Self.minimumRouted, Self.routedPerResult * plan.count))
     let estimator = travel ?? StraightLineTravel()
     var matches = Self.rank(
       candidates, provider: provider, plan: plan, weights: configuration.costWeights(for: provider),
@@ -203,10 +203,9 @@ extension Fleet {
   static let routedPerResult = 8
   static let minimumRouted = 64
 
-  /// The candidates a search routes: all of them when few, else the nearest in a straight line
-  /// (ties by ID, so that the choice never depends on the grid's order).
-  static func nearestRouted(_ candidates: [SearchCandidate], count: Int) -> [SearchCandidate] {
-    let limit = max(minimumRouted, routedPerResult * count)
+  /// At most `limit` candidates: all of them when few, else the nearest in a straight line (ties
+  /// by ID, so that the choice never depends on the grid's order).
+  static func nearest(_ candidates: [SearchCandidate], limit: Int) -> [SearchCandidate] {
     guard candidates.count > limit else { return candidates }
     return Array(candidates.sorted { ($0.straightMetres, $0.id) < ($1.straightMetres, $1.id) }.prefix(limit))
   }
