@@ -169,8 +169,6 @@ final class Simulation {
   let dwell: Double
   let time = SimulatedTime()
   let admin = Caller.admin(of: "sim")
-  /// When each ride was dropped off.
-  var finished: [String: Double] = [:]
 
   init(routing: RoutingEngine, mode: Mode, interval: Double, timeout: Double, dwell: Double) {
     self.routing = routing
@@ -220,6 +218,8 @@ final class Simulation {
     var booked: [String: Double] = [:]
     var pickedUp: [String: Double] = [:]
     var completed = Set<String>()
+    /// When each ride was dropped off.
+    var finished: [String: Double] = [:]
     var next = 0
     var busySeconds = 0.0
     var givenUp = 0
@@ -251,7 +251,9 @@ final class Simulation {
         if t >= warmUp && t < end && !vehicle.currentTrips.isEmpty { busySeconds += 1 }
         let before = cars[i].position
         let done = completed.count
-        try await advance(&cars[i], vehicle: vehicle, fleet: fleet, t: t, pickedUp: &pickedUp, completed: &completed)
+        try await advance(
+          &cars[i], vehicle: vehicle, fleet: fleet, t: t, pickedUp: &pickedUp, completed: &completed,
+          finished: &finished)
         // Over the whole run, the drain after the demand included: every kilometre driven for
         // the rides completed (a window shorter than the trips would count their kilometres
         // without their completions).
@@ -295,7 +297,7 @@ final class Simulation {
   /// One second of a car: drive, arrive, dwell, move its trip on, as `fleet drive` does.
   func advance(
     _ car: inout Car, vehicle: Vehicle, fleet: Fleet, t: Double, pickedUp: inout [String: Double],
-    completed: inout Set<String>
+    completed: inout Set<String>, finished: inout [String: Double]
   ) async throws {
     if let drive = car.drive {
       car.position = drive.position(at: t)

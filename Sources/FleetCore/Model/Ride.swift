@@ -105,6 +105,16 @@ public struct Ride: Sendable, Hashable, Codable {
 
   public var name: ResourceName { ResourceName(provider: provider, kind: .rides, id: id) }
 
+  /// The dispatcher gave the ride to `vehicleID`, expected at the pickup at `pickupETA`.
+  public mutating func assign(to vehicleID: String, pickupETA: Date, now: Date) {
+    dispatchState = .assigned
+    self.vehicleID = vehicleID
+    assignTime = now
+    assignedPickupETA = pickupETA
+    assignments += 1
+    updateTime = now
+  }
+
   /// Whether the dispatcher still has work with it: releasing it when scheduled, matching it
   /// when waiting, watching its vehicle until the pickup when assigned.
   public var isDispatcherWatching: Bool {

@@ -280,12 +280,7 @@ extension Fleet {
         order += own
       }
       let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
-      ride.dispatchState = .assigned
-      ride.vehicleID = vehicle.id
-      ride.assignTime = now
-      ride.assignedPickupETA = now.addingTimeInterval(option.pickupSeconds)
-      ride.assignments += 1
-      ride.updateTime = now
+      ride.assign(to: vehicle.id, pickupETA: now.addingTimeInterval(option.pickupSeconds), now: now)
       return (true, [s.put(trip)] + vehicles.map { s.put($0) } + [s.put(ride)])
     }
   }

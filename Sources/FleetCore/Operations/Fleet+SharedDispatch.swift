@@ -119,7 +119,6 @@ extension Fleet {
       direct.append(seconds)
     }
 
-    var baselines: [String: Double] = [:]
     func option(_ vehicleID: String, _ group: [Int]) -> SharedOption? {
       guard let vehicle = sharing[vehicleID] else { return nil }
       // A ride alone in an empty car is not held to the wait bound: it shares with nobody.
@@ -132,13 +131,10 @@ extension Fleet {
       guard members.count == group.count,
         let plan = RideSharing.bestPlan(vehicle, riders: members, travel: travel)
       else { return nil }
-      if baselines[vehicleID] == nil {
-        baselines[vehicleID] = RideSharing.baseline(vehicle, travel: travel)?.seconds ?? 0
-      }
       return SharedOption(
         vehicleID: vehicleID, rides: group, plannedStops: vehicles[vehicleID]!.stops, visits: plan.visits,
         pickupSeconds: plan.pickups, dropoffSeconds: plan.dropoffs, directSeconds: group.map { direct[$0] },
-        cost: plan.seconds - baselines[vehicleID]! + plan.pickups.reduce(0, +))
+        cost: plan.addedSeconds + plan.pickups.reduce(0, +))
     }
 
     var options: [SharedOption] = []
@@ -234,12 +230,7 @@ extension Fleet {
         var ride = s.rides[provider]![pending.ride.id]!
         let pickup = now.addingTimeInterval(option.pickupSeconds[k])
         let dropoff = now.addingTimeInterval(option.dropoffSeconds[k])
-        ride.dispatchState = .assigned
-        ride.vehicleID = vehicle.id
-        ride.assignTime = now
-        ride.assignedPickupETA = pickup
-        ride.assignments += 1
-        ride.updateTime = now
+        ride.assign(to: vehicle.id, pickupETA: pickup, now: now)
         // Never tighter than the plan itself: a ride alone may be later than the wait bound.
         ride.latestPickup = max(ride.waitingSince.addingTimeInterval(rules.poolMaximumWait.seconds), pickup)
         ride.latestDropoff = max(

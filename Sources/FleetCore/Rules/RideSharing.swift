@@ -86,6 +86,8 @@ public enum RideSharing {
     public var visits: [Visit]
     /// Seconds from now until the last stop is reached.
     public var seconds: Double
+    /// Seconds the vehicle's route grows by against its own stops alone.
+    public var addedSeconds: Double
     /// Per new rider: seconds from now to their pickup and to their drop-off.
     public var pickups: [Double]
     public var dropoffs: [Double]
@@ -114,7 +116,8 @@ public enum RideSharing {
   public static func bestPlan(_ vehicle: Vehicle, riders: [Rider], travel: (Int, Int) -> Double?) -> Plan? {
     guard let base = baseline(vehicle, travel: travel) else { return nil }
     return withoutActuallyEscaping(travel) { travel in
-      var search = Search(vehicle: vehicle, riders: riders, travel: travel, baseline: base.arrivals)
+      var search = Search(
+        vehicle: vehicle, riders: riders, travel: travel, baseline: base.arrivals, baselineSeconds: base.seconds)
       search.run()
       return search.best
     }
@@ -126,6 +129,7 @@ public enum RideSharing {
     let riders: [Rider]
     let travel: (Int, Int) -> Double?
     let baseline: [Double]
+    let baselineSeconds: Double
     var best: Plan?
     var tried = 0
     // The partial plan.
@@ -135,11 +139,15 @@ public enum RideSharing {
     /// 0 waiting, 1 aboard, 2 dropped off.
     var riderState: [UInt8]
 
-    init(vehicle: Vehicle, riders: [Rider], travel: @escaping (Int, Int) -> Double?, baseline: [Double]) {
+    init(
+      vehicle: Vehicle, riders: [Rider], travel: @escaping (Int, Int) -> Double?, baseline: [Double],
+      baselineSeconds: Double
+    ) {
       self.vehicle = vehicle
       self.riders = riders
       self.travel = travel
       self.baseline = baseline
+      self.baselineSeconds = baselineSeconds
       pickups = Array(repeating: 0, count: riders.count)
       dropoffs = Array(repeating: 0, count: riders.count)
       riderState = Array(repeating: 0, count: riders.count)
@@ -152,7 +160,8 @@ public enum RideSharing {
     mutating func visit(at point: Int, time: Double, load: Int32, exclusive: Int, nextStop: Int) {
       if let best, time >= best.seconds { return }
       if nextStop == vehicle.stops.count, riderState.allSatisfy({ $0 == 2 }) {
-        best = Plan(visits: visits, seconds: time, pickups: pickups, dropoffs: dropoffs)
+        best = Plan(
+          visits: visits, seconds: time, addedSeconds: time - baselineSeconds, pickups: pickups, dropoffs: dropoffs)
         return
       }
       tried += 1
