@@ -609,6 +609,11 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                 trip = demo.call("GET", f"/v1/providers/demo/trips/{ride}")
                 where["ride"] = demo.call("GET", f"/fleetkit/v1/providers/demo/rides/{ride}").get("state")
                 where["trip"] = (trip.get("tripStatus"), trip.get("vehicleId"))
+                if trip.get("vehicleId"):
+                    # Whether its driver still reports and where the car is bound.
+                    car = demo.call("GET", f"/v1/providers/demo/vehicles/{trip['vehicleId']}")
+                    where["vehicle"] = (car.get("vehicleState"), car.get("lastLocation", {}).get("updateTime"),
+                                        [(w.get("tripId"), w.get("waypointType")) for w in car.get("waypoints", [])])
                 return trip.get("tripStatus") in ("ENROUTE_TO_DROPOFF", "COMPLETE")
             try:
                 wait_for("the booked ride picked up", picked_up, 240, 1)

@@ -96,8 +96,18 @@ public struct DemoCity: Sendable {
           key: keys.serverKey, routing: routing
         ) { _ in }
         group.addTask {
-          // A driver whose fleetd went away for good ends quietly with the demo.
-          try? await driver.run()
+          // A driver whose app fails gets up again: a car left online with nobody driving it
+          // would be given rides it never serves.
+          while !Task.isCancelled {
+            do {
+              try await driver.run()
+              return
+            } catch {
+              guard !Task.isCancelled else { return }
+              print("vehicle \(driver.configuration.vehicleID): the driver stopped (\(error)); starting again")
+              try? await Task.sleep(for: .seconds(2))
+            }
+          }
         }
       }
       group.addTask {

@@ -18,12 +18,20 @@ struct Backend: Sendable {
 
   func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: vehicleID))"] }
 
+  /// Every call has a deadline: a call left hanging on a stalled connection would leave the car
+  /// online with nobody driving it.
+  var options: CallOptions {
+    var options = CallOptions.defaults
+    options.timeout = .seconds(10)
+    return options
+  }
+
   /// The vehicle, or nil when fleetd does not know it.
   func vehicle() async throws -> Maps_Fleetengine_V1_Vehicle? {
     var request = Maps_Fleetengine_V1_GetVehicleRequest()
     request.name = vehicleName
     do {
-      return try await vehicles.getVehicle(request, metadata: try metadata())
+      return try await vehicles.getVehicle(request, metadata: try metadata(), options: options)
     } catch let error as RPCError where error.code == .notFound {
       return nil
     }
@@ -39,13 +47,13 @@ struct Backend: Sendable {
     request.vehicle.vehicleType.category = .auto
     request.vehicle.lastLocation.location.latitude = point.latitude
     request.vehicle.lastLocation.location.longitude = point.longitude
-    _ = try await vehicles.createVehicle(request, metadata: try metadata())
+    _ = try await vehicles.createVehicle(request, metadata: try metadata(), options: options)
   }
 
   func trip(_ id: String) async throws -> Maps_Fleetengine_V1_Trip {
     var request = Maps_Fleetengine_V1_GetTripRequest()
     request.name = tripName(id)
-    return try await trips.getTrip(request, metadata: try metadata())
+    return try await trips.getTrip(request, metadata: try metadata(), options: options)
   }
 
   func setStatus(_ id: String, _ status: TripStatus, intermediateIndex: Int?) async throws {
@@ -57,7 +65,7 @@ struct Backend: Sendable {
       request.trip.intermediateDestinationIndex = Int32(intermediateIndex)
       request.updateMask.paths.append("intermediate_destination_index")
     }
-    _ = try await trips.updateTrip(request, metadata: try metadata())
+    _ = try await trips.updateTrip(request, metadata: try metadata(), options: options)
   }
 
   func tripName(_ id: String) -> String {

@@ -145,14 +145,26 @@ public struct SimulatedDriver: Sendable {
           outage = false
           say("fleetd is back")
         }
-      } catch let error as RPCError where [.unavailable, .deadlineExceeded].contains(error.code) {
+      } catch let error as RPCError where Self.outageCodes.contains(error.code) {
         // A driver keeps driving through an outage; the reporter keeps the positions for later.
         if !outage { say("fleetd unreachable (\(error.code)); retrying") }
         outage = true
         try await Task.sleep(for: .seconds(1))
+      } catch let error as RPCError where [.failedPrecondition, .notFound, .aborted].contains(error.code) {
+        // The plan changed between reading it and acting on it (a rider canceled, the provider
+        // moved a trip on): as a driver's app does, stop, read the plan again and go on.
+        say("fleetd refused a change (\(error.code): \(error.message)); reading the plan again")
+        car.drive(SimulatedDrive(path: [car.position], speed: 1))
+        announced = [:]
+        try await Task.sleep(for: .milliseconds(250))
       }
     }
   }
+
+  /// Codes after which a driver keeps driving and asks again: fleetd is away, slow or busy.
+  static let outageCodes: Set<RPCError.Code> = [
+    .unavailable, .deadlineExceeded, .resourceExhausted, .internalError, .unknown,
+  ]
 
   /// One step of the drive: waits for a waypoint, drives to it, or moves a trip on.
   func driveToNextStop(

@@ -109,6 +109,51 @@ struct FleetDriveTests {
     }
   }
 
+  /// Riders cancel at any moment, also between the driver's app reading its plan and moving a
+  /// trip on (fleetd then refuses the move): the driver reads the plan again and drives the
+  /// next trip, never leaving an online car that nobody drives.
+  @Test func keepsDrivingWhenTripsAreCanceledUnderIt() async throws {
+    try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
+      let key = try await fleetd.key(role: .server)
+      var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
+      configuration.speedup = 100
+      configuration.start = LatLng(latitude: 43.7300, longitude: 7.4200)
+      let lines = Lines()
+      let driver = try SimulatedDriver(
+        configuration: configuration, key: key, routing: try await sharedRoutingEngine(graph: try await monacoGraph()),
+        log: lines.append)
+      let admin = try await fleetd.signer(role: .admin).token()
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await driver.run() }
+        try await withGRPCClient(
+          transport: .http2NIOPosix(
+            target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+        ) { client in
+          let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
+          let metadata: Metadata = ["authorization": "Bearer \(admin)"]
+          try await eventually { (try? await fleetd.vehicle("cab").vehicleState) == .online }
+          // Cancels spread over a trip's whole drive, the moments of arrival included.
+          for index in 0..<8 {
+            _ = try await trips.createTrip(trip("canceled-\(index)", stops: []), metadata: metadata)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...2500)))
+            var cancel = Maps_Fleetengine_V1_UpdateTripRequest()
+            cancel.name = "providers/acme/trips/canceled-\(index)"
+            cancel.trip.tripStatus = .canceled
+            cancel.updateMask.paths = ["trip_status"]
+            // A trip the driver already completed cannot be canceled, and need not be.
+            _ = try? await trips.updateTrip(cancel, metadata: metadata)
+          }
+          _ = try await trips.createTrip(trip("last", stops: []), metadata: metadata)
+          try await eventually("the last trip completed", timeout: .seconds(60)) {
+            try await status(of: "last", trips, metadata) == .complete
+          }
+        }
+        group.cancelAll()
+      }
+      #expect(lines.all.contains { $0.hasPrefix("vehicle cab: trip last: COMPLETE") }, "\(lines.all)")
+    }
+  }
+
   func trip(_ id: String, stops: [(Double, Double)]) -> Maps_Fleetengine_V1_CreateTripRequest {
     var request = Maps_Fleetengine_V1_CreateTripRequest()
     request.parent = "providers/acme"
