@@ -28,6 +28,23 @@ public struct DispatchConfiguration: Sendable, Hashable {
   public var scheduledLead: Duration = .seconds(120)
   /// Rides booked for later than this ahead are not looked at yet: it bounds a round's work.
   public var scheduledLookahead: Duration = .seconds(3600)
+  /// Rides not yet picked up moved to a free car that reaches the pickup clearly sooner; nil:
+  /// never (the default: a rider told one car is not told another without being asked for).
+  public var reassignment: Reassignment?
 
   public init() {}
+}
+
+/// When an assigned ride changes car before its pickup.
+public struct Reassignment: Sendable, Hashable {
+  /// A free car must reach the pickup at least this much sooner than the assigned one.
+  public var minimumSaving: Duration = .seconds(180)
+  /// A ride changes car at most this many times (a change after its car went away counts): it
+  /// bounds the churn riders and drivers see.
+  public var maximumChanges = 1
+
+  public init(minimumSaving: Duration = .seconds(180), maximumChanges: Int = 1) {
+    self.minimumSaving = minimumSaving
+    self.maximumChanges = maximumChanges
+  }
 }

@@ -19,6 +19,8 @@ public struct DispatchRound: Sendable {
   public var released: [ResourceName] = []
   /// Rides booked for later whose time to be dispatched came.
   public var releasedScheduled: [ResourceName] = []
+  /// Rides moved to a free car that reaches the pickup clearly sooner (reassignment is on).
+  public var reassigned: [Assigned] = []
   /// Rides that waited too long: NO_VEHICLE_FOUND.
   public var expired: [ResourceName] = []
   /// Assignments refused because the ride or the vehicle changed while the round ran; the
@@ -27,7 +29,8 @@ public struct DispatchRound: Sendable {
   public var duration: Duration = .zero
 }
 
-/// fleetd's dispatcher: every `interval` it takes the rides waiting for a vehicle, finds each
+/// fleetd's dispatcher: every `interval` (at once after a round that served half a batch of a
+/// larger backlog; rounds never overlap) it takes the rides waiting for a vehicle, finds each
 /// one's candidate vehicles with SearchVehicles' rules and their pickup ETAs from one matrix
 /// query, groups shared rides that can ride together (`Fleet.sharedDispatchOptions`), chooses by
 /// the policy which vehicle serves which rides (`Pooling.plan`), and assigns them as a Fleet
@@ -60,7 +63,14 @@ public final class Dispatcher: Sendable {
       // write, the in-flight requests a graceful shutdown lets finish among them. Cancellation
       // stops the loop between rounds.
       switch await Task(operation: { try await self.round() }).result {
-      case .success(let round): report(round)
+      case .success(let round):
+        report(round)
+        // A backlog that is being served (half a batch or more assigned) is matched at the
+        // solver's pace, not the interval's: the interval collects requests, it does not ration
+        // them. A backlog no car can take waits for the interval, so as not to spin.
+        if round.waiting > configuration.maximumBatch, round.assigned.count >= configuration.maximumBatch / 2 {
+          continue
+        }
       case .failure(let error):
         // A failed write stops the fleet's writes altogether (fail-stop); the next round says so again.
         logger.error("dispatch round failed: \((error as? FleetError)?.message ?? "\(error)")")
@@ -85,11 +95,20 @@ public final class Dispatcher: Sendable {
       result.assigned += assigned
       result.conflicts += conflicts
     }
+    // After the waiting rides: they have the free cars first.
+    if let reassignment = configuration.reassignment {
+      result.reassigned = try await reassign(reassignment)
+    }
     result.duration = ContinuousClock.now - started
     for name in result.released {
       logger.info("ride released: its vehicle went away before the pickup", metadata: ["ride": "\(name)"])
     }
     for name in result.expired { logger.info("no vehicle found in time", metadata: ["ride": "\(name)"]) }
+    for moved in result.reassigned {
+      logger.info(
+        "ride reassigned: a free car reaches the pickup sooner",
+        metadata: ["ride": "\(moved.ride)", "vehicle": "\(moved.vehicleID)"])
+    }
     for name in result.releasedScheduled {
       logger.info("scheduled ride released to the dispatcher", metadata: ["ride": "\(name)"])
     }
@@ -163,5 +182,43 @@ public final class Dispatcher: Sendable {
       }
     }
     return (assigned, conflicts)
+  }
+
+  /// Rides not yet picked up move to a free car that reaches their pickup at least
+  /// `minimumSaving` sooner than their own: the largest savings first, each car and ride once a
+  /// round (a greedy choice: moves are few and each must pay on its own).
+  func reassign(_ settings: Reassignment) async throws(FleetError) -> [DispatchRound.Assigned] {
+    let saving = settings.minimumSaving.seconds
+    let rides = fleet.reassignableRides(minimumSeconds: saving, maximumAssignments: settings.maximumChanges)
+    guard !rides.isEmpty else { return [] }
+    let options = fleet.dispatchOptions(for: rides.map(\.pending), rules: configuration.rules)
+    var moves: [(ride: AssignedRide, option: DispatchOption, saving: Double)] = []
+    for (ride, list) in zip(rides, options) {
+      for option in list where option.vehicleID != ride.vehicleID && option.plannedStops.isEmpty {
+        let gain = ride.pickupSeconds - option.pickupSeconds
+        if gain >= saving { moves.append((ride, option, gain)) }
+      }
+    }
+    moves.sort {
+      ($0.saving, $1.ride.pending.ride.name.description, $1.option.vehicleID)
+        > ($1.saving, $0.ride.pending.ride.name.description, $0.option.vehicleID)
+    }
+    var cars = Set<String>()
+    var moved = Set<ResourceName>()
+    var done: [DispatchRound.Assigned] = []
+    for move in moves {
+      let ride = move.ride.pending.ride
+      let car = ride.provider + "/" + move.option.vehicleID
+      guard !cars.contains(car), !moved.contains(ride.name) else { continue }
+      cars.insert(car)
+      moved.insert(ride.name)
+      do throws(FleetError) {
+        guard try await fleet.reassign(move.ride, to: move.option) else { continue }
+        done.append(.init(ride: ride.name, vehicleID: move.option.vehicleID, pickupSeconds: move.option.pickupSeconds))
+      } catch  where error.code != .unavailable {
+        logger.warning("reassignment refused: \(error.message)")
+      }
+    }
+    return done
   }
 }

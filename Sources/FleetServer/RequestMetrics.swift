@@ -48,6 +48,7 @@ final class DispatchMetrics: Sendable {
   let released: Counter
   let expired: Counter
   let conflicts: Counter
+  let reassigned: Counter
   let waiting: Gauge
   let roundDuration: DurationHistogram
 
@@ -67,6 +68,10 @@ final class DispatchMetrics: Sendable {
       descriptor: .init(
         metricName: "fleetd_dispatch_conflicts", unitName: "total",
         helpText: "Assignments refused because the ride or vehicle changed during the round"))
+    reassigned = registry.makeCounter(
+      descriptor: .init(
+        metricName: "fleetd_dispatch_reassignments", unitName: "total",
+        helpText: "Rides moved before the pickup to a free car that reaches it sooner"))
     waiting = registry.makeGauge(
       descriptor: .init(
         metricName: "fleetd_dispatch_waiting", unitName: "rides", helpText: "Rides waiting at the last round"))
@@ -81,6 +86,7 @@ final class DispatchMetrics: Sendable {
     released.increment(by: Int64(round.released.count))
     expired.increment(by: Int64(round.expired.count))
     conflicts.increment(by: Int64(round.conflicts))
+    reassigned.increment(by: Int64(round.reassigned.count))
     waiting.set(Int64(round.waiting))
     roundDuration.record(round.duration)
   }

@@ -55,6 +55,11 @@ struct ServeCommand: AsyncParsableCommand {
   var poolMaxDetour = 1.5
   @Option(
     help:
+      "Move a ride not yet picked up to a free car that reaches its pickup at least this many seconds sooner (30-3600), once per ride; off unless given."
+  )
+  var reassignSaving: Double?
+  @Option(
+    help:
       "SearchVehicles' COST weights, [PROVIDER=]SECONDS,METRES: points per second of pickup ETA and per metre in a straight line (default 1,0.1)."
   )
   var searchCost: [String] = []
@@ -120,6 +125,12 @@ struct ServeCommand: AsyncParsableCommand {
           "--pool-max-detour must be between 1 and 3 (times the direct drive), got \(poolMaxDetour)")
       }
       settings.rules.poolMaximumDetour = poolMaxDetour
+      if let reassignSaving {
+        guard reassignSaving >= 30, reassignSaving <= 3600 else {
+          throw ValidationError("--reassign-saving must be between 30 and 3600 seconds, got \(reassignSaving)")
+        }
+        settings.reassignment = Reassignment(minimumSaving: .milliseconds(Int64(reassignSaving * 1000)))
+      }
       configuration.dispatch = settings
     }
     guard let level = Logger.Level(rawValue: logLevel) else {

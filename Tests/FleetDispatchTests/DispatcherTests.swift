@@ -85,9 +85,10 @@ struct Harness {
     try fleet.getVehicle(caller: admin, name: ResourceName(provider: "acme", kind: .vehicles, id: id))
   }
 
-  func dispatcher(_ policy: DispatchPolicy = .batched) -> Dispatcher {
+  func dispatcher(_ policy: DispatchPolicy = .batched, reassignment: Reassignment? = nil) -> Dispatcher {
     var configuration = DispatchConfiguration()
     configuration.policy = policy
+    configuration.reassignment = reassignment
     var logger = Logger(label: "dispatch-test")
     logger.logLevel = .critical
     return Dispatcher(fleet: fleet, configuration: configuration, logger: logger)
@@ -354,6 +355,61 @@ struct DispatcherTests {
     #expect(try await h.fleet.assign(pending[0], option) == false)
     #expect(try h.ride("r1").state == .waiting)
     #expect(try h.vehicleState("cab").currentTrips == ["other"])
+  }
+
+  /// Off by default; on, a ride not yet picked up moves to a free car that reaches its pickup
+  /// at least the saving asked for sooner, once; a smaller saving, a second change and a ride
+  /// picked up stay as they are.
+  @Test func aRideMovesToAFreeCarClearlySoonerOnlyWhenAskedAndOnce() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("far", at: north(4000))
+    try await h.book("r1", from: north(0), to: north(900))
+    #expect(try await h.dispatcher().round().assigned.map(\.vehicleID) == ["far"])
+    // The driver sets off.
+    var enroute = Trip(provider: "acme", id: "r1")
+    enroute.status = .enrouteToPickup
+    _ = try await h.fleet.updateTrip(
+      caller: h.admin, name: ResourceName(provider: "acme", kind: .trips, id: "r1"), trip: enroute,
+      mask: ["trip_status"])
+    let reassigning = h.dispatcher(reassignment: Reassignment(minimumSaving: .seconds(180)))
+    // 1,000 m nearer: 120 s sooner, below the saving asked for.
+    try await h.vehicle("nearer", at: north(3000))
+    #expect(try await reassigning.round().reassigned.isEmpty)
+    // 1,600 m nearer: 192 s sooner; without reassignment nothing moves.
+    try await h.vehicle("close", at: north(2400))
+    #expect(try await h.dispatcher().round().reassigned.isEmpty)
+    #expect(try h.ride("r1").vehicleID == "far")
+    let round = try await reassigning.round()
+    #expect(round.reassigned.map(\.vehicleID) == ["close"] && round.assigned.isEmpty)
+    let ride = try h.ride("r1")
+    #expect(ride.state == .assigned && ride.vehicleID == "close" && ride.ride.assignments == 2)
+    #expect(
+      abs(ride.ride.assignedPickupETA!.timeIntervalSince(h.clock.read()) - 2400 / StraightLineTravel.defaultSpeed) < 1)
+    let trip = try h.trip("r1").trip
+    #expect(trip.vehicleID == "close" && trip.status == .enrouteToPickup)
+    let far = try h.vehicleState("far")
+    #expect(far.currentTrips.isEmpty && far.waypoints.isEmpty)
+    let close = try h.vehicleState("close")
+    #expect(close.currentTrips == ["r1"] && close.waypoints.map(\.waypointType) == [.pickup, .dropOff])
+    // Once only: a car 287 s nearer still does not take it again.
+    try await h.vehicle("closest", at: north(10))
+    #expect(try await reassigning.round().reassigned.isEmpty)
+    #expect(try h.ride("r1").vehicleID == "close")
+
+    // A rider already picked up stays in their car, however near a free one is.
+    try await h.vehicle("busy", at: north(-4000))
+    try await h.book("r2", from: north(-8000), to: north(-9000))
+    #expect(try await h.dispatcher().round().assigned.map(\.vehicleID) == ["busy"])
+    for status in [TripStatus.enrouteToPickup, .arrivedAtPickup] {
+      var t = Trip(provider: "acme", id: "r2")
+      t.status = status
+      _ = try await h.fleet.updateTrip(
+        caller: h.admin, name: ResourceName(provider: "acme", kind: .trips, id: "r2"), trip: t, mask: ["trip_status"])
+    }
+    try await h.vehicle("beside", at: north(-8000))
+    #expect(try await reassigning.round().reassigned.isEmpty)
+    #expect(try h.ride("r2").vehicleID == "busy")
   }
 
   @Test func aSharedRideJoinsACarWithRoomBetweenItsStops() async throws {

@@ -28,8 +28,13 @@ struct DispatchQuality: AsyncParsableCommand {
   @Option var seed: UInt64 = 7
 
   @Option(help: "Seconds between the fleet's location reports.") var reportEvery = 10.0
-  @Option(help: "How rides are matched, comma-separated: batched, greedy, pooled (batched, the rides SHARED).")
+  @Option(
+    help:
+      "How rides are matched, comma-separated: batched, greedy, pooled (batched, the rides SHARED), reassign (batched, rides moved to a free car --reassign-saving sooner)."
+  )
   var modes = "batched,greedy"
+  @Option(help: "For the reassign mode: seconds a free car must save on a ride's pickup to take it.")
+  var reassignSaving = 180.0
 
   func run() async throws {
     let routing = try RoutingEngine(graph: graph)
@@ -41,7 +46,7 @@ struct DispatchQuality: AsyncParsableCommand {
     let meanDrive = drives.reduce(0, +) / Double(drives.count)
     let chosen = try modes.split(separator: ",").map { name in
       guard let mode = Simulation.Mode(rawValue: String(name)) else {
-        throw ValidationError("--modes takes batched, greedy and pooled, got '\(name)'")
+        throw ValidationError("--modes takes batched, greedy, pooled and reassign, got '\(name)'")
       }
       return mode
     }
@@ -84,7 +89,9 @@ struct DispatchQuality: AsyncParsableCommand {
   }
 
   func simulation(_ routing: RoutingEngine, _ mode: Simulation.Mode) -> Simulation {
-    Simulation(routing: routing, mode: mode, interval: interval, timeout: timeout, dwell: dwell)
+    Simulation(
+      routing: routing, mode: mode, interval: interval, timeout: timeout, dwell: dwell,
+      reassignSaving: reassignSaving)
   }
 }
 
@@ -114,6 +121,8 @@ final class Simulation {
     case batched, greedy
     /// The rides booked SHARED, matched batched: pooled.
     case pooled
+    /// Batched, rides not yet picked up moved to a free car that is clearly sooner.
+    case reassign
 
     var policy: DispatchPolicy { self == .greedy ? .greedy : .batched }
   }
@@ -167,15 +176,17 @@ final class Simulation {
   let interval: Double
   let timeout: Double
   let dwell: Double
+  let reassignSaving: Double
   let time = SimulatedTime()
   let admin = Caller.admin(of: "sim")
 
-  init(routing: RoutingEngine, mode: Mode, interval: Double, timeout: Double, dwell: Double) {
+  init(routing: RoutingEngine, mode: Mode, interval: Double, timeout: Double, dwell: Double, reassignSaving: Double) {
     self.routing = routing
     self.mode = mode
     self.interval = interval
     self.timeout = timeout
     self.dwell = dwell
+    self.reassignSaving = reassignSaving
   }
 
   func name(_ kind: ResourceKind, _ id: String) -> ResourceName { ResourceName(provider: "sim", kind: kind, id: id) }
@@ -200,6 +211,9 @@ final class Simulation {
     var configuration = DispatchConfiguration()
     configuration.policy = mode.policy
     configuration.noVehicleTimeout = .milliseconds(Int64(timeout * 1000))
+    if mode == .reassign {
+      configuration.reassignment = Reassignment(minimumSaving: .milliseconds(Int64(reassignSaving * 1000)))
+    }
     let dispatcher = Dispatcher(fleet: fleet, configuration: configuration, logger: logger)
 
     var cars = starts.enumerated().map { Car(id: "car-\($0.offset)", position: $0.element) }

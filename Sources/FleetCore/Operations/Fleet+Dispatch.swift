@@ -7,6 +7,13 @@ public struct PendingRide: Sendable, Hashable {
   public var trip: Trip
 }
 
+/// A ride assigned but not yet picked up, and the drive its car still has to the pickup.
+public struct AssignedRide: Sendable, Hashable {
+  public var pending: PendingRide
+  public var vehicleID: String
+  public var pickupSeconds: Double
+}
+
 /// One way to serve a pending ride: a vehicle, its drive to the pickup, and where the ride
 /// goes among the vehicle's stops.
 public struct DispatchOption: Sendable, Hashable {
@@ -259,12 +266,28 @@ extension Fleet {
   /// and nothing written, when things changed since the option was made: the ride no longer
   /// waits, the trip is past its pickup, or the vehicle went offline or has other stops now.
   public func assign(_ pending: PendingRide, _ option: DispatchOption) async throws(FleetError) -> Bool {
+    try await place(pending, option, from: nil)
+  }
+
+  /// Moves an assigned ride not yet picked up to the option's vehicle, as a backend does by
+  /// changing the trip's vehicle_id: its car loses its stops, the new one gets them, in one
+  /// durable write. False, and nothing written, when things changed since the option was made:
+  /// the ride was picked up, canceled or moved meanwhile, or the new vehicle has other stops.
+  public func reassign(_ assigned: AssignedRide, to option: DispatchOption) async throws(FleetError) -> Bool {
+    try await place(assigned.pending, option, from: assigned.vehicleID)
+  }
+
+  /// The trip and ride onto the option's vehicle: from no vehicle (a waiting ride) or from the
+  /// vehicle `from` (an assigned one), checking each is as the option was planned on.
+  func place(_ pending: PendingRide, _ option: DispatchOption, from: String?) async throws(FleetError) -> Bool {
     let provider = pending.ride.provider
     let id = pending.ride.id
     return try await write { s, now throws(FleetError) in
-      guard var ride = s.rides[provider]?[id], ride.dispatchState == .waiting,
+      guard var ride = s.rides[provider]?[id], ride.assignments == pending.ride.assignments,
+        from.map({ ride.dispatchState == .assigned && ride.vehicleID == $0 }) ?? (ride.dispatchState == .waiting),
         var trip = s.trips[provider]?[id], trip.status == .new || trip.status == .enrouteToPickup,
-        let vehicle = s.vehicles[provider]?[option.vehicleID], vehicle.state == .online,
+        from.map({ trip.vehicleID == $0 }) ?? true,
+        let vehicle = s.vehicles[provider]?[option.vehicleID], vehicle.state == .online, vehicle.id != from,
         vehicle.waypoints.filter({ $0.tripID != id }) == option.plannedStops
       else { return (false, []) }
       let old = trip
@@ -282,6 +305,36 @@ extension Fleet {
       let vehicles = try Self.syncVehicles(old: old, new: trip, order: order, state: s, now: now)
       ride.assign(to: vehicle.id, pickupETA: now.addingTimeInterval(option.pickupSeconds), now: now)
       return (true, [s.put(trip)] + vehicles.map { s.put($0) } + [s.put(ride)])
+    }
+  }
+
+  /// EXCLUSIVE rides assigned and not yet picked up that a free car might reach sooner: assigned
+  /// at most `maximumAssignments` times so far, and planned at assignment to need at least
+  /// `minimumSeconds` more to their pickup (no car can save more than the drive left). Each with
+  /// its car's drive to the pickup from where the car is now, through its earlier stops.
+  public func reassignableRides(minimumSeconds: Double, maximumAssignments: Int) -> [AssignedRide] {
+    let now = now()
+    let found: [(PendingRide, Vehicle)] = state.withLock { s in
+      s.ridesInDispatch.compactMap { name in
+        guard let ride = s.rides[name.provider]?[name.id], ride.dispatchState == .assigned,
+          ride.assignments <= maximumAssignments,
+          let planned = ride.assignedPickupETA, planned.timeIntervalSince(now) >= minimumSeconds,
+          let trip = s.trips[name.provider]?[name.id], trip.type == .exclusive,
+          trip.status == .new || trip.status == .enrouteToPickup,
+          let vehicle = s.vehicles[name.provider]?[trip.vehicleID], vehicle.state == .online
+        else { return nil }
+        return (PendingRide(ride: ride, trip: trip), vehicle)
+      }
+    }
+    let estimator = travel ?? StraightLineTravel()
+    return found.compactMap { pending, vehicle in
+      guard let position = vehicle.lastLocation?.location,
+        let pickup = vehicle.waypoints.firstIndex(where: { $0.tripID == pending.ride.id && $0.waypointType == .pickup }
+        ),
+        let legs = estimator.legs(
+          through: [position] + vehicle.waypoints[...pickup].map(\.location.point), now: now)
+      else { return nil }
+      return AssignedRide(pending: pending, vehicleID: vehicle.id, pickupSeconds: legs.reduce(0) { $0 + $1.seconds })
     }
   }
 }
