@@ -572,6 +572,10 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
         quotes = self.quotes()
         self.assertTrue(js("return document.getElementById('dropoff').dataset.point"), "the search found no place")
         self.assertEqual([p for p, _ in quotes], ["standard", "shared", "taxi"])
+        # The shared ride says how long it may take with other riders' detours; the others do not.
+        notices = js("return Array.from(document.querySelectorAll('#quotes tr.quote .notice')).map((n) => n.textContent)")
+        self.assertRegex(notices[1], r"up to \d+ min aboard")
+        self.assertNotIn("aboard", notices[0])
         for _, fare in quotes:
             self.assertRegex(fare, r"^\d+\.\d{2} EUR$")
         screenshot("fleet-quotes.png")

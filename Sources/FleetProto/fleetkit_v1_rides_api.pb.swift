@@ -517,6 +517,18 @@ public nonisolated struct Fleetkit_V1_Quote: @unchecked Sendable {
   /// Clears the value of `expireTime`. Subsequent reads from it will return its default value.
   public mutating func clearExpireTime() {_uniqueStorage()._expireTime = nil}
 
+  /// A shared product: the longest the ride takes from the pickup to the drop-off with the
+  /// detours for other riders (trip_duration times the dispatcher's detour bound,
+  /// `fleetd serve --pool-max-detour`). Unset for a product that does not share.
+  public var maximumTripDuration: SwiftProtobuf.Google_Protobuf_Duration {
+    get {_storage._maximumTripDuration ?? SwiftProtobuf.Google_Protobuf_Duration()}
+    set {_uniqueStorage()._maximumTripDuration = newValue}
+  }
+  /// Returns true if `maximumTripDuration` has been explicitly set.
+  public var hasMaximumTripDuration: Bool {_storage._maximumTripDuration != nil}
+  /// Clears the value of `maximumTripDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearMaximumTripDuration() {_uniqueStorage()._maximumTripDuration = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1170,7 +1182,7 @@ nonisolated extension Fleetkit_V1_FareItem.Kind: SwiftProtobuf._ProtoNameProvidi
 
 nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Quote"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}quote_id\0\u{1}product\0\u{1}pricing\0\u{3}pickup_eta\0\u{3}pickup_eta_unavailable_reason\0\u{3}trip_distance_meters\0\u{3}trip_duration\0\u{1}fare\0\u{3}fare_breakdown\0\u{3}surge_multiplier\0\u{3}surge_zone\0\u{3}surge_reason\0\u{3}expire_time\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}quote_id\0\u{1}product\0\u{1}pricing\0\u{3}pickup_eta\0\u{3}pickup_eta_unavailable_reason\0\u{3}trip_distance_meters\0\u{3}trip_duration\0\u{1}fare\0\u{3}fare_breakdown\0\u{3}surge_multiplier\0\u{3}surge_zone\0\u{3}surge_reason\0\u{3}expire_time\0\u{3}maximum_trip_duration\0")
 
   fileprivate class _StorageClass {
     var _quoteID: String = String()
@@ -1186,6 +1198,7 @@ nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._M
     var _surgeZone: String = String()
     var _surgeReason: String = String()
     var _expireTime: SwiftProtobuf.Google_Protobuf_Timestamp? = nil
+    var _maximumTripDuration: SwiftProtobuf.Google_Protobuf_Duration? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1209,6 +1222,7 @@ nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._M
       _surgeZone = source._surgeZone
       _surgeReason = source._surgeReason
       _expireTime = source._expireTime
+      _maximumTripDuration = source._maximumTripDuration
     }
   }
 
@@ -1240,6 +1254,7 @@ nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._M
         case 11: try { try decoder.decodeSingularStringField(value: &_storage._surgeZone) }()
         case 12: try { try decoder.decodeSingularStringField(value: &_storage._surgeReason) }()
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._expireTime) }()
+        case 14: try { try decoder.decodeSingularMessageField(value: &_storage._maximumTripDuration) }()
         default: break
         }
       }
@@ -1291,6 +1306,9 @@ nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._M
       try { if let v = _storage._expireTime {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
       } }()
+      try { if let v = _storage._maximumTripDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1313,6 +1331,7 @@ nonisolated extension Fleetkit_V1_Quote: SwiftProtobuf.Message, SwiftProtobuf._M
         if _storage._surgeZone != rhs_storage._surgeZone {return false}
         if _storage._surgeReason != rhs_storage._surgeReason {return false}
         if _storage._expireTime != rhs_storage._expireTime {return false}
+        if _storage._maximumTripDuration != rhs_storage._maximumTripDuration {return false}
         return true
       }
       if !storagesAreEqual {return false}

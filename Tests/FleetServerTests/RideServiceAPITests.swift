@@ -60,6 +60,12 @@ struct RideServiceAPITests {
       #expect(standard["pickupEta"] == nil && (standard["pickupEtaUnavailableReason"] as? String)?.isEmpty == false)
       #expect(standard["surgeZone"] as? String == "Monte-Carlo" && standard["surgeMultiplier"] as? Double == 1)
       #expect(standard["expireTime"] is String)
+      // The shared product states how long the ride may take with other riders' detours: the
+      // drive times the dispatcher's bound (1.5 by default); a product that does not share, not.
+      #expect(standard["maximumTripDuration"] == nil)
+      let direct = try #require(Double((quotes[1]["tripDuration"] as? String ?? "").dropLast()))
+      let longest = try #require(Double((quotes[1]["maximumTripDuration"] as? String ?? "").dropLast()))
+      #expect(abs(longest - direct * 1.5) <= 1, "\(quotes[1])")
 
       let quoteID = try #require(standard["quoteId"] as? String)
       (status, json, _) = try await server.http(

@@ -25,10 +25,13 @@ public struct RideQuote: Sendable, Hashable {
   public var pickupSeconds: Double?
   public var pickupUnavailableReason: String?
   public var surge: SurgeQuote
+  /// A shared product: the longest the ride takes from the pickup to the drop-off, the detours
+  /// for other riders included (the drive times the dispatcher's detour bound); nil otherwise.
+  public var maximumTripSeconds: Double?
 
   public init(
     id: String, terms: QuoteTerms, pricing: Product.Pricing, pickupSeconds: Double?,
-    pickupUnavailableReason: String?, surge: SurgeQuote
+    pickupUnavailableReason: String?, surge: SurgeQuote, maximumTripSeconds: Double? = nil
   ) {
     self.id = id
     self.terms = terms
@@ -36,6 +39,7 @@ public struct RideQuote: Sendable, Hashable {
     self.pickupSeconds = pickupSeconds
     self.pickupUnavailableReason = pickupUnavailableReason
     self.surge = surge
+    self.maximumTripSeconds = maximumTripSeconds
   }
 }
 

@@ -8,7 +8,8 @@ extension Fleet {
 
   /// Prices the ride with each product that can carry the party, in the tariff's order: the
   /// route with learned traffic, the zone fees, the surge at the pickup and, for a ride now, the
-  /// pickup ETA of the nearest vehicle the dispatcher would offer. The quote ID seals the terms.
+  /// pickup ETA of the nearest vehicle the dispatcher would offer; for a shared product, the
+  /// longest the ride may take with other riders' detours. The quote ID seals the terms.
   public func quoteRide(caller: Caller, provider: String, request input: QuoteRequest) throws(FleetError)
     -> [RideQuote]
   {
@@ -50,7 +51,9 @@ extension Fleet {
       return RideQuote(
         id: sealing.seal(terms.encoded), terms: terms, pricing: product.pricing,
         pickupSeconds: eta?.seconds, pickupUnavailableReason: request.pickupTime == nil ? eta?.reason : nil,
-        surge: surge)
+        surge: surge,
+        maximumTripSeconds: product.tripType == .shared
+          ? route.seconds * configuration.dispatchRules.poolMaximumDetour : nil)
     }
   }
 

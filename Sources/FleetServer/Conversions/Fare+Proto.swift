@@ -77,6 +77,9 @@ extension Fleetkit_V1_Quote {
     surgeZone = quote.surge.zone
     surgeReason = quote.surge.reason
     expireTime = quote.terms.expireTime.proto
+    if let seconds = quote.maximumTripSeconds {
+      maximumTripDuration = Swift.Duration.seconds(seconds.rounded()).proto
+    }
   }
 }
 

@@ -370,7 +370,10 @@
       tr.children[0].textContent = quote.product;
       tr.children[1].textContent = money(quote.fare);
       tr.children[1].title = (quote.fareBreakdown || []).map((item) => `${item.kind}: ${money(item.amount)}`).join('\n');
-      tr.children[2].textContent = `${eta} · ${(quote.tripDistanceMeters / 1000).toFixed(1)} km${surge}`;
+      // A shared ride says how long it may take with other riders' detours.
+      const longest = quote.maximumTripDuration
+        ? ` · up to ${Math.max(1, Math.round(durationSeconds(quote.maximumTripDuration) / 60))} min aboard` : '';
+      tr.children[2].textContent = `${eta} · ${(quote.tripDistanceMeters / 1000).toFixed(1)} km${longest}${surge}`;
       if (surge) tr.children[2].classList.add('surge');
       tr.querySelector('button').addEventListener('click', () => book(quote));
       return tr;
