@@ -13,21 +13,26 @@ import Synchronization
 public final class UpdateChannel: Sendable {
   struct State {
     var unaryOnly = false
-    /// The stream's outgoing messages, while one is open or about to be.
-    var outgoing: AsyncStream<Fleetkit_V1_ReportLocationsRequest>.Continuation?
-    /// Taken by `run` to open the stream.
-    var toOpen: AsyncStream<Fleetkit_V1_ReportLocationsRequest>?
+    /// A stream is open, or about to be: reports queue for its writer.
+    var streamOpen = false
+    /// Reports waiting for the stream's writer, each with the token it goes under.
+    var queue: [(report: Fleetkit_V1_LocationReport, token: String)] = []
     /// The token the open stream was last given.
     var token: String?
     var nextSequence: UInt64 = 1
     var waiting: [UInt64: CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>] = [:]
   }
 
+  /// Reports in one message at most: what is queued when the writer is free goes together.
+  public static let maximumBatch = 256
+
   let vehicles: Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
   let updates: Fleetkit_V1_VehicleUpdates.Client<HTTP2ClientTransport.Posix>
   let timeout: Duration
   let state = Mutex(State())
   let opening = Wakeup()
+  /// Reports were queued for the writer.
+  let queued = Wakeup()
 
   public init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration) {
     vehicles = .init(wrapping: client)
@@ -52,20 +57,24 @@ public final class UpdateChannel: Sendable {
   }
 
   /// Keeps the stream open while updates are sent, reopening it after a failure; until cancelled.
+  /// Reports queued while the writer is busy go out together in one message: one vehicle's app
+  /// sends one at a time, a gateway or a load generator relaying many vehicles sends batches,
+  /// which cost fleetd about half as much per report (docs/benchmarks.md, issue 22).
   public func run() async {
     while !Task.isCancelled {
       await opening.wait()
-      guard
-        let messages = state.withLock({ s in
-          defer { s.toOpen = nil }
-          return s.toOpen
-        })
-      else { continue }
+      guard state.withLock({ $0.streamOpen }) else { continue }
       var ending: any Error = RPCError(code: .unavailable, message: "the report stream ended")
       do {
         try await updates.reportLocations(
           requestProducer: { writer in
-            for await message in messages { try await writer.write(message) }
+            while !Task.isCancelled {
+              guard let message = self.nextMessage() else {
+                await self.queued.wait()
+                continue
+              }
+              try await writer.write(message)
+            }
           },
           onResponse: { response in
             for try await answer in response.messages { self.deliver(answer) }
@@ -76,6 +85,25 @@ public final class UpdateChannel: Sendable {
       end(with: ending)
     }
     end(with: CancellationError())
+  }
+
+  /// The queued reports that share the first one's token (up to `maximumBatch`), as one message;
+  /// nil when none is queued.
+  func nextMessage() -> Fleetkit_V1_ReportLocationsRequest? {
+    state.withLock { s in
+      guard let token = s.queue.first?.token else { return nil }
+      let count = min(Self.maximumBatch, s.queue.prefix { $0.token == token }.count)
+      var message = Fleetkit_V1_ReportLocationsRequest()
+      message.reports = s.queue.prefix(count).map(\.report)
+      s.queue.removeFirst(count)
+      message.returnVehicles = true
+      // The token travels in-band, and only when it changes.
+      if s.token != token {
+        message.authorization = token
+        s.token = token
+      }
+      return message
+    }
   }
 
   /// One update as a report on the stream, answered within the call timeout.
@@ -114,27 +142,17 @@ public final class UpdateChannel: Sendable {
   func answer(to report: Fleetkit_V1_LocationReport, token: String) async throws -> Maps_Fleetengine_V1_Vehicle {
     try await withCheckedThrowingContinuation { continuation in
       let opened = state.withLock { s -> Bool in
-        var opened = false
-        if s.outgoing == nil {
-          let (messages, outgoing) = AsyncStream.makeStream(of: Fleetkit_V1_ReportLocationsRequest.self)
-          s.outgoing = outgoing
-          s.toOpen = messages
+        let opened = !s.streamOpen
+        if opened {
+          s.streamOpen = true
           s.token = nil
-          opened = true
-        }
-        var message = Fleetkit_V1_ReportLocationsRequest()
-        message.reports = [report]
-        message.returnVehicles = true
-        // The token travels in-band, and only when it changes.
-        if s.token != token {
-          message.authorization = token
-          s.token = token
         }
         s.waiting[report.sequence] = continuation
-        s.outgoing?.yield(message)
+        s.queue.append((report, token))
         return opened
       }
       if opened { opening.signal() }
+      queued.signal()
     }
   }
 
@@ -155,22 +173,25 @@ public final class UpdateChannel: Sendable {
     for (waiter, result) in ready { waiter.resume(with: result) }
   }
 
-  /// A report given up on (timed out, cancelled): a late answer is dropped.
+  /// A report given up on (timed out, cancelled): not sent if still queued (the reporter sends
+  /// its fix again), and a late answer is dropped.
   func abandon(_ sequence: UInt64, _ error: any Error) {
-    state.withLock { $0.waiting.removeValue(forKey: sequence) }?.resume(throwing: error)
+    state.withLock { s in
+      if let queued = s.queue.firstIndex(where: { $0.report.sequence == sequence }) { s.queue.remove(at: queued) }
+      return s.waiting.removeValue(forKey: sequence)
+    }?.resume(throwing: error)
   }
 
-  /// The stream ended: every report still waiting fails with its error, and the next update
-  /// opens a new stream (or goes unary, when fleetd has no stream).
+  /// The stream ended: every report still waiting (queued or sent) fails with its error, and
+  /// the next update opens a new stream (or goes unary, when fleetd has no stream).
   func end(with error: any Error) {
     let waiting = state.withLock { s in
       defer {
         s.waiting = [:]
-        s.outgoing = nil
-        s.toOpen = nil
+        s.queue = []
+        s.streamOpen = false
         s.token = nil
       }
-      s.outgoing?.finish()
       return s.waiting
     }
     for waiter in waiting.values { waiter.resume(throwing: error) }

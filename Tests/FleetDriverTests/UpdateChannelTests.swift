@@ -80,6 +80,81 @@ import Testing
 }
 
 /// Requests counted by fleetd's /metrics, by RPC (all codes and transports).
+/// A gateway relaying many vehicles over one channel: reports queued while the writer is busy
+/// go out together, each still answered alone with its own vehicle.
+@Suite struct UpdateChannelBatchingTests {
+  @Test func reportsQueuedWhileTheWriterIsBusyShareAMessage() async throws {
+    let server = SlowReportStream()
+    try await withGRPCServer(
+      transport: HTTP2ServerTransport.Posix(
+        address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+      services: [server]
+    ) { grpc in
+      let port = try #require(try await grpc.listeningAddress?.ipv4?.port)
+      try await withGRPCClient(
+        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
+      ) { client in
+        let channel = UpdateChannel(client: client, timeout: .seconds(10))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask {
+            // The writer starts late, as one busy with earlier messages: the reports queue meanwhile.
+            try await Task.sleep(for: .milliseconds(300))
+            await channel.run()
+          }
+          let answered = try await withThrowingTaskGroup(of: (String, String).self) { sends in
+            for i in 0..<300 {
+              sends.addTask {
+                var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+                request.name = "providers/acme/vehicles/v\(i)"
+                request.vehicle.lastLocation.location.latitude = Double(i) / 1000
+                request.updateMask.paths = ["last_location"]
+                let vehicle = try await channel.send(request, token: "gateway")
+                return (request.name, vehicle.name)
+              }
+            }
+            var pairs: [(String, String)] = []
+            for try await pair in sends { pairs.append(pair) }
+            return pairs
+          }
+          group.cancelAll()
+          #expect(answered.count == 300 && answered.allSatisfy { $0.0 == $0.1 }, "each report gets its own vehicle")
+        }
+      }
+      let sizes = server.sizes.withLock { $0 }
+      #expect(sizes == [UpdateChannel.maximumBatch, 300 - UpdateChannel.maximumBatch], "\(sizes)")
+      // The token travels once, in the first message.
+      #expect(server.tokens.withLock { $0 } == ["gateway"])
+      grpc.beginGracefulShutdown()
+    }
+  }
+}
+
+/// A report stream that answers each report with its vehicle, 20 ms per message.
+final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
+  let sizes = Mutex<[Int]>([])
+  let tokens = Mutex<[String]>([])
+
+  func reportLocations(
+    request: RPCAsyncSequence<Fleetkit_V1_ReportLocationsRequest, any Error>,
+    response: RPCWriter<Fleetkit_V1_ReportLocationsResponse>, context: ServerContext
+  ) async throws {
+    for try await message in request {
+      sizes.withLock { $0.append(message.reports.count) }
+      if !message.authorization.isEmpty { tokens.withLock { $0.append(message.authorization) } }
+      try await Task.sleep(for: .milliseconds(20))
+      var answer = Fleetkit_V1_ReportLocationsResponse()
+      answer.acknowledged = message.reports.map { report in
+        var acknowledgement = Fleetkit_V1_Acknowledgement()
+        acknowledgement.sequence = report.sequence
+        acknowledgement.vehicle = report.vehicle
+        acknowledgement.vehicle.name = report.name
+        return acknowledgement
+      }
+      try await response.write(answer)
+    }
+  }
+}
+
 func requests(at url: URL) async throws -> [String: Int] {
   let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("metrics"))
   var counts: [String: Int] = [:]
