@@ -256,7 +256,7 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "fleetd",
-      dependencies: ["FleetSimulator", "FleetGeometry", 
+      dependencies: ["FleetGeometry", 
         "FleetServer", "FleetAuth", "FleetStorePostgres", "FleetCore", "FleetRouting", "FleetDispatch",
         "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
