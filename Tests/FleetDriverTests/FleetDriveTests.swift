@@ -25,33 +25,11 @@ struct FleetDriveTests {
   /// through every status to COMPLETE, then goes offline.
   @Test func completesTripsCreatedThroughTheAPI() async throws {
     try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
-      let key = try await fleetd.key(role: .server)
-      var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
-      configuration.speedup = 100
-      configuration.trips = 2
-      configuration.start = LatLng(latitude: 43.7300, longitude: 7.4200)
-      let lines = Lines()
-      let driver = try SimulatedDriver(
-        configuration: configuration, key: key, routing: try await sharedRoutingEngine(graph: try await monacoGraph()),
-        log: lines.append)
-      let admin = try await fleetd.signer(role: .admin).token()
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await driver.run() }
-        try await withGRPCClient(
-          transport: .http2NIOPosix(
-            target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
-        ) { client in
-          let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
-          let metadata: Metadata = ["authorization": "Bearer \(admin)"]
-          // The driver creates the vehicle first: until then it is not found.
-          try await eventually { (try? await fleetd.vehicle("cab").vehicleState) == .online }
-          _ = try await trips.createTrip(trip("first", stops: [(43.7370, 7.4250)]), metadata: metadata)
-          try await eventually { try await status(of: "first", trips, metadata) == .complete }
-          _ = try await trips.createTrip(trip("second", stops: []), metadata: metadata)
-          try await eventually { try await status(of: "second", trips, metadata) == .complete }
-        }
-        // Two trips done: the driver goes offline and stops by itself.
-        try await group.waitForAll()
+      let lines = try await drive(fleetd, trips: 2) { trips, metadata in
+        _ = try await trips.createTrip(trip("first", stops: [(43.7370, 7.4250)]), metadata: metadata)
+        try await eventually { try await status(of: "first", trips, metadata) == .complete }
+        _ = try await trips.createTrip(trip("second", stops: []), metadata: metadata)
+        try await eventually { try await status(of: "second", trips, metadata) == .complete }
       }
       #expect(try await fleetd.vehicle("cab").vehicleState == .offline)
       let first = lines.all.filter { $0.contains("trip first:") }.map { String($0.split(separator: " ")[4]) }
@@ -114,44 +92,58 @@ struct FleetDriveTests {
   /// next trip, never leaving an online car that nobody drives.
   @Test func keepsDrivingWhenTripsAreCanceledUnderIt() async throws {
     try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
-      let key = try await fleetd.key(role: .server)
-      var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
-      configuration.speedup = 100
-      configuration.start = LatLng(latitude: 43.7300, longitude: 7.4200)
-      let lines = Lines()
-      let driver = try SimulatedDriver(
-        configuration: configuration, key: key, routing: try await sharedRoutingEngine(graph: try await monacoGraph()),
-        log: lines.append)
-      let admin = try await fleetd.signer(role: .admin).token()
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await driver.run() }
-        try await withGRPCClient(
-          transport: .http2NIOPosix(
-            target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
-        ) { client in
-          let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
-          let metadata: Metadata = ["authorization": "Bearer \(admin)"]
-          try await eventually { (try? await fleetd.vehicle("cab").vehicleState) == .online }
-          // Cancels spread over a trip's whole drive, the moments of arrival included.
-          for index in 0..<8 {
-            _ = try await trips.createTrip(trip("canceled-\(index)", stops: []), metadata: metadata)
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...2500)))
-            var cancel = Maps_Fleetengine_V1_UpdateTripRequest()
-            cancel.name = "providers/acme/trips/canceled-\(index)"
-            cancel.trip.tripStatus = .canceled
-            cancel.updateMask.paths = ["trip_status"]
-            // A trip the driver already completed cannot be canceled, and need not be.
-            _ = try? await trips.updateTrip(cancel, metadata: metadata)
-          }
-          _ = try await trips.createTrip(trip("last", stops: []), metadata: metadata)
-          try await eventually("the last trip completed", timeout: .seconds(60)) {
-            try await status(of: "last", trips, metadata) == .complete
-          }
+      let lines = try await drive(fleetd) { trips, metadata in
+        // Cancels spread over a trip's whole drive, the moments of arrival included.
+        for index in 0..<8 {
+          _ = try await trips.createTrip(trip("canceled-\(index)", stops: []), metadata: metadata)
+          try await Task.sleep(for: .milliseconds(Int.random(in: 0...2500)))
+          var cancel = Maps_Fleetengine_V1_UpdateTripRequest()
+          cancel.name = "providers/acme/trips/canceled-\(index)"
+          cancel.trip.tripStatus = .canceled
+          cancel.updateMask.paths = ["trip_status"]
+          // A trip the driver already completed cannot be canceled, and need not be.
+          _ = try? await trips.updateTrip(cancel, metadata: metadata)
         }
-        group.cancelAll()
+        _ = try await trips.createTrip(trip("last", stops: []), metadata: metadata)
+        try await eventually("the last trip completed", timeout: .seconds(60)) {
+          try await status(of: "last", trips, metadata) == .complete
+        }
       }
       #expect(lines.all.contains { $0.hasPrefix("vehicle cab: trip last: COMPLETE") }, "\(lines.all)")
     }
+  }
+
+  /// A simulated driver of "cab" (a server key, Monaco's roads, 100× speed, starting at
+  /// 43.73,7.42) drives while `body` works on trips as the provider's backend, once the vehicle
+  /// is online. With `trips`, the driver goes offline by itself after that many and is waited
+  /// for; without, it is stopped when `body` returns. Returns the driver's lines.
+  func drive(
+    _ fleetd: Fleetd, trips completed: Int? = nil,
+    _ body: (Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>, Metadata) async throws -> Void
+  ) async throws -> Lines {
+    var configuration = SimulatedDriver.Configuration(endpoint: fleetd.endpoint, providerID: "acme", vehicleID: "cab")
+    configuration.speedup = 100
+    configuration.trips = completed
+    configuration.start = LatLng(latitude: 43.7300, longitude: 7.4200)
+    let lines = Lines()
+    let driver = try SimulatedDriver(
+      configuration: configuration, key: try await fleetd.key(role: .server),
+      routing: try await sharedRoutingEngine(graph: try await monacoGraph()), log: lines.append)
+    let admin = try await fleetd.signer(role: .admin).token()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { try await driver.run() }
+      try await withGRPCClient(
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+      ) { client in
+        // The driver creates the vehicle first: until then it is not found.
+        try await eventually { (try? await fleetd.vehicle("cab").vehicleState) == .online }
+        try await body(Maps_Fleetengine_V1_TripService.Client(wrapping: client), ["authorization": "Bearer \(admin)"])
+      }
+      // A driver with trips to do stops by itself; one without is stopped (its end is no failure).
+      if completed == nil { group.cancelAll() } else { try await group.waitForAll() }
+    }
+    return lines
   }
 
   func trip(_ id: String, stops: [(Double, Double)]) -> Maps_Fleetengine_V1_CreateTripRequest {
