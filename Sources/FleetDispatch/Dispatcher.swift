@@ -215,7 +215,7 @@ public final class Dispatcher: Sendable {
       do throws(FleetError) {
         guard try await fleet.reassign(move.ride, to: move.option) else { continue }
         done.append(.init(ride: ride.name, vehicleID: move.option.vehicleID, pickupSeconds: move.option.pickupSeconds))
-      } catch  where error.code != .unavailable {
+      } catch where error.code != .unavailable {
         logger.warning("reassignment refused: \(error.message)")
       }
     }
