@@ -92,7 +92,7 @@ public final class UpdateChannel: Sendable {
   func nextMessage() -> Fleetkit_V1_ReportLocationsRequest? {
     state.withLock { s in
       guard let token = s.queue.first?.token else { return nil }
-      let count = min(Self.maximumBatch, s.queue.prefix { $0.token == token }.count)
+      let count = s.queue.prefix(Self.maximumBatch).prefix { $0.token == token }.count
       var message = Fleetkit_V1_ReportLocationsRequest()
       message.reports = s.queue.prefix(count).map(\.report)
       s.queue.removeFirst(count)
