@@ -60,24 +60,39 @@ def metres(a, b):
     return math.hypot(x, y) * 6371000
 
 
-def along(path, p):
-    """How far along `path` ([[lat, lng], …]) its nearest point to `p` is, and how far off it p is."""
-    best = (0.0, metres(p, path[0]))
+def along(path, p, after=None):
+    """How far along `path` ([[lat, lng], …]) the point matching `p` is, and how far off it p is.
+
+    With `after` (where the previous sample matched), the match is followed in order: the nearest
+    point no more than 50 m before `after`, so that a route passing close to itself (a hairpin) does
+    not match a later sample to an earlier pass. Only when nothing from there on is within 40 m of
+    `p` does the nearest point anywhere count, so a real jump back is still seen as one."""
+    start = -math.inf if after is None else after - 50
+    nearest = (0.0, metres(p, path[0]))
+    ahead = nearest if start <= 0 else (0.0, math.inf)
     walked = 0.0
+    k = math.cos(math.radians(p[0]))  # project in a local flat frame around p
+    px, py = p[1] * k, p[0]
     for a, b in zip(path, path[1:]):
         seg = metres(a, b)
-        # Project in a local flat frame around p.
-        k = math.cos(math.radians(p[0]))
         ax, ay, bx, by = a[1] * k, a[0], b[1] * k, b[0]
-        px, py = p[1] * k, p[0]
         dx, dy = bx - ax, by - ay
         t = 0.0 if dx == dy == 0 else max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
-        q = [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t]
-        off = metres(p, q)
-        if off < best[1]:
-            best = (walked + seg * t, off)
+
+        def point(t):
+            q = [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t]
+            return (walked + seg * t, metres(p, q))
+
+        candidate = point(t)
+        if candidate[1] < nearest[1]:
+            nearest = candidate
+        if walked + seg >= start:
+            if candidate[0] < start:  # the segment's part from `start` on
+                candidate = point((start - walked) / seg)
+            if candidate[1] < ahead[1]:
+                ahead = candidate
         walked += seg
-    return best
+    return ahead if ahead[1] <= 40 or nearest[1] > 40 else nearest
 
 
 class Demo:
@@ -363,7 +378,10 @@ class T2SharingPage(unittest.TestCase):
             if state["path"] and len(state["path"]) > 1 and leg not in routes:
                 routes[leg] = state["path"]
             if state["position"] and leg in routes:
-                progress.setdefault(leg, []).append((along(routes[leg], state["position"]), state["eta"], state["distance"]))
+                matched = [a for a, _, _ in progress.get(leg, []) if a[1] <= 40]
+                after = matched[-1][0] if matched else None
+                progress.setdefault(leg, []).append(
+                    (along(routes[leg], state["position"], after), state["eta"], state["distance"]))
             if state["message"] == "transient":
                 saw_outage = True
             if leg == "ENROUTE_TO_DROPOFF" and not restarted and len(progress.get(leg, [])) >= 6:
