@@ -225,8 +225,13 @@ public final class RoadFan {
   }
 
   deinit {
-    engine.labels.giveBack(backward)
-    engine.labels.giveBack(sweep)
+    // Moved out first, so that the pool's reset works on arrays only it holds.
+    var backward = SearchLabels(count: 0)
+    var sweep = SearchLabels(count: 0)
+    swap(&backward, &self.backward)
+    swap(&sweep, &self.sweep)
+    engine.labels.giveBack(consume backward)
+    engine.labels.giveBack(consume sweep)
   }
 
   static func sharesTinyComponent(_ source: RoadAnchor, _ target: RoadAnchor) -> Bool {

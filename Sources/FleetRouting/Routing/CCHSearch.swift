@@ -46,10 +46,11 @@ final class SearchLabelPool: Sendable {
   /// Labels for a caller that holds them beyond one call; `giveBack` returns them.
   func take() -> SearchLabels { free.withLock { $0.popLast() } ?? SearchLabels(count: nodeCount) }
 
-  func giveBack(_ labels: SearchLabels) {
-    var labels = labels
+  /// Consumes them: a caller still holding them would make the reset copy graph-sized arrays.
+  func giveBack(_ labels: consuming SearchLabels) {
     labels.reset()
-    free.withLock { $0.append(labels) }
+    let reset = consume labels
+    free.withLock { $0.append(reset) }
   }
 
   func with<T>(_ body: (inout SearchLabels, inout SearchLabels) -> T) -> T {
