@@ -5,7 +5,9 @@
 #      (`fleet simulate`, commute profile at 08:00, hotspots from the extract) in its own
 #      process: reports, bookings, waits, dispatch rounds (p50/p99 from fleetd's histogram), the
 #      waiting queue, each process's CPU and memory, SearchVehicles at SEARCHES/s against that
-#      fleet in the last minutes, and how long fleetd takes to stop after SIGTERM.
+#      fleet in the last minutes, riders' apps following their rides over WatchTrip (WATCHERS
+#      streams per ride, 2 by default: push latency from a driver's report to the app holding it),
+#      and how long fleetd takes to stop after SIGTERM.
 #   2. Headroom: the same at 1.5× (reports every 3.3 s, 1.5× the requests and searches), so
 #      that the machine's speed of the day cancels out in the ratio of the p99s.
 #   3. Dispatch quality on the same city: batched, greedy and pooled (the rides SHARED) on the
@@ -76,7 +78,7 @@ run() {
   local seconds=$((MINUTES * 60))
   "$BIN/fleet" simulate --grpc-port 50181 --provider city --key "$WORK/server.json" --graph "$WORK/city.graph" \
     --osm "$OSM" --vehicles "$VEHICLES" --interval "$interval" --riders-per-minute "$rate" --duration "$seconds" \
-    --print-every 60 --fleetd-pid $PID --summary "$WORK/summary-$label.json" >"$WORK/simulate-$label.out" &
+    --watchers-per-ride "${WATCHERS:-2}" --print-every 60 --fleetd-pid $PID --summary "$WORK/summary-$label.json" >"$WORK/simulate-$label.out" &
   local SIM=$!
   # The first minute warms up (every vehicle going online); rounds are measured after it.
   sleep 60
@@ -107,14 +109,14 @@ s = json.load(open(sys.argv[1]))
 label, vehicles, interval, rate, searches, r50, r99, rounds, waiting, rss, stop, eta99 = sys.argv[2:]
 print(f"| {label} | {vehicles} every {interval} s | {s['reportsPerSecond']:.0f} | {s['reportP50Milliseconds']:.1f} / {s['reportP99Milliseconds']:.1f} | "
       f"{rate} ({s['ridesRequested']} asked, {s['ridesBooked']} booked) | {s['bookingP99Milliseconds']:.0f} | {r50} / {r99} ({rounds}) | {float(waiting):.0f} | "
-      f"{s['meanWaitSeconds']:.0f} / {s['p90WaitSeconds']:.0f} | {searches}/s: {eta99} | {s['fleetdCores']:.2f} ({s['fleetdCores'] / 2 * 100:.0f} %) | {s['simulatorCores']:.2f} | {rss} | {stop} |")
+      f"{s['meanWaitSeconds']:.0f} / {s['p90WaitSeconds']:.0f} | {searches}/s: {eta99} | {s['pushP99Milliseconds']:.1f} ({s['watchersPeak']}) | {s['fleetdCores']:.2f} ({s['fleetdCores'] / 2 * 100:.0f} %) | {s['simulatorCores']:.2f} | {rss} | {stop} |")
 EOF
 }
 
 echo "fleetd $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nproc) cores, $(basename "$OSM"), SQLite (WAL, synchronous=FULL), $MINUTES min per load"
 echo
-echo "| load | vehicles reporting | reports/s | report p50 / p99 ms | rides a minute | booking p99 ms | dispatch round p50 / p99 ms (rounds) | waiting at the end | wait mean / p90 s | SearchVehicles PICKUP_POINT_ETA p99 ms | fleetd cores (of 2) | generator cores | fleetd peak MB | stop s |"
-echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| load | vehicles reporting | reports/s | report p50 / p99 ms | rides a minute | booking p99 ms | dispatch round p50 / p99 ms (rounds) | waiting at the end | wait mean / p90 s | SearchVehicles PICKUP_POINT_ETA p99 ms | WatchTrip push p99 ms (most watching) | fleetd cores (of 2) | generator cores | fleetd peak MB | stop s |"
+echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 run 1 "1×"
 run 1.5 "1.5×"
 for label in "1×" "1.5×"; do

@@ -19,8 +19,10 @@ struct SimulateCommand: AsyncParsableCommand {
       statuses, wait at pickups. Riders book through the booking API at the times of a demand
       model (Poisson, --riders-per-minute at the --profile's busiest hour, from the extract's
       stations, shops, hospitals and named places and from its streets) or of a --replay CSV file
-      (time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers). Every --print-every seconds
-      a line gives reports, rides and waits, this process's CPU and memory, and fleetd's when
+      (time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers). With --watchers-per-ride,
+      riders' apps follow each booked ride over WatchTrip until it ends, timing each pushed
+      location from the driver's report. Every --print-every seconds a line gives reports, rides
+      and waits (and watchers and push latency), this process's CPU and memory, and fleetd's when
       --fleetd-pid names its process. Ctrl-C (or --duration) ends it with a summary.
       """)
 
@@ -45,6 +47,10 @@ struct SimulateCommand: AsyncParsableCommand {
       "Replay these requests instead of the model: CSV time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers.")
   var replay: String?
   @Option(help: "Share of riders booking a SHARED ride, 0-1.") var sharedFraction = 0.0
+  @Option(
+    help:
+      "WatchTrip streams following each booked ride until it ends (0-10): the rider's app and those it is shared with.")
+  var watchersPerRide = 0
   @Option(help: "Stop after this many seconds (default: at Ctrl-C).") var duration: Double?
   @Option(help: "Seconds between the printed lines.") var printEvery = 10.0
   @Option(help: "fleetd's process ID, to print its CPU and memory beside the simulator's.") var fleetdPid: Int32?
@@ -59,6 +65,9 @@ struct SimulateCommand: AsyncParsableCommand {
       throw ValidationError("--riders-per-minute must be between 0 and 60000")
     }
     guard (0...1).contains(sharedFraction) else { throw ValidationError("--shared-fraction must be between 0 and 1") }
+    guard (0...10).contains(watchersPerRide) else {
+      throw ValidationError("--watchers-per-ride must be between 0 and 10")
+    }
     guard startOfDay != nil else { throw ValidationError("--clock must be HH:MM (00:00-23:59), got '\(clock)'") }
     if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
     guard printEvery >= 1 else { throw ValidationError("--print-every must be at least 1 second") }
@@ -121,6 +130,7 @@ struct SimulateCommand: AsyncParsableCommand {
       provider: provider, prefix: "\(vehicle)-ride-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))")
     riders.sharedFraction = sharedFraction
     var configuration = CitySimulation.Configuration(fleet: fleet, riders: riders)
+    configuration.watchers.perRide = watchersPerRide
     configuration.printEvery = .milliseconds(Int64(printEvery * 1000))
     configuration.fleetdPID = fleetdPid
     configuration.seed = seed
@@ -185,6 +195,16 @@ struct SimulateCommand: AsyncParsableCommand {
       s.emptyShare * 100, s.simulatorCores, s.simulatorResidentMegabytes)
     if let cores = s.fleetdCores, let megabytes = s.fleetdResidentMegabytes {
       text += String(format: "; fleetd %.2f cores, %.0f MB", cores, megabytes)
+    }
+    if s.watchersOpened > 0 {
+      text += String(
+        format: "\n  watchers: %d opened, at most %d at once; push p50 %.1f ms, p99 %.1f ms", s.watchersOpened,
+        s.watchersPeak, s.pushP50Milliseconds, s.pushP99Milliseconds)
+      if !s.watchFailures.isEmpty {
+        text +=
+          "; failed: "
+          + s.watchFailures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+      }
     }
     if !s.refusals.isEmpty {
       text +=

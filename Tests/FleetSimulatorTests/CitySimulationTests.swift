@@ -174,7 +174,8 @@ struct LatencyHistogramTests {
 
 /// `fleet simulate`'s engine against a real fleetd with its dispatcher on Monaco: drivers on the
 /// report stream and riders replayed through the booking API; every ride is picked up and
-/// completed, by a driver that learnt of it from its reports' answers alone.
+/// completed, by a driver that learnt of it from its reports' answers alone; riders' apps follow
+/// each ride over WatchTrip until it ends, receiving the drivers' reports.
 @Suite("City simulation end to end")
 struct CitySimulationEndToEndTests {
   @Test(.timeLimit(.minutes(5))) func replayedRidesAreAllDrivenToTheirEnd() async throws {
@@ -196,6 +197,8 @@ struct CitySimulationEndToEndTests {
       var configuration = CitySimulation.Configuration(
         fleet: fleet, riders: SimulatedRiders.Configuration(provider: "acme", prefix: "replayed"))
       configuration.printEvery = .seconds(1)
+      configuration.watchers.perRide = 2
+      configuration.watchers.streamsPerConnection = 3  // eight streams: a third connection is opened
       let lines = Lines()
       let simulation = try CitySimulation(
         configuration: configuration, routing: routing, places: places,
@@ -207,7 +210,8 @@ struct CitySimulationEndToEndTests {
           try await eventually("every replayed ride completed", timeout: .seconds(180)) {
             var done = 0
             for n in 1...4 where (try? await fleetd.trip("replayed-\(n)").tripStatus) == .complete { done += 1 }
-            return done == 4
+            // A finished trip's last state ends its watchers' streams.
+            return done == 4 && simulation.stats.watching.load(ordering: .relaxed) == 0
           }
           return nil
         }
@@ -227,6 +231,10 @@ struct CitySimulationEndToEndTests {
       #expect(figures.reportsFailed == 0)
       #expect(figures.kilometresDriven > 1)
       #expect(figures.meanWaitSeconds > 0)
+      #expect(figures.watchersOpened == 8)
+      #expect(figures.watchFailures.isEmpty, "\(figures.watchFailures)")
+      #expect(figures.pushP99Milliseconds > 0, "no watcher received a driver's report")
+      #expect(lines.all.contains { $0.contains("watching") && $0.contains("push p50") }, "\(lines.all)")
       #expect(lines.all.contains { $0.contains("6 vehicles ready") })
       #expect(lines.all.contains { $0.contains("reports") && $0.contains("simulator") }, "\(lines.all)")
       // Each vehicle is online at its last report's position, and no ride waits.

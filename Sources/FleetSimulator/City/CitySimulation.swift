@@ -14,6 +14,7 @@ public struct CitySimulation: Sendable {
   public struct Configuration: Sendable {
     public var fleet: SimulatedFleet.Configuration
     public var riders: SimulatedRiders.Configuration
+    public var watchers = SimulatedWatchers.Configuration()
     public var printEvery: Duration = .seconds(10)
     /// fleetd's process, to report its CPU and memory beside the simulation's.
     public var fleetdPID: Int32?
@@ -41,6 +42,12 @@ public struct CitySimulation: Sendable {
     public var ridesRefused = 0
     public var refusals: [String: Int] = [:]
     public var bookingP99Milliseconds = 0.0
+    public var watchersOpened = 0
+    /// The most WatchTrip streams open at once.
+    public var watchersPeak = 0
+    public var pushP50Milliseconds = 0.0
+    public var pushP99Milliseconds = 0.0
+    public var watchFailures: [String: Int] = [:]
     public var ridesAssigned = 0
     public var ridesPickedUp = 0
     public var ridesCompleted = 0
@@ -77,21 +84,15 @@ public struct CitySimulation: Sendable {
   /// Runs until cancelled (a replay's riders end on their own; the drivers drive on), and
   /// returns the summary.
   public func run(endpoint: FleetEndpoint) async throws -> Summary {
-    let clients = try (0..<max(1, configuration.connections)).map { _ in
-      GRPCClient(
-        transport: try HTTP2ClientTransport.Posix(
-          target: .dns(host: endpoint.host, port: endpoint.port),
-          transportSecurity: endpoint.usesTLS ? .tls : .plaintext,
-          config: .defaults {
-            $0.backoff = .init(initial: .milliseconds(250), max: .seconds(5), multiplier: 1.6, jitter: 0.2)
-          }))
-    }
+    let clients = try (0..<max(1, configuration.connections)).map { _ in try Self.connect(to: endpoint) }
     let requested = RequestTimes()
     let fleet = SimulatedFleet(
       configuration: configuration.fleet, routing: routing, places: places, tokens: tokens, stats: stats,
       requested: requested)
+    let watchers = SimulatedWatchers(
+      configuration: configuration.watchers, provider: configuration.riders.provider, tokens: tokens, stats: stats)
     let riders = SimulatedRiders(
-      configuration: configuration.riders, tokens: tokens, stats: stats, requested: requested)
+      configuration: configuration.riders, tokens: tokens, stats: stats, requested: requested, watchers: watchers)
     let started = ContinuousClock.now
     let usage = UsageMeter(fleetdPID: configuration.fleetdPID)
     return await withTaskGroup(of: Summary?.self) { group in
@@ -108,6 +109,11 @@ public struct CitySimulation: Sendable {
             print("\(configuration.fleet.vehicles) vehicles ready")
             try await withThrowingTaskGroup(of: Void.self) { simulation in
               simulation.addTask { try await fleet.run(clients: clients, starts: starts) }
+              simulation.addTask {
+                try await watchers.run { try Self.connect(to: endpoint) }
+                // Watching ends only with the simulation.
+                try await Task.sleep(for: .seconds(86_400 * 365))
+              }
               simulation.addTask {
                 try await riders.run(demand: demand, client: clients[clients.count - 1], seed: configuration.seed)
                 // A replay has ended: the drivers finish the rides it booked.
@@ -139,6 +145,17 @@ public struct CitySimulation: Sendable {
     }
   }
 
+  /// A client of fleetd's gRPC endpoint, reconnecting within seconds when fleetd restarts.
+  static func connect(to endpoint: FleetEndpoint) throws -> GRPCClient<HTTP2ClientTransport.Posix> {
+    GRPCClient(
+      transport: try HTTP2ClientTransport.Posix(
+        target: .dns(host: endpoint.host, port: endpoint.port),
+        transportSecurity: endpoint.usesTLS ? .tls : .plaintext,
+        config: .defaults {
+          $0.backoff = .init(initial: .milliseconds(250), max: .seconds(5), multiplier: 1.6, jitter: 0.2)
+        }))
+  }
+
   /// One period's line: the fleet, reports, rides, and each process's cost.
   func line(usage: UsageMeter, since started: ContinuousClock.Instant) -> String {
     let (period, total) = stats.takePeriod()
@@ -153,6 +170,11 @@ public struct CitySimulation: Sendable {
       format: " | rides %.0f/min: booked %d, refused %d, assigned %d, picked up %d, completed %d; wait mean %.0f s",
       Double(period.ridesRequested) * 60 / seconds, period.ridesBooked, period.ridesRefused, period.ridesAssigned,
       period.ridesPickedUp, period.ridesCompleted, total.pickupWait.mean)
+    if configuration.watchers.perRide > 0 {
+      text += String(
+        format: " | watching %d, push p50 %.1f ms, p99 %.1f ms", stats.watching.load(ordering: .relaxed),
+        period.pushLatency.percentile(0.5) * 1000, period.pushLatency.percentile(0.99) * 1000)
+    }
     text += String(format: " | simulator %.2f cores, %.0f MB", cost.simulatorCores, cost.simulatorMegabytes)
     if let cores = cost.fleetdCores, let megabytes = cost.fleetdMegabytes {
       text += String(format: " | fleetd %.2f cores, %.0f MB", cores, megabytes)
@@ -177,6 +199,11 @@ public struct CitySimulation: Sendable {
     summary.ridesRefused = total.ridesRefused
     summary.refusals = total.refusals
     summary.bookingP99Milliseconds = total.bookingLatency.percentile(0.99) * 1000
+    summary.watchersOpened = total.watchersOpened
+    summary.watchersPeak = stats.watchingPeak.load(ordering: .relaxed)
+    summary.pushP50Milliseconds = total.pushLatency.percentile(0.5) * 1000
+    summary.pushP99Milliseconds = total.pushLatency.percentile(0.99) * 1000
+    summary.watchFailures = total.watchFailures
     summary.ridesAssigned = total.ridesAssigned
     summary.ridesPickedUp = total.ridesPickedUp
     summary.ridesCompleted = total.ridesCompleted

@@ -28,14 +28,18 @@ public struct SimulatedRiders: Sendable {
   let tokens: ServiceAccountTokenProvider
   let stats: SimulationStats
   let requested: RequestTimes
+  /// Told of each ride booked: the riders' apps that follow it.
+  let watchers: SimulatedWatchers?
 
   public init(
-    configuration: Configuration, tokens: ServiceAccountTokenProvider, stats: SimulationStats, requested: RequestTimes
+    configuration: Configuration, tokens: ServiceAccountTokenProvider, stats: SimulationStats, requested: RequestTimes,
+    watchers: SimulatedWatchers? = nil
   ) {
     self.configuration = configuration
     self.tokens = tokens
     self.stats = stats
     self.requested = requested
+    self.watchers = watchers
   }
 
   /// Books every request of `demand` at its time; returns when a replay has none left.
@@ -91,6 +95,7 @@ public struct SimulatedRiders: Sendable {
         $0.ridesBooked += 1
         $0.bookingLatency.record(took)
       }
+      watchers?.watch(ride: id)
     } catch {
       _ = requested.take(id)
       let code = (error as? RPCError).map { "\($0.code)" } ?? "\(type(of: error))"

@@ -67,6 +67,11 @@ public final class SimulationStats: Sendable {
     public var metresEmpty = 0.0
     /// Why bookings were refused, by gRPC code.
     public var refusals: [String: Int] = [:]
+    public var watchersOpened = 0
+    /// A driver's report to a rider's app holding it (`SimulatedWatchers`).
+    public var pushLatency = LatencyHistogram()
+    /// Why watch streams failed, by gRPC code.
+    public var watchFailures: [String: Int] = [:]
 
     mutating func merge(_ other: Figures) {
       reportsSent += other.reportsSent
@@ -84,6 +89,9 @@ public final class SimulationStats: Sendable {
       metresDriven += other.metresDriven
       metresEmpty += other.metresEmpty
       refusals.merge(other.refusals, uniquingKeysWith: +)
+      watchersOpened += other.watchersOpened
+      pushLatency.merge(other.pushLatency)
+      watchFailures.merge(other.watchFailures, uniquingKeysWith: +)
     }
   }
 
@@ -95,6 +103,16 @@ public final class SimulationStats: Sendable {
   }
 
   let state = Mutex(State())
+  /// Watch streams open now, and the most open at once.
+  let watching = Atomic<Int>(0)
+  let watchingPeak = Atomic<Int>(0)
+
+  func watcherOpened() {
+    let open = watching.add(1, ordering: .relaxed).newValue
+    _ = watchingPeak.max(open, ordering: .relaxed)
+  }
+
+  func watcherClosed() { watching.subtract(1, ordering: .relaxed) }
   public init() {}
 
   public func update(_ change: (inout Figures) -> Void) {
