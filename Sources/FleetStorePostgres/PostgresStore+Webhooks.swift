@@ -60,7 +60,7 @@ extension PostgresStore {
       {
         guard any else { return 0 }
       }
-      return try await Self.transaction(client, logger: logger) { connection in
+      return try await Self.bookkeeping(client, logger: logger) { connection in
         let endpoints = try await Self.endpoints(connection.query(Self.endpointsQuery, logger: logger))
         // Locked rows are another instance's fan-out (between two leases): skipped, not waited for.
         let rows = try await connection.query(
@@ -142,38 +142,38 @@ extension PostgresStore {
   public func recordWebhookDelivery(_ delivery: WebhookDelivery, outcome: WebhookOutcome) async throws {
     try await bounded("a webhook outcome") { [self] in
       let (endpointID, eventID) = (delivery.endpoint.id, delivery.event.id)
-      switch outcome {
-      case .delivered(let status, let at):
-        // An endpoint that answered is reachable again: its deliveries that failed for want of an
-        // answer (refused, unreachable, timed out) are due now, so that a recovered endpoint gets
-        // its backlog at once rather than over the next hour. One it answered with an error keeps
-        // its backoff.
-        try await client.query(
-          """
-          WITH delivered AS (
-            UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1,
-              last_status = \(Int64(status)), last_error = NULL, finished_time = \(at.timeIntervalSince1970)
-            WHERE endpoint_id = \(endpointID) AND event_id = \(eventID))
-          UPDATE webhook_deliveries SET next_attempt = \(at.timeIntervalSince1970)
-          WHERE endpoint_id = \(endpointID) AND event_id <> \(eventID) AND state = 'pending' AND attempts > 0 AND last_status IS NULL
-            AND next_attempt > \(at.timeIntervalSince1970)
-          """, logger: logger)
-      case .retry(let next, let status, let error):
-        try await client.query(
-          """
-          UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt = \(next.timeIntervalSince1970),
-            last_status = \(status.map(Int64.init)), last_error = \(error)
-          WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
-          """, logger: logger)
-      case .failed(let status, let error, let at):
-        try await client.query(
-          """
-          UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, last_status = \(status.map(Int64.init)),
-            last_error = \(error), finished_time = \(at.timeIntervalSince1970)
-          WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
-          """, logger: logger)
-      case .gone(let at):
-        try await Self.transaction(client, logger: logger) { connection in
+      try await Self.bookkeeping(client, logger: logger) { connection in
+        switch outcome {
+        case .delivered(let status, let at):
+          // An endpoint that answered is reachable again: its deliveries that failed for want of an
+          // answer (refused, unreachable, timed out) are due now, so that a recovered endpoint gets
+          // its backlog at once rather than over the next hour. One it answered with an error keeps
+          // its backoff.
+          try await connection.query(
+            """
+            WITH delivered AS (
+              UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1,
+                last_status = \(Int64(status)), last_error = NULL, finished_time = \(at.timeIntervalSince1970)
+              WHERE endpoint_id = \(endpointID) AND event_id = \(eventID))
+            UPDATE webhook_deliveries SET next_attempt = \(at.timeIntervalSince1970)
+            WHERE endpoint_id = \(endpointID) AND event_id <> \(eventID) AND state = 'pending' AND attempts > 0 AND last_status IS NULL
+              AND next_attempt > \(at.timeIntervalSince1970)
+            """, logger: logger)
+        case .retry(let next, let status, let error):
+          try await connection.query(
+            """
+            UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt = \(next.timeIntervalSince1970),
+              last_status = \(status.map(Int64.init)), last_error = \(error)
+            WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
+            """, logger: logger)
+        case .failed(let status, let error, let at):
+          try await connection.query(
+            """
+            UPDATE webhook_deliveries SET state = 'failed', attempts = attempts + 1, last_status = \(status.map(Int64.init)),
+              last_error = \(error), finished_time = \(at.timeIntervalSince1970)
+            WHERE endpoint_id = \(endpointID) AND event_id = \(eventID)
+            """, logger: logger)
+        case .gone(let at):
           try await connection.query(
             """
             UPDATE webhook_endpoints SET disabled_time = \(at.timeIntervalSince1970), disabled_reason = '410 Gone'
@@ -229,6 +229,21 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
+  /// A transaction of the webhook worker's own bookkeeping (an event fanned out to deliveries, a
+  /// delivery's outcome), committed without waiting for the WAL to reach the disk: a crash of the
+  /// server can lose only the last few, and then an event is fanned out again (ON CONFLICT DO
+  /// NOTHING) or a delivery is sent again under its webhook-id, which at-least-once allows; the
+  /// events themselves were committed with the changes that made them. So a busy disk's flushes
+  /// do not hold up the worker, and the deliveries queued behind it.
+  static func bookkeeping<T>(
+    _ client: PostgresClient, logger: Logger, _ body: (PostgresConnection) async throws -> T
+  ) async throws -> T {
+    try await transaction(client, logger: logger) { connection in
+      try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
+      return try await body(connection)
+    }
+  }
+
   /// The webhook worker's calls are bounded: the pool waits for a server that is down rather than
   /// fail, and a worker stuck in such a wait would hold its lease and its instance's shutdown.
   @discardableResult func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T)
