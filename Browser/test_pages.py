@@ -626,6 +626,7 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                 return float(line.split()[1]) if line else 0.0
             # The ride booked above, picked up by its simulated driver: at least one wait measured.
             where = {}
+            asked = time.monotonic()
 
             def picked_up():
                 trip = demo.call("GET", f"/v1/providers/demo/trips/{ride}")
@@ -636,6 +637,15 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                     car = demo.call("GET", f"/v1/providers/demo/vehicles/{trip['vehicleId']}")
                     where["vehicle"] = (car.get("vehicleState"), car.get("lastLocation", {}).get("updateTime"),
                                         [(w.get("tripId"), w.get("waypointType")) for w in car.get("waypoints", [])])
+                    # Whether the car moves, and how far it still is from the pickup: its track.
+                    at = car.get("lastLocation", {}).get("location", {})
+                    pickup = booked.get("pickupPoint", {}).get("point", {})
+                    if at:
+                        track = where.setdefault("track (s, metres to the pickup)", [])
+                        track.append((round(time.monotonic() - asked), round(metres(
+                            (at.get("latitude", 0), at.get("longitude", 0)),
+                            (pickup.get("latitude", 0), pickup.get("longitude", 0))))))
+                        del track[:-12]
                 return trip.get("tripStatus") in ("ENROUTE_TO_DROPOFF", "COMPLETE")
             try:
                 wait_for("the booked ride picked up", picked_up, 240, 1)
