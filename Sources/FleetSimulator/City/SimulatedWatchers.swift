@@ -84,7 +84,6 @@ public struct SimulatedWatchers: Sendable {
 
   /// One watcher: from its trip's first state until the trip ends (or the simulation does).
   func follow(_ ride: String, over client: GRPCClient<HTTP2ClientTransport.Posix>) async {
-    stats.update { $0.watchersOpened += 1 }
     stats.watcherOpened()
     defer { stats.watcherClosed() }
     var request = Fleetkit_V1_WatchTripRequest()

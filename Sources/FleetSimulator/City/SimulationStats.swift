@@ -108,11 +108,13 @@ public final class SimulationStats: Sendable {
   let watchingPeak = Atomic<Int>(0)
 
   func watcherOpened() {
+    update { $0.watchersOpened += 1 }
     let open = watching.add(1, ordering: .relaxed).newValue
     _ = watchingPeak.max(open, ordering: .relaxed)
   }
 
   func watcherClosed() { watching.subtract(1, ordering: .relaxed) }
+
   public init() {}
 
   public func update(_ change: (inout Figures) -> Void) {
