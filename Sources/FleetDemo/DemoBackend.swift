@@ -120,14 +120,12 @@ struct DemoBackend: Sendable {
 /// Where the demo's cars start and its riders want to go: junctions of two-way roads that are
 /// not service roads, picked at random (a car's start from its number, the same every run).
 struct DemoPlaces: Sendable {
-  let points: [LatLng]
+  let city: CityPlaces
+  var points: [LatLng] { city.points }
 
-  init(network: RoadNetwork) { points = CityPlaces(network: network).points }
+  init(network: RoadNetwork) { city = CityPlaces(network: network) }
 
-  func start(for index: Int) -> LatLng {
-    // A fixed stride through the list spreads the cars over the whole city.
-    points[(index * 7919) % points.count]
-  }
+  func start(for index: Int) -> LatLng { city.start(for: index) }
 
   /// A pickup and a drop-off between 600 m and 3 km apart (in a straight line) where the
   /// city allows it.
