@@ -111,7 +111,9 @@ public final class RideStatusUpdater: Sendable {
     _ = session?.end()
   }
 
-  /// One ride: polls on a timer, listens for pushes, and acts on each in turn.
+  /// One ride: polls on a timer, listens for pushes, and acts on each answer in the order it
+  /// came. A poll runs beside the loop rather than inside it, so a push is never held behind a
+  /// slow poll, and a push that came before a poll's failure is not counted after it.
   func send(_ session: RideStatusSession) async {
     var delivery = RideStatusDelivery(
       rideIdentifier: session.rideIdentifier, maximumConsecutiveFailures: configuration.maximumConsecutiveFailures)
@@ -130,11 +132,12 @@ public final class RideStatusUpdater: Sendable {
         let action: RideStatusDelivery.Action
         switch trigger {
         case .poll:
-          session.pollTaken()
-          switch await poll(session.rideIdentifier) {
-          case .success(let status): action = delivery.received(status)
-          case .failure(let error): action = delivery.failed(String(describing: error))
-          }
+          group.addTask { session.polled(await self.poll(session.rideIdentifier)) }
+          continue
+        case .polled(.success(let status)):
+          action = delivery.received(status)
+        case .polled(.failure(let error)):
+          action = delivery.failed(String(describing: error))
         case .pushed(let status):
           action = delivery.received(status)
         }
@@ -178,9 +181,10 @@ public final class RideStatusUpdater: Sendable {
   }
 }
 
-/// What wakes a session: the timer, or a status the source pushed.
+/// What wakes a session: the timer, a poll's answer, or a status the source pushed.
 enum RideStatusTrigger: Sendable {
   case poll
+  case polled(Result<RideStatus, any Error>)
   case pushed(RideStatus)
 }
 
@@ -188,8 +192,8 @@ enum RideStatusTrigger: Sendable {
 final class RideStatusSession: Sendable {
   struct State {
     var receiver: (any RideStatusReceiver)?
-    /// A poll is queued and not yet taken: the timer does not queue another.
-    var pollQueued = false
+    /// A poll is queued or under way: the timer does not start another.
+    var polling = false
   }
 
   let rideIdentifier: String
@@ -207,14 +211,18 @@ final class RideStatusSession: Sendable {
   var isActive: Bool { state.withLock { $0.receiver != nil } }
 
   func requestPoll() {
-    let queue = state.withLock { state in
-      defer { state.pollQueued = true }
-      return !state.pollQueued
+    let start = state.withLock { state in
+      defer { state.polling = true }
+      return !state.polling
     }
-    if queue { wake.yield(.poll) }
+    if start { wake.yield(.poll) }
   }
 
-  func pollTaken() { state.withLock { $0.pollQueued = false } }
+  /// A poll's answer, queued behind whatever came before it; the timer may start the next.
+  func polled(_ result: Result<RideStatus, any Error>) {
+    wake.yield(.polled(result))
+    state.withLock { $0.polling = false }
+  }
 
   func push(_ status: RideStatus) { wake.yield(.pushed(status)) }
 

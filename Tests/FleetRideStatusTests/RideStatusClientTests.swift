@@ -108,8 +108,9 @@ struct SignedTripTokens: AuthorizationTokenProvider {
     try await fleetd.start()
     try await fleetd.createTrip("t1", vehicle: nil, pickup: pickupPoint, dropoff: dropoffPoint)
     // Every answer (polled or pushed) and failure is kept: while fleetd shuts down, a poll may
-    // still be answered, or fail and then a push arrive, so how many polls fail before the stop
-    // is counted, not assumed. The deadline is long enough that an answer is never late.
+    // still be answered, or a push arrive, so how many polls fail before the stop is counted,
+    // not assumed. The updater handles them in the order they came, which is the order kept.
+    // The deadline is long enough that an answer is never late.
     let polls = PollRecordingSource(source(fleetd, signer: try await fleetd.signer(role: .consumer)))
     let updater = RideStatusUpdater(
       source: polls, configuration: configuration(interval: .milliseconds(500), deadline: .seconds(5), failures: 3))
@@ -208,7 +209,7 @@ final class PollRecordingSource: RideStatusSource {
   }
 
   let wrapped: any RideStatusSource
-  /// In the order they came, which is not always the order the updater handled them in.
+  /// In the order they came.
   let outcomes = Mutex<[Outcome]>([])
 
   init(_ wrapped: any RideStatusSource) { self.wrapped = wrapped }

@@ -17,7 +17,8 @@ import Testing
   let dropoff = LatLng(latitude: 43.7360, longitude: 7.4230)
 
   func get(_ fleetd: Fleetd, _ trip: String, token: String, query: String = "") async throws -> (Int, Data) {
-    var request = URLRequest(url: URL(string: "\(fleetd.httpURL)/fleetkit/v1/providers/acme/trips/\(trip):rideStatus\(query)")!)
+    var request = URLRequest(
+      url: URL(string: "\(fleetd.httpURL)/fleetkit/v1/providers/acme/trips/\(trip):rideStatus\(query)")!)
     request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
     let (data, response) = try await URLSession.shared.data(for: request)
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)

@@ -255,6 +255,34 @@ func running(_ updater: RideStatusUpdater, _ body: () async throws -> Void) asyn
     }
   }
 
+  @Test func aPushWhileAPollHangsIsSentAtOnceAndCountsBeforeThePollsFailure() async throws {
+    // The first poll hangs until its deadline; the next ones fail.
+    let source = ScriptedSource(.failure("down"), after: [.hang])
+    let updater = RideStatusUpdater(
+      source: source,
+      configuration: configuration(interval: .milliseconds(10), deadline: .seconds(2), failures: 2))
+    let receiver = RecordingReceiver()
+    try await running(updater) {
+      try updater.startSendingUpdates(rideIdentifier: "ride-1", observer: receiver)
+      try await eventually("the source watched and polled") { source.isWatched && source.polls.count == 1 }
+      source.push(rideStatus(.confirmed))
+      // Sent while the poll still hangs: a push does not wait behind it.
+      try await eventually("the pushed status") { receiver.phases == [.confirmed] }
+      #expect(source.polls.count == 1)
+      #expect(receiver.stopReasons.isEmpty)
+      // The push came before the hung poll's failure, so that failure is the first in a row,
+      // the next poll's the second: the stop, with the pushed status repeated each time.
+      try await eventually("the stop") { !receiver.stopReasons.isEmpty }
+      guard case .sourceFailing(2, let error) = receiver.stopReasons.first else {
+        Issue.record("stopped for \(receiver.stopReasons)")
+        return
+      }
+      #expect(error.contains("down"))
+      #expect(source.polls.count == 2)
+      #expect(receiver.phases == [.confirmed, .confirmed, .confirmed])
+    }
+  }
+
   @Test func anInvalidStatusIsNeverSent() async throws {
     var unknown = rideStatus(.ongoing)
     unknown.phase = .unknown
