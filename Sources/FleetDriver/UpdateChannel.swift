@@ -20,7 +20,13 @@ public final class UpdateChannel: Sendable {
     /// The token the open stream was last given.
     var token: String?
     var nextSequence: UInt64 = 1
-    var waiting: [UInt64: CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>] = [:]
+    var waiting: [UInt64: Waiter] = [:]
+  }
+
+  /// A report sent or queued, waiting for its answer until `deadline`.
+  struct Waiter {
+    let continuation: CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>
+    let deadline: ContinuousClock.Instant
   }
 
   /// Reports in one message at most: what is queued when the writer is free goes together.
@@ -56,11 +62,43 @@ public final class UpdateChannel: Sendable {
     return try await vehicles.updateVehicle(request, metadata: ["authorization": "Bearer \(token)"], options: options)
   }
 
-  /// Keeps the stream open while updates are sent, reopening it after a failure; until cancelled.
-  /// Reports queued while the writer is busy go out together in one message: one vehicle's app
-  /// sends one at a time, a gateway or a load generator relaying many vehicles sends batches,
-  /// which cost fleetd about half as much per report (docs/benchmarks.md, issue 22).
+  /// Keeps the stream open while updates are sent, reopening it after a failure, and fails the
+  /// reports not answered in time; until cancelled. Reports queued while the writer is busy go
+  /// out together in one message: one vehicle's app sends one at a time, a gateway or a load
+  /// generator relaying many vehicles sends batches, which cost fleetd about half as much per
+  /// report (docs/benchmarks.md, issue 22).
   public func run() async {
+    await withDiscardingTaskGroup { group in
+      group.addTask { await self.expireLateReports() }
+      await stream()
+      group.cancelAll()
+    }
+  }
+
+  /// Every tenth of the timeout (10 ms to 1 s), fails the reports past their deadline: one timer
+  /// for the channel rather than one per report, which a gateway relaying thousands of vehicles
+  /// would pay for in wake-ups.
+  func expireLateReports() async {
+    let period = min(max(timeout / 10, .milliseconds(10)), .seconds(1))
+    while !Task.isCancelled {
+      try? await Task.sleep(for: period)
+      let now = ContinuousClock.now
+      let late = state.withLock { s in
+        let late = s.waiting.filter { $0.value.deadline <= now }
+        guard !late.isEmpty else { return late }
+        for sequence in late.keys { s.waiting[sequence] = nil }
+        s.queue.removeAll { late[$0.report.sequence] != nil }
+        return late
+      }
+      for waiter in late.values {
+        waiter.continuation.resume(
+          throwing: RPCError(code: .deadlineExceeded, message: "fleetd did not answer the report within \(timeout)"))
+      }
+    }
+  }
+
+  /// Opens the stream when a report is queued and writes the queue to it; reopens it after it ends.
+  func stream() async {
     while !Task.isCancelled {
       await opening.wait()
       guard state.withLock({ $0.streamOpen }) else { continue }
@@ -106,7 +144,8 @@ public final class UpdateChannel: Sendable {
     }
   }
 
-  /// One update as a report on the stream, answered within the call timeout.
+  /// One update as a report on the stream, answered within the call timeout (`run` fails it
+  /// when the deadline passes); given up on when the caller is cancelled.
   func streamed(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
     -> Maps_Fleetengine_V1_Vehicle
   {
@@ -120,37 +159,33 @@ public final class UpdateChannel: Sendable {
       $0.vehicle = request.vehicle
       $0.updateMask = request.updateMask
     }
-    return try await withThrowingTaskGroup(of: Maps_Fleetengine_V1_Vehicle?.self) { group in
-      group.addTask { try await self.answer(to: report, token: token) }
-      group.addTask {
-        try await Task.sleep(for: self.timeout)
-        return nil
-      }
-      defer { group.cancelAll() }
-      do {
-        if let vehicle = try await group.next() ?? nil { return vehicle }
-        abandon(sequence, RPCError(code: .deadlineExceeded, message: "no answer within \(timeout)"))
-        throw RPCError(code: .deadlineExceeded, message: "fleetd did not answer the report within \(timeout)")
-      } catch {
-        abandon(sequence, error)
-        throw error
-      }
+    let deadline = ContinuousClock.now + timeout
+    return try await withTaskCancellationHandler {
+      try await answer(to: report, token: token, deadline: deadline)
+    } onCancel: {
+      abandon(sequence, CancellationError())
     }
   }
 
   /// Queues a report, opening the stream if none is open, and waits for its answer.
-  func answer(to report: Fleetkit_V1_LocationReport, token: String) async throws -> Maps_Fleetengine_V1_Vehicle {
+  /// Cancelled before it is queued (the cancellation handler found nothing to abandon), it
+  /// fails at once.
+  func answer(to report: Fleetkit_V1_LocationReport, token: String, deadline: ContinuousClock.Instant) async throws
+    -> Maps_Fleetengine_V1_Vehicle
+  {
     try await withCheckedThrowingContinuation { continuation in
-      let opened = state.withLock { s -> Bool in
+      let opened = state.withLock { s -> Bool? in
+        guard !Task.isCancelled else { return nil }
         let opened = !s.streamOpen
         if opened {
           s.streamOpen = true
           s.token = nil
         }
-        s.waiting[report.sequence] = continuation
+        s.waiting[report.sequence] = Waiter(continuation: continuation, deadline: deadline)
         s.queue.append((report, token))
         return opened
       }
+      guard let opened else { return continuation.resume(throwing: CancellationError()) }
       if opened { opening.signal() }
       queued.signal()
     }
@@ -162,24 +197,26 @@ public final class UpdateChannel: Sendable {
         []
     state.withLock { s in
       for ack in answer.acknowledged {
-        if let waiter = s.waiting.removeValue(forKey: ack.sequence) { ready.append((waiter, .success(ack.vehicle))) }
+        if let waiter = s.waiting.removeValue(forKey: ack.sequence) {
+          ready.append((waiter.continuation, .success(ack.vehicle)))
+        }
       }
       for error in answer.errors {
         guard let waiter = s.waiting.removeValue(forKey: error.sequence) else { continue }
         let code = Status.Code(rawValue: Int(error.code)).flatMap { RPCError.Code($0) } ?? .unknown
-        ready.append((waiter, .failure(RPCError(code: code, message: error.message))))
+        ready.append((waiter.continuation, .failure(RPCError(code: code, message: error.message))))
       }
     }
     for (waiter, result) in ready { waiter.resume(with: result) }
   }
 
-  /// A report given up on (timed out, cancelled): not sent if still queued (the reporter sends
+  /// A report given up on (its caller cancelled): not sent if still queued (the reporter sends
   /// its fix again), and a late answer is dropped.
   func abandon(_ sequence: UInt64, _ error: any Error) {
     state.withLock { s in
       if let queued = s.queue.firstIndex(where: { $0.report.sequence == sequence }) { s.queue.remove(at: queued) }
       return s.waiting.removeValue(forKey: sequence)
-    }?.resume(throwing: error)
+    }?.continuation.resume(throwing: error)
   }
 
   /// The stream ended: every report still waiting (queued or sent) fails with its error, and
@@ -194,6 +231,6 @@ public final class UpdateChannel: Sendable {
       }
       return s.waiting
     }
-    for waiter in waiting.values { waiter.resume(throwing: error) }
+    for waiter in waiting.values { waiter.continuation.resume(throwing: error) }
   }
 }

@@ -127,12 +127,56 @@ import Testing
       grpc.beginGracefulShutdown()
     }
   }
+
+  @Test func aReportNotAnsweredInTimeFailsItsLateAnswerIsDroppedAndACancelledOneFails() async throws {
+    let server = SlowReportStream(firstDelay: .seconds(1))
+    try await withGRPCServer(
+      transport: HTTP2ServerTransport.Posix(
+        address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+      services: [server]
+    ) { grpc in
+      let port = try #require(try await grpc.listeningAddress?.ipv4?.port)
+      try await withGRPCClient(
+        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
+      ) { client in
+        let channel = UpdateChannel(client: client, timeout: .milliseconds(300))
+        func update(_ vehicle: String) -> Maps_Fleetengine_V1_UpdateVehicleRequest {
+          var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+          request.name = "providers/acme/vehicles/\(vehicle)"
+          request.updateMask.paths = ["last_location"]
+          return request
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask { await channel.run() }
+          // Answered after a second: the channel gives up at its timeout.
+          let late = await #expect(throws: RPCError.self) { try await channel.send(update("v1"), token: "gateway") }
+          #expect(late?.code == .deadlineExceeded)
+          #expect(server.answered.load(ordering: .relaxed) == 0)
+          // A caller cancelled while its report waits fails with the cancellation.
+          let cancelled = Task { try await channel.send(update("v2"), token: "gateway") }
+          cancelled.cancel()
+          await #expect(throws: CancellationError.self) { try await cancelled.value }
+          // The late answer arrives and is dropped; the stream goes on answering.
+          try await eventually("the late answer") { server.answered.load(ordering: .relaxed) >= 1 }
+          let vehicle = try await channel.send(update("v3"), token: "gateway")
+          #expect(vehicle.name == "providers/acme/vehicles/v3")
+          group.cancelAll()
+        }
+      }
+      grpc.beginGracefulShutdown()
+    }
+  }
 }
 
-/// A report stream that answers each report with its vehicle, 20 ms per message.
+/// A report stream that answers each report with its vehicle, 20 ms per message (the first
+/// after `firstDelay`).
 final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
   let sizes = Mutex<[Int]>([])
   let tokens = Mutex<[String]>([])
+  let answered = Atomic<Int>(0)
+  let firstDelay: Duration
+
+  init(firstDelay: Duration = .milliseconds(20)) { self.firstDelay = firstDelay }
 
   func reportLocations(
     request: RPCAsyncSequence<Fleetkit_V1_ReportLocationsRequest, any Error>,
@@ -141,7 +185,7 @@ final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
     for try await message in request {
       sizes.withLock { $0.append(message.reports.count) }
       if !message.authorization.isEmpty { tokens.withLock { $0.append(message.authorization) } }
-      try await Task.sleep(for: .milliseconds(20))
+      try await Task.sleep(for: answered.load(ordering: .relaxed) == 0 ? firstDelay : .milliseconds(20))
       var answer = Fleetkit_V1_ReportLocationsResponse()
       answer.acknowledged = message.reports.map { report in
         var acknowledgement = Fleetkit_V1_Acknowledgement()
@@ -151,6 +195,7 @@ final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
         return acknowledgement
       }
       try await response.write(answer)
+      answered.add(1, ordering: .relaxed)
     }
   }
 }
