@@ -256,7 +256,7 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "fleetd",
-      dependencies: ["FleetGeometry", 
+      dependencies: ["FleetSimulator", "FleetGeometry",
         "FleetServer", "FleetAuth", "FleetStorePostgres", "FleetCore", "FleetRouting", "FleetDispatch",
         "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

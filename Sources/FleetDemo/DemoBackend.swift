@@ -17,14 +17,15 @@ struct DemoBackend: Sendable {
   let keys: DemoKeys
   let tokens: ServiceAccountTokenProvider
 
-  static func vehicleID(_ index: Int) -> String { "car-\(index)" }
+  static let vehiclePrefix = "car"
+  static func vehicleID(_ index: Int) -> String { "\(vehiclePrefix)-\(index)" }
 
   func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"] }
 
   /// Vehicles car-1 … car-N where they do not exist yet, on roads spread over the city; every
   /// fourth is an XL car (six seats, attribute class=xl), the others class=standard; every
   /// fifth is a taxi.
-  func createVehicles(count: Int, places: DemoPlaces) async throws {
+  func createVehicles(count: Int, places: CityPlaces) async throws {
     let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
     for index in 1...count {
       var request = Maps_Fleetengine_V1_CreateVehicleRequest()
@@ -114,30 +115,5 @@ struct DemoBackend: Sendable {
       request.pageToken = page.nextPageToken
     } while !request.pageToken.isEmpty
     return count
-  }
-}
-
-/// Where the demo's cars start and its riders want to go: junctions of two-way roads that are
-/// not service roads, picked at random (a car's start from its number, the same every run).
-struct DemoPlaces: Sendable {
-  let city: CityPlaces
-  var points: [LatLng] { city.points }
-
-  init(network: RoadNetwork) { city = CityPlaces(network: network) }
-
-  func start(for index: Int) -> LatLng { city.start(for: index) }
-
-  /// A pickup and a drop-off between 600 m and 3 km apart (in a straight line) where the
-  /// city allows it.
-  func trip() -> (pickup: LatLng, dropoff: LatLng) {
-    let pickup = points.randomElement()!
-    var best = points.randomElement()!
-    for _ in 0..<50 {
-      let candidate = points.randomElement()!
-      let metres = pickup.distance(to: candidate)
-      if (600...3000).contains(metres) { return (pickup, candidate) }
-      if abs(metres - 1500) < abs(pickup.distance(to: best) - 1500) { best = candidate }
-    }
-    return (pickup, best)
   }
 }

@@ -26,6 +26,13 @@ public struct DemoCity: Sendable {
     public var speedup = 3.0
     /// The city's name, for the first line printed.
     public var cityName = "Monaco"
+    /// The extract, for the riders' hotspots (stations, shops, hospitals, named places).
+    public var osmPath: String?
+    /// Real time between a driver's location reports.
+    public var reportInterval: Duration = .seconds(2)
+    /// Demand over the day, and the simulated time of day at the start (seconds after midnight).
+    public var profile = DemandProfile.flat
+    public var startOfDay = 8.0 * 3600
 
     public init(server: ServerConfiguration) { self.server = server }
   }
@@ -47,7 +54,9 @@ public struct DemoCity: Sendable {
     let daemon = try await FleetDaemon.build(configuration: server, logger: logger)
     let keys = try await DemoKeys.load(
       directory: server.dataDirectory, provider: configuration.provider, store: daemon.store)
-    let places = DemoPlaces(network: routing.network)
+    let places =
+      try configuration.osmPath.map { try CityPlaces.load(network: routing.network, osmPath: $0) }
+      ?? CityPlaces(network: routing.network)
     let (host, dataDirectory) = (server.host, server.dataDirectory)
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await daemon.run() }
@@ -65,7 +74,7 @@ public struct DemoCity: Sendable {
   /// Once fleetd listens: the vehicles, the links, then drivers, riders and progress until cancelled.
   func simulate(
     daemon: FleetDaemon, host: String, dataDirectory: String, routing: RoutingEngine, keys: DemoKeys,
-    places: DemoPlaces
+    places: CityPlaces
   ) async throws {
     let grpcPort = try await daemon.grpcPort()
     let httpPort = await daemon.restPort()
@@ -90,29 +99,22 @@ public struct DemoCity: Sendable {
           Fleet page:  \(web)/fleet#token=\(try keys.server.token(lifetime: 3600))&key=\(keys.places)
         Tokens in these links last an hour. Ctrl-C stops the demo.
         """)
-      for index in 1...configuration.vehicles {
-        let driver = try SimulatedDriver(
-          configuration: driverConfiguration(endpoint: endpoint, vehicle: DemoBackend.vehicleID(index)),
-          key: keys.serverKey, routing: routing
-        ) { _ in }
-        group.addTask {
-          // A driver whose app fails gets up again: a car left online with nobody driving it
-          // would be given rides it never serves.
-          while !Task.isCancelled {
-            do {
-              try await driver.run()
-              return
-            } catch {
-              guard !Task.isCancelled else { return }
-              print("vehicle \(driver.configuration.vehicleID): the driver stopped (\(error)); starting again")
-              try? await Task.sleep(for: .seconds(2))
-            }
-          }
-        }
-      }
+      // The drivers: `fleet simulate`'s, on the report stream, following their waypoints.
+      var drivers = SimulatedFleet.Configuration(provider: configuration.provider, vehicles: configuration.vehicles)
+      drivers.prefix = DemoBackend.vehiclePrefix
+      drivers.reportInterval = configuration.reportInterval
+      drivers.speedup = configuration.speedup
+      let fleet = SimulatedFleet(
+        configuration: drivers, routing: routing, places: places, tokens: backend.tokens, stats: SimulationStats(),
+        requested: RequestTimes())
+      let starts = try await fleet.prepareVehicles(client: client)
+      group.addTask { try await fleet.run(clients: [client], starts: starts) }
+      let demand = PoissonDemand(
+        perMinute: configuration.ridersPerMinute, profile: configuration.profile, startOfDay: configuration.startOfDay,
+        speedup: configuration.speedup, places: places, seed: UInt64.random(in: 0...UInt64.max))
       group.addTask {
         try await RiderStream(
-          backend: backend, places: places, perMinute: configuration.ridersPerMinute,
+          backend: backend, demand: .poisson(demand),
           priced: configuration.server.fleet.tariffs.providers[configuration.provider] != nil
         ).run()
       }
@@ -121,14 +123,6 @@ public struct DemoCity: Sendable {
       }
       try await group.waitForAll()
     }
-  }
-
-  func driverConfiguration(endpoint: FleetEndpoint, vehicle: String) -> SimulatedDriver.Configuration {
-    var driver = SimulatedDriver.Configuration(
-      endpoint: endpoint, providerID: configuration.provider, vehicleID: vehicle)
-    driver.speedup = configuration.speedup
-    driver.interval = .seconds(2)
-    return driver
   }
 
   static func loopback(_ host: String) -> String {

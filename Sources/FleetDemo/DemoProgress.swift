@@ -22,13 +22,17 @@ struct DemoProgress: Sendable {
   func run() async throws {
     var last = Counts()
     var shared: String?
+    var pause = Duration.seconds(3)
     while true {
-      try await Task.sleep(for: .seconds(3))
+      try await Task.sleep(for: pause)
       let rides: [Fleetkit_V1_Ride]
       let online: Int
+      let started = ContinuousClock.now
       do {
         rides = try await backend.rides()
         online = try await backend.onlineVehicles()
+        // A big city's lists take a while: reading them takes at most a twentieth of the time.
+        pause = max(.seconds(3), (ContinuousClock.now - started) * 20)
       } catch is CancellationError {
         return
       } catch {

@@ -1,15 +1,15 @@
 import FleetProto
+import FleetSimulator
 import Foundation
 import Synchronization
 
-/// Riders booking rides at random places, `perMinute` a minute on average (a Poisson stream:
-/// exponential gaps), as real requests arrive. Where fleetd prices rides (`priced`), each asks
-/// for quotes first and books one of them, and `aheadShare` of them book for later (10 to 45
-/// minutes ahead).
+/// Riders booking rides at the times and places of the demand model (Poisson arrivals over the
+/// day's profile, from the city's streets and hotspots): the same model `fleet simulate` runs.
+/// Where fleetd prices rides (`priced`), each asks for quotes first and books one of them, and
+/// `aheadShare` of them book for later (10 to 45 minutes ahead).
 struct RiderStream: Sendable {
   let backend: DemoBackend
-  let places: DemoPlaces
-  let perMinute: Double
+  let demand: Demand
   let priced: Bool
   var aheadShare = 0.2
 
@@ -17,22 +17,20 @@ struct RiderStream: Sendable {
   var concurrency = 128
 
   func run() async throws {
-    guard perMinute > 0 else { return }
+    var demand = demand
     let clock = ContinuousClock()
-    var next = clock.now
+    let start = clock.now
     let inFlight = InFlight()
     try await withThrowingDiscardingTaskGroup { group in
-      while true {
-        // Arrivals on their own schedule: a slow booking does not hold back the next rider.
-        let gap = -log(Double.random(in: Double.ulpOfOne..<1)) * 60 / perMinute
-        next = next.advanced(by: .milliseconds(Int64(min(gap, 3600) * 1000)))
-        try await clock.sleep(until: next)
+      // Arrivals on their own schedule: a slow booking does not hold back the next rider.
+      while let request = demand.next() {
+        try await clock.sleep(until: start + .milliseconds(Int64(request.time * 1000)))
         while inFlight.count.load(ordering: .relaxed) >= concurrency { try await clock.sleep(for: .milliseconds(10)) }
         inFlight.count.add(1, ordering: .relaxed)
         group.addTask {
           defer { inFlight.count.subtract(1, ordering: .relaxed) }
           do {
-            try await book()
+            try await book(request)
           } catch is CancellationError {
             throw CancellationError()
           } catch {
@@ -44,9 +42,8 @@ struct RiderStream: Sendable {
     }
   }
 
-  func book() async throws {
-    let trip = places.trip()
-    let passengers = Int32.random(in: 1...3)
+  func book(_ trip: RideRequest) async throws {
+    let passengers = Int32(trip.passengers)
     guard priced else {
       _ = try await backend.bookRide(from: trip.pickup, to: trip.dropoff, passengers: passengers)
       return

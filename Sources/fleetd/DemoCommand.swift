@@ -1,6 +1,7 @@
 import ArgumentParser
 import FleetDemo
 import FleetServer
+import FleetSimulator
 import Foundation
 import Logging
 
@@ -24,14 +25,33 @@ struct DemoCommand: AsyncParsableCommand {
   @OptionGroup var rideService: RideServiceOptions
   @Option(help: "OpenStreetMap extract (.osm.pbf) of another city (default: the bundled Monaco).")
   var osm: String?
-  @Option(help: "Simulated drivers.") var vehicles = 30
-  @Option(help: "Riders booking a ride, per minute on average.") var ridersPerMinute = 8.0
-  @Option(help: "Simulated seconds per real second for the drivers.") var speedup = 3.0
+  @Option(help: "Simulated drivers (up to \(Self.maximumVehicles)).") var vehicles = 30
+  @Option(
+    help:
+      "Seconds between a driver's location updates, 1-60 (default: 2 up to 1,000 vehicles, for smooth pages; 5 above, as drivers' apps report)."
+  )
+  var interval: Double?
+  @Option(help: "Riders booking a ride, per minute (real time) at the profile's busiest hour.")
+  var ridersPerMinute = 8.0
+  @Option(help: "Demand over the day: flat, commute, or 24 comma-separated hourly numbers.") var profile = "flat"
+  @Option(help: "Simulated time of day at the start, HH:MM (the profile's hour).") var clock = "08:00"
+  @Option(help: "Simulated seconds per real second: for driving, stops and the demand's clock.") var speedup = 3.0
   @Option(help: "fleetd's log level (trace … critical); the demo's own progress prints regardless.")
   var logLevel = "warning"
 
   func validate() throws {
-    guard (1...1000).contains(vehicles) else { throw ValidationError("--vehicles must be between 1 and 1000") }
+    guard (1...Self.maximumVehicles).contains(vehicles) else {
+      throw ValidationError("--vehicles must be between 1 and \(Self.maximumVehicles)")
+    }
+    if let interval, !(1...60).contains(interval) {
+      throw ValidationError("--interval must be between 1 and 60 seconds")
+    }
+    guard startOfDay != nil else { throw ValidationError("--clock must be HH:MM (00:00-23:59), got '\(clock)'") }
+    do {
+      _ = try DemandProfile.named(profile)
+    } catch {
+      throw ValidationError("--profile: \(error.message)")
+    }
     guard ridersPerMinute >= 0, ridersPerMinute <= 6000 else {
       throw ValidationError("--riders-per-minute must be between 0 and 6000")
     }
@@ -69,12 +89,22 @@ struct DemoCommand: AsyncParsableCommand {
     configuration.vehicles = vehicles
     configuration.ridersPerMinute = ridersPerMinute
     configuration.speedup = speedup
+    configuration.reportInterval = .milliseconds(Int64((interval ?? (vehicles <= 1000 ? 2 : 5)) * 1000))
+    configuration.profile = try DemandProfile.named(profile)
+    configuration.startOfDay = startOfDay ?? 0
+    configuration.osmPath = extract
     configuration.cityName =
       osm.map { URL(fileURLWithPath: $0).lastPathComponent.replacingOccurrences(of: ".osm.pbf", with: "") } ?? "Monaco"
     try await DemoCity(configuration: configuration) { line in
       FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }.run(logger: logger)
   }
+
+  /// The most simulated drivers the demo runs: measured on a 2-core machine (docs/benchmarks.md).
+  static let maximumVehicles = 10_000
+
+  /// `--clock` as seconds after midnight.
+  var startOfDay: Double? { DemandProfile.secondOfDay(clock) }
 
   /// A file the repository ships (`data/…`): in the working directory's repository, or in the
   /// one fleetd was built from.

@@ -346,11 +346,13 @@ struct VehicleDriver: Sendable {
     request.name = "providers/\(configuration.provider)/trips/\(trip)"
     request.trip.tripStatus = Maps_Fleetengine_V1_TripStatus(rawValue: status.rawValue) ?? .unknownTripStatus
     request.updateMask.paths = ["trip_status"]
+    var options = CallOptions.defaults
+    options.timeout = configuration.callTimeout
     do {
       if status == .enrouteToIntermediateDestination || status == .arrivedAtIntermediateDestination {
         var get = Maps_Fleetengine_V1_GetTripRequest()
         get.name = request.name
-        let current = try await trips.getTrip(get, metadata: try metadata())
+        let current = try await trips.getTrip(get, metadata: try metadata(), options: options)
         if let index = TripProgression.intermediateIndex(
           at: 0, in: current, remaining: state.waypoints.filter { $0.tripID == trip })
         {
@@ -358,8 +360,6 @@ struct VehicleDriver: Sendable {
           request.updateMask.paths.append("intermediate_destination_index")
         }
       }
-      var options = CallOptions.defaults
-      options.timeout = configuration.callTimeout
       _ = try await trips.updateTrip(request, metadata: try metadata(), options: options)
       state.statuses[trip] = status
       return true
