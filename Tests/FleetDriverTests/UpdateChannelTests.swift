@@ -129,7 +129,8 @@ import Testing
   }
 
   @Test func aReportNotAnsweredInTimeFailsItsLateAnswerIsDroppedAndACancelledOneFails() async throws {
-    let server = SlowReportStream(firstDelay: .seconds(1))
+    // The deadline leaves room for a loaded machine; the slow answer comes well after it.
+    let server = SlowReportStream(slowDelay: .seconds(8))
     try await withGRPCServer(
       transport: HTTP2ServerTransport.Posix(
         address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
@@ -139,7 +140,7 @@ import Testing
       try await withGRPCClient(
         transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
       ) { client in
-        let channel = UpdateChannel(client: client, timeout: .milliseconds(300))
+        let channel = UpdateChannel(client: client, timeout: .seconds(3))
         func update(_ vehicle: String) -> Maps_Fleetengine_V1_UpdateVehicleRequest {
           var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
           request.name = "providers/acme/vehicles/\(vehicle)"
@@ -148,16 +149,22 @@ import Testing
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
           group.addTask { await channel.run() }
-          // Answered after a second: the channel gives up at its timeout.
-          let late = await #expect(throws: RPCError.self) { try await channel.send(update("v1"), token: "gateway") }
+          // The stream open and answering (a loaded machine may take a try or two), so that the
+          // next report is written at once.
+          try await eventually("the stream answering") {
+            (try? await channel.send(update("first"), token: "gateway")) != nil
+          }
+          let answeredBefore = server.answered.load(ordering: .relaxed)
+          // Answered after 8 s: the channel gives up at its 3 s deadline.
+          let late = await #expect(throws: RPCError.self) { try await channel.send(update("slow"), token: "gateway") }
           #expect(late?.code == .deadlineExceeded)
-          #expect(server.answered.load(ordering: .relaxed) == 0)
+          #expect(server.answered.load(ordering: .relaxed) == answeredBefore)
           // A caller cancelled while its report waits fails with the cancellation.
           let cancelled = Task { try await channel.send(update("v2"), token: "gateway") }
           cancelled.cancel()
           await #expect(throws: CancellationError.self) { try await cancelled.value }
           // The late answer arrives and is dropped; the stream goes on answering.
-          try await eventually("the late answer") { server.answered.load(ordering: .relaxed) >= 1 }
+          try await eventually("the late answer") { server.answered.load(ordering: .relaxed) > answeredBefore }
           let vehicle = try await channel.send(update("v3"), token: "gateway")
           #expect(vehicle.name == "providers/acme/vehicles/v3")
           group.cancelAll()
@@ -168,15 +175,15 @@ import Testing
   }
 }
 
-/// A report stream that answers each report with its vehicle, 20 ms per message (the first
-/// after `firstDelay`).
+/// A report stream that answers each report with its vehicle, 20 ms per message (`slowDelay`
+/// for a message with a report of vehicle `slow`).
 final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
   let sizes = Mutex<[Int]>([])
   let tokens = Mutex<[String]>([])
   let answered = Atomic<Int>(0)
-  let firstDelay: Duration
+  let slowDelay: Duration
 
-  init(firstDelay: Duration = .milliseconds(20)) { self.firstDelay = firstDelay }
+  init(slowDelay: Duration = .milliseconds(20)) { self.slowDelay = slowDelay }
 
   func reportLocations(
     request: RPCAsyncSequence<Fleetkit_V1_ReportLocationsRequest, any Error>,
@@ -185,7 +192,8 @@ final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
     for try await message in request {
       sizes.withLock { $0.append(message.reports.count) }
       if !message.authorization.isEmpty { tokens.withLock { $0.append(message.authorization) } }
-      try await Task.sleep(for: answered.load(ordering: .relaxed) == 0 ? firstDelay : .milliseconds(20))
+      let slow = message.reports.contains { $0.name.hasSuffix("/slow") }
+      try await Task.sleep(for: slow ? slowDelay : .milliseconds(20))
       var answer = Fleetkit_V1_ReportLocationsResponse()
       answer.acknowledged = message.reports.map { report in
         var acknowledgement = Fleetkit_V1_Acknowledgement()
