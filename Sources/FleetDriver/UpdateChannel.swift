@@ -46,7 +46,8 @@ public final class UpdateChannel: Sendable {
     self.timeout = timeout
   }
 
-  /// Sends one update and returns the vehicle as fleetd stored it.
+  /// Sends one update and returns the vehicle as fleetd stored it. `run()` must be running: it
+  /// writes the stream and fails the reports not answered within the timeout.
   public func send(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
     -> Maps_Fleetengine_V1_Vehicle
   {

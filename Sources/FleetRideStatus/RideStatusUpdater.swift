@@ -117,7 +117,8 @@ public final class RideStatusUpdater: Sendable {
   func send(_ session: RideStatusSession) async {
     var delivery = RideStatusDelivery(
       rideIdentifier: session.rideIdentifier, maximumConsecutiveFailures: configuration.maximumConsecutiveFailures)
-    await withTaskGroup(of: Void.self) { group in
+    // Discarding: a session polls for hours, and no poll's task is kept once it has answered.
+    await withDiscardingTaskGroup { group in
       group.addTask { [interval = configuration.interval] in
         while !Task.isCancelled {
           session.requestPoll()
