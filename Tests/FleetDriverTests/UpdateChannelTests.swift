@@ -79,99 +79,95 @@ import Testing
   }
 }
 
-/// Requests counted by fleetd's /metrics, by RPC (all codes and transports).
 /// A gateway relaying many vehicles over one channel: reports queued while the writer is busy
 /// go out together, each still answered alone with its own vehicle.
 @Suite struct UpdateChannelBatchingTests {
   @Test func reportsQueuedWhileTheWriterIsBusyShareAMessage() async throws {
     let server = SlowReportStream()
-    try await withGRPCServer(
-      transport: HTTP2ServerTransport.Posix(
-        address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
-      services: [server]
-    ) { grpc in
-      let port = try #require(try await grpc.listeningAddress?.ipv4?.port)
-      try await withGRPCClient(
-        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
-      ) { client in
-        let channel = UpdateChannel(client: client, timeout: .seconds(10))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-          group.addTask {
-            // The writer starts late, as one busy with earlier messages: the reports queue meanwhile.
-            try await Task.sleep(for: .milliseconds(300))
-            await channel.run()
-          }
-          let answered = try await withThrowingTaskGroup(of: (String, String).self) { sends in
-            for i in 0..<300 {
-              sends.addTask {
-                var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
-                request.name = "providers/acme/vehicles/v\(i)"
-                request.vehicle.lastLocation.location.latitude = Double(i) / 1000
-                request.updateMask.paths = ["last_location"]
-                let vehicle = try await channel.send(request, token: "gateway")
-                return (request.name, vehicle.name)
-              }
-            }
-            var pairs: [(String, String)] = []
-            for try await pair in sends { pairs.append(pair) }
-            return pairs
-          }
-          group.cancelAll()
-          #expect(answered.count == 300 && answered.allSatisfy { $0.0 == $0.1 }, "each report gets its own vehicle")
+    try await withLoopbackClient(serving: server) { client in
+      let channel = UpdateChannel(client: client, timeout: .seconds(10))
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          // The writer starts late, as one busy with earlier messages: the reports queue meanwhile.
+          try await Task.sleep(for: .milliseconds(300))
+          await channel.run()
         }
+        let answered = try await withThrowingTaskGroup(of: (String, String).self) { sends in
+          for i in 0..<300 {
+            sends.addTask {
+              var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+              request.name = "providers/acme/vehicles/v\(i)"
+              request.vehicle.lastLocation.location.latitude = Double(i) / 1000
+              request.updateMask.paths = ["last_location"]
+              let vehicle = try await channel.send(request, token: "gateway")
+              return (request.name, vehicle.name)
+            }
+          }
+          var pairs: [(String, String)] = []
+          for try await pair in sends { pairs.append(pair) }
+          return pairs
+        }
+        group.cancelAll()
+        #expect(answered.count == 300 && answered.allSatisfy { $0.0 == $0.1 }, "each report gets its own vehicle")
       }
-      let sizes = server.sizes.withLock { $0 }
-      #expect(sizes == [UpdateChannel.maximumBatch, 300 - UpdateChannel.maximumBatch], "\(sizes)")
-      // The token travels once, in the first message.
-      #expect(server.tokens.withLock { $0 } == ["gateway"])
-      grpc.beginGracefulShutdown()
     }
+    let sizes = server.sizes.withLock { $0 }
+    #expect(sizes == [UpdateChannel.maximumBatch, 300 - UpdateChannel.maximumBatch], "\(sizes)")
+    // The token travels once, in the first message.
+    #expect(server.tokens.withLock { $0 } == ["gateway"])
   }
 
   @Test func aReportNotAnsweredInTimeFailsItsLateAnswerIsDroppedAndACancelledOneFails() async throws {
     // The deadline leaves room for a loaded machine; the slow answer comes well after it.
     let server = SlowReportStream(slowDelay: .seconds(8))
-    try await withGRPCServer(
-      transport: HTTP2ServerTransport.Posix(
-        address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
-      services: [server]
-    ) { grpc in
-      let port = try #require(try await grpc.listeningAddress?.ipv4?.port)
-      try await withGRPCClient(
-        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
-      ) { client in
-        let channel = UpdateChannel(client: client, timeout: .seconds(3))
-        func update(_ vehicle: String) -> Maps_Fleetengine_V1_UpdateVehicleRequest {
-          var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
-          request.name = "providers/acme/vehicles/\(vehicle)"
-          request.updateMask.paths = ["last_location"]
-          return request
-        }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-          group.addTask { await channel.run() }
-          // The stream open and answering (a loaded machine may take a try or two), so that the
-          // next report is written at once.
-          try await eventually("the stream answering") {
-            (try? await channel.send(update("first"), token: "gateway")) != nil
-          }
-          let answeredBefore = server.answered.load(ordering: .relaxed)
-          // Answered after 8 s: the channel gives up at its 3 s deadline.
-          let late = await #expect(throws: RPCError.self) { try await channel.send(update("slow"), token: "gateway") }
-          #expect(late?.code == .deadlineExceeded)
-          #expect(server.answered.load(ordering: .relaxed) == answeredBefore)
-          // A caller cancelled while its report waits fails with the cancellation.
-          let cancelled = Task { try await channel.send(update("v2"), token: "gateway") }
-          cancelled.cancel()
-          await #expect(throws: CancellationError.self) { try await cancelled.value }
-          // The late answer arrives and is dropped; the stream goes on answering.
-          try await eventually("the late answer") { server.answered.load(ordering: .relaxed) > answeredBefore }
-          let vehicle = try await channel.send(update("v3"), token: "gateway")
-          #expect(vehicle.name == "providers/acme/vehicles/v3")
-          group.cancelAll()
-        }
+    try await withLoopbackClient(serving: server) { client in
+      let channel = UpdateChannel(client: client, timeout: .seconds(3))
+      func update(_ vehicle: String) -> Maps_Fleetengine_V1_UpdateVehicleRequest {
+        var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+        request.name = "providers/acme/vehicles/\(vehicle)"
+        request.updateMask.paths = ["last_location"]
+        return request
       }
-      grpc.beginGracefulShutdown()
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await channel.run() }
+        // The stream open and answering (a loaded machine may take a try or two), so that the
+        // next report is written at once.
+        try await eventually("the stream answering") {
+          (try? await channel.send(update("first"), token: "gateway")) != nil
+        }
+        let answeredBefore = server.answered.load(ordering: .relaxed)
+        // Answered after 8 s: the channel gives up at its 3 s deadline.
+        let late = await #expect(throws: RPCError.self) { try await channel.send(update("slow"), token: "gateway") }
+        #expect(late?.code == .deadlineExceeded)
+        #expect(server.answered.load(ordering: .relaxed) == answeredBefore)
+        // A caller cancelled while its report waits fails with the cancellation.
+        let cancelled = Task { try await channel.send(update("v2"), token: "gateway") }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        // The late answer arrives and is dropped; the stream goes on answering.
+        try await eventually("the late answer") { server.answered.load(ordering: .relaxed) > answeredBefore }
+        let vehicle = try await channel.send(update("v3"), token: "gateway")
+        #expect(vehicle.name == "providers/acme/vehicles/v3")
+        group.cancelAll()
+      }
     }
+  }
+}
+
+/// `service` served over HTTP/2 on loopback while `body` runs with a client connected to it.
+func withLoopbackClient(
+  serving service: some RegistrableRPCService,
+  _ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> Void
+) async throws {
+  try await withGRPCServer(
+    transport: HTTP2ServerTransport.Posix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+    services: [service]
+  ) { grpc in
+    let port = try #require(try await grpc.listeningAddress?.ipv4?.port)
+    try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
+    ) { client in try await body(client) }
+    grpc.beginGracefulShutdown()
   }
 }
 
@@ -208,6 +204,7 @@ final class SlowReportStream: Fleetkit_V1_VehicleUpdates.SimpleServiceProtocol {
   }
 }
 
+/// Requests counted by fleetd's /metrics, by RPC (all codes and transports).
 func requests(at url: URL) async throws -> [String: Int] {
   let (data, _) = try await URLSession.shared.data(from: url.appendingPathComponent("metrics"))
   var counts: [String: Int] = [:]
