@@ -119,11 +119,8 @@ struct SignedTripTokens: AuthorizationTokenProvider {
       try updater.startSendingUpdates(rideIdentifier: "t1", observer: receiver)
       try await eventually("received") { receiver.phases == [.received] }
       try await fleetd.stop()
-      try await eventually("the stop") { !receiver.stopReasons.isEmpty }
-      guard case .sourceFailing(3, _) = receiver.stopReasons.first else {
-        Issue.record("stopped for \(receiver.stopReasons)")
-        return
-      }
+      guard let stop = try await receiver.sourceFailure() else { return }
+      #expect(stop.count == 3)
       let outcomes = polls.outcomes.withLock { $0 }
       // Stopped at the third failure in a row, and not before.
       #expect(

@@ -86,6 +86,17 @@ final class RecordingReceiver: RideStatusReceiver {
   func rideStatusUpdatesStopped(_ reason: RideStatusUpdatesStopReason) {
     stops.withLock { $0.append(reason) }
   }
+
+  /// Waits for the updates to stop; the failures counted and the last error when the source
+  /// failed, else nil (recorded as an issue).
+  func sourceFailure() async throws -> (count: Int, lastError: String)? {
+    try await eventually("the stop") { !stopReasons.isEmpty }
+    guard case .sourceFailing(let count, let lastError) = stopReasons.first else {
+      Issue.record("stopped for \(stopReasons)")
+      return nil
+    }
+    return (count, lastError)
+  }
 }
 
 func configuration(interval: Duration = .seconds(3600), deadline: Duration = .seconds(5), failures: Int = 3)
@@ -243,13 +254,9 @@ func running(_ updater: RideStatusUpdater, _ body: () async throws -> Void) asyn
     let receiver = RecordingReceiver()
     try await running(updater) {
       try updater.startSendingUpdates(rideIdentifier: "ride-1", observer: receiver)
-      try await eventually("the stop") { !receiver.stopReasons.isEmpty }
-      guard case .sourceFailing(let failures, let error) = receiver.stopReasons.first else {
-        Issue.record("stopped for \(receiver.stopReasons)")
-        return
-      }
-      #expect(failures == 2)
-      #expect(error.contains("deadlineExceeded"))
+      guard let stop = try await receiver.sourceFailure() else { return }
+      #expect(stop.count == 2)
+      #expect(stop.lastError.contains("deadlineExceeded"))
       // Nothing valid was ever known, so nothing was sent.
       #expect(receiver.statuses.isEmpty)
     }
@@ -272,12 +279,9 @@ func running(_ updater: RideStatusUpdater, _ body: () async throws -> Void) asyn
       #expect(receiver.stopReasons.isEmpty)
       // The push came before the hung poll's failure, so that failure is the first in a row,
       // the next poll's the second: the stop, with the pushed status repeated each time.
-      try await eventually("the stop") { !receiver.stopReasons.isEmpty }
-      guard case .sourceFailing(2, let error) = receiver.stopReasons.first else {
-        Issue.record("stopped for \(receiver.stopReasons)")
-        return
-      }
-      #expect(error.contains("down"))
+      guard let stop = try await receiver.sourceFailure() else { return }
+      #expect(stop.count == 2)
+      #expect(stop.lastError.contains("down"))
       #expect(source.polls.count == 2)
       #expect(receiver.phases == [.confirmed, .confirmed, .confirmed])
     }
@@ -301,13 +305,10 @@ func running(_ updater: RideStatusUpdater, _ body: () async throws -> Void) asyn
       var noImage = rideStatus(.ongoing)
       noImage.vehicle?.mapAnnotationImageName = nil
       source.push(noImage)
-      try await eventually("the stop") { !receiver.stopReasons.isEmpty }
+      guard let stop = try await receiver.sourceFailure() else { return }
       #expect(receiver.statuses == Array(repeating: rideStatus(.confirmed), count: 5))
-      guard case .sourceFailing(4, let error) = receiver.stopReasons.first else {
-        Issue.record("stopped for \(receiver.stopReasons)")
-        return
-      }
-      #expect(error.contains("invalidVehicle"))
+      #expect(stop.count == 4)
+      #expect(stop.lastError.contains("invalidVehicle"))
     }
   }
 
