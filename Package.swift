@@ -123,7 +123,7 @@ let package = Package(
     // The dispatcher: batched (or greedy) assignment of booked rides to vehicles. The domain
     // never depends on it.
     .target(
-      name: "FleetDispatch", dependencies: ["FleetCore", .product(name: "Logging", package: "swift-log")],
+      name: "FleetDispatch", dependencies: ["FleetCore", "FleetGeometry", .product(name: "Logging", package: "swift-log")],
       swiftSettings: swiftSettings),
     // Live trip progress: road snapping, routes and ETAs per vehicle, learned traffic.
     .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetGeometry", "FleetRouting"], swiftSettings: swiftSettings),
@@ -217,6 +217,8 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -261,6 +263,8 @@ let package = Package(
         "FleetDemo",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import Foundation
 import Logging
 
@@ -127,17 +128,19 @@ public final class Dispatcher: Sendable {
   /// groups first (batched policy), then every ride left one to one by the policy.
   func match(_ rides: [PendingRide]) async throws(FleetError) -> ([DispatchRound.Assigned], Int) {
     let rules = configuration.rules
-    let shared =
-      rides.contains { Fleet.isPoolable($0.ride) } ? fleet.sharedDispatchOptions(for: rides, rules: rules) : []
-    // The rest one to one: each ride's vehicles by SearchVehicles' rules, pickup ETAs in one query.
-    let others = rides.indices.filter { !Fleet.isPoolable(rides[$0].ride) }
-    var oneToOne = [[DispatchOption]](repeating: [], count: rides.count)
-    for (r, options) in zip(others, fleet.dispatchOptions(for: others.map { rides[$0] }, rules: rules)) {
-      oneToOne[r] = options
-    }
-    let plan = Pooling.plan(
-      rides: rides.count, shared: shared, oneToOne: oneToOne, policy: configuration.policy)
     let fleet = self.fleet
+    let policy = configuration.policy
+    let plan = await onDedicatedThread(named: "dispatch round") {
+      let shared =
+        rides.contains { Fleet.isPoolable($0.ride) } ? fleet.sharedDispatchOptions(for: rides, rules: rules) : []
+      // The rest one to one: each ride's vehicles by SearchVehicles' rules, pickup ETAs in one query.
+      let others = rides.indices.filter { !Fleet.isPoolable(rides[$0].ride) }
+      var oneToOne = [[DispatchOption]](repeating: [], count: rides.count)
+      for (r, options) in zip(others, fleet.dispatchOptions(for: others.map { rides[$0] }, rules: rules)) {
+        oneToOne[r] = options
+      }
+      return Pooling.plan(rides: rides.count, shared: shared, oneToOne: oneToOne, policy: policy)
+    }
     // Assigned concurrently: each is a durable write, and concurrent writes share a commit.
     let outcomes = await withTaskGroup(of: Result<[DispatchRound.Assigned], FleetError>.self) { group in
       for choice in plan {
@@ -191,7 +194,11 @@ public final class Dispatcher: Sendable {
     let saving = settings.minimumSaving.seconds
     let rides = fleet.reassignableRides(minimumSeconds: saving, maximumAssignments: settings.maximumChanges)
     guard !rides.isEmpty else { return [] }
-    let options = fleet.dispatchOptions(for: rides.map(\.pending), rules: configuration.rules)
+    let fleet = self.fleet
+    let rules = configuration.rules
+    let options = await onDedicatedThread(named: "dispatch round") {
+      fleet.dispatchOptions(for: rides.map(\.pending), rules: rules)
+    }
     var moves: [(ride: AssignedRide, option: DispatchOption, saving: Double)] = []
     for (ride, list) in zip(rides, options) {
       for option in list where option.vehicleID != ride.vehicleID && option.plannedStops.isEmpty {
@@ -215,7 +222,7 @@ public final class Dispatcher: Sendable {
       do throws(FleetError) {
         guard try await fleet.reassign(move.ride, to: move.option) else { continue }
         done.append(.init(ride: ride.name, vehicleID: move.option.vehicleID, pickupSeconds: move.option.pickupSeconds))
-      } catch where error.code != .unavailable {
+      } catch  where error.code != .unavailable {
         logger.warning("reassignment refused: \(error.message)")
       }
     }

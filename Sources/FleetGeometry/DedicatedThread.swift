@@ -1,16 +1,24 @@
 import Foundation
 
-/// Runs `work` on a thread of its own and returns its result. For seconds of synchronous CPU
-/// (building a road graph's hierarchy, a geocoding index): Swift's concurrency runs on a few
-/// shared threads, and holding one that long starves every other task in the process — servers
-/// stop answering, timers stop firing.
-public func onDedicatedThread<T: Sendable>(
-  named name: String, stackSize: Int = 16 << 20, _ work: @escaping @Sendable () throws -> T
-) async throws -> T {
-  try await withCheckedThrowingContinuation { continuation in
-    let thread = Thread { continuation.resume(with: Result { try work() }) }
+/// Runs `work` on a thread of its own and returns its result. For synchronous CPU that takes
+/// from tens of milliseconds (a dispatch round's matching) to seconds (building a road graph's
+/// hierarchy, a geocoding index): Swift's concurrency runs on a few shared threads — in fleetd
+/// the same threads that serve the connections — and holding one that long stalls every other
+/// task on it: answers wait, timers stop firing.
+public func onDedicatedThread<T: Sendable, Failure: Error>(
+  named name: String, stackSize: Int = 16 << 20, _ work: @escaping @Sendable () throws(Failure) -> T
+) async throws(Failure) -> T {
+  let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
+    let thread = Thread {
+      do throws(Failure) {
+        continuation.resume(returning: .success(try work()))
+      } catch {
+        continuation.resume(returning: .failure(error))
+      }
+    }
     thread.name = name
     thread.stackSize = stackSize
     thread.start()
   }
+  return try result.get()
 }

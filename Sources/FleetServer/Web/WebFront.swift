@@ -65,8 +65,7 @@ struct WebFront: Sendable {
     else {
       return Self.text(.notFound, "tiles are /tiles/{z}/{x}/{y}.svg with whole numbers\n")
     }
-    let data = try? await onDedicatedThread(named: "tile") { tiles.tile(z: z, x: x, y: y) }
-    guard let data = data ?? nil else {
+    guard let data = await onDedicatedThread(named: "tile", { tiles.tile(z: z, x: x, y: y) }) else {
       return Self.text(.notFound, "no tile \(z)/\(x)/\(y): zoom is 0-\(TileRenderer.maximumZoom), x and y 0-2^zoom-1\n")
     }
     return Self.response(data, type: "image/svg+xml", cache: "public, max-age=86400")
