@@ -130,6 +130,8 @@ public final class Dispatcher: Sendable {
     let rules = configuration.rules
     let fleet = self.fleet
     let policy = configuration.policy
+    // The matching's CPU (up to a second at a metro's size) on a thread of its own: on one of
+    // the concurrency's shared threads, every request and report there would queue behind it.
     let plan = await onDedicatedThread(named: "dispatch round") {
       let shared =
         rides.contains { Fleet.isPoolable($0.ride) } ? fleet.sharedDispatchOptions(for: rides, rules: rules) : []
@@ -222,7 +224,7 @@ public final class Dispatcher: Sendable {
       do throws(FleetError) {
         guard try await fleet.reassign(move.ride, to: move.option) else { continue }
         done.append(.init(ride: ride.name, vehicleID: move.option.vehicleID, pickupSeconds: move.option.pickupSeconds))
-      } catch  where error.code != .unavailable {
+      } catch where error.code != .unavailable {
         logger.warning("reassignment refused: \(error.message)")
       }
     }

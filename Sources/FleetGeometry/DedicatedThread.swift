@@ -1,10 +1,10 @@
 import Foundation
 
 /// Runs `work` on a thread of its own and returns its result. For synchronous CPU that takes
-/// from tens of milliseconds (a dispatch round's matching) to seconds (building a road graph's
-/// hierarchy, a geocoding index): Swift's concurrency runs on a few shared threads — in fleetd
-/// the same threads that serve the connections — and holding one that long stalls every other
-/// task on it: answers wait, timers stop firing.
+/// from a tenth of a second (a dispatch round's matching) to seconds (building a road graph's
+/// hierarchy, a geocoding index): Swift's concurrency runs on as many shared threads as there are
+/// cores, and holding one that long leaves every other task in the process the rest — answers
+/// queue, timers fire late.
 public func onDedicatedThread<T: Sendable, Failure: Error>(
   named name: String, stackSize: Int = 16 << 20, _ work: @escaping @Sendable () throws(Failure) -> T
 ) async throws(Failure) -> T {
