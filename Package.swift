@@ -123,7 +123,8 @@ let package = Package(
     // The dispatcher: batched (or greedy) assignment of booked rides to vehicles. The domain
     // never depends on it.
     .target(
-      name: "FleetDispatch", dependencies: ["FleetCore", "FleetGeometry", .product(name: "Logging", package: "swift-log")],
+      name: "FleetDispatch",
+      dependencies: ["FleetCore", "FleetGeometry", .product(name: "Logging", package: "swift-log")],
       swiftSettings: swiftSettings),
     // Live trip progress: road snapping, routes and ETAs per vehicle, learned traffic.
     .target(name: "FleetProgress", dependencies: ["FleetCore", "FleetGeometry", "FleetRouting"], swiftSettings: swiftSettings),
