@@ -10,13 +10,15 @@ public func onDedicatedThread<T: Sendable, Failure: Error>(
 ) async throws(Failure) -> T {
   let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
     let thread = Thread {
+      // Named from inside: on Linux a thread starts with its creator's name, and a name set
+      // before the start does not reach the system (perf, top and debuggers show this one).
+      Thread.current.name = name
       do throws(Failure) {
         continuation.resume(returning: .success(try work()))
       } catch {
         continuation.resume(returning: .failure(error))
       }
     }
-    thread.name = name
     thread.stackSize = stackSize
     thread.start()
   }
