@@ -652,7 +652,17 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                             (pickup.get("latitude", 0), pickup.get("longitude", 0))))))
                         del track[:-12]
                 return trip.get("tripStatus") in ("ENROUTE_TO_DROPOFF", "COMPLETE")
+
+            def bound_for_the_pickup():
+                # A car may get the ride back to back, finishing another rider's drop-off first
+                # (seen: it drove 3 km away from this pickup to that drop-off): bound for this
+                # pickup means no stop of another ride before it.
+                if picked_up():
+                    return True
+                stops = where.get("vehicle", (None, None, []))[2]
+                return bool(stops) and stops[0] == (ride, "PICKUP_WAYPOINT_TYPE")
             try:
+                wait_for("the booked car bound for the pickup", bound_for_the_pickup, 240, 1)
                 wait_for("the booked ride picked up", picked_up, 240, 1)
             except AssertionError as error:
                 # Where the ride stood, and what the demo said last.
