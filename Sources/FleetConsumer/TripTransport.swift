@@ -32,6 +32,8 @@ extension TripTransport {
       var request = Fleetkit_V1_WatchTripRequest()
       request.name = name
       request.view = .journeySharingV1S
+      // The paths encoded only (fewer bytes to send and decode); TripInfo reads them.
+      request.routeFormatType = .encodedPolylineType
       var options = CallOptions.defaults
       options.timeout = streamLifetime
       try await updates.watchTrip(request, metadata: ["authorization": "Bearer \(token)"], options: options) {

@@ -42,6 +42,10 @@ public nonisolated struct Fleetkit_V1_WatchTripRequest: Sendable {
 
   public var view: Maps_Fleetengine_V1_TripView = .unspecified
 
+  /// GetTrip's: ENCODED_POLYLINE_TYPE sends the paths (the route and each remaining waypoint's)
+  /// only encoded, not also as lists of points (a point takes about 20 bytes in a list, 4-6 encoded).
+  public var routeFormatType: Maps_Fleetengine_V1_PolylineFormatType = .unknownFormatType
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -55,7 +59,7 @@ fileprivate nonisolated let _protobuf_package = "fleetkit.v1"
 
 nonisolated extension Fleetkit_V1_WatchTripRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WatchTripRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}name\0\u{1}view\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}name\0\u{1}view\0\u{3}route_format_type\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -66,6 +70,7 @@ nonisolated extension Fleetkit_V1_WatchTripRequest: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.view) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.routeFormatType) }()
       default: break
       }
     }
@@ -85,6 +90,9 @@ nonisolated extension Fleetkit_V1_WatchTripRequest: SwiftProtobuf.Message, Swift
     if self.view != .unspecified {
       try visitor.visitSingularEnumField(value: self.view, fieldNumber: 3)
     }
+    if self.routeFormatType != .unknownFormatType {
+      try visitor.visitSingularEnumField(value: self.routeFormatType, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -92,6 +100,7 @@ nonisolated extension Fleetkit_V1_WatchTripRequest: SwiftProtobuf.Message, Swift
     if lhs._header != rhs._header {return false}
     if lhs.name != rhs.name {return false}
     if lhs.view != rhs.view {return false}
+    if lhs.routeFormatType != rhs.routeFormatType {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

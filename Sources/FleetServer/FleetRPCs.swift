@@ -58,17 +58,18 @@ struct FleetRPCs: Sendable {
       currentRouteSegmentTraffic: r.hasCurrentRouteSegmentTrafficVersion
         ? Date(r.currentRouteSegmentTrafficVersion) : nil,
       remainingWaypointsRoute: r.hasRemainingWaypointsRouteVersion ? Date(r.remainingWaypointsRouteVersion) : nil)
-    var trip = Maps_Fleetengine_V1_Trip(try fleet.getTrip(caller: caller, name: name, view: view, versions: versions))
-    // ENCODED_POLYLINE_TYPE: the route only as current_route_segment, not also as points.
-    if format == .encodedPolyline { trip.route = [] }
-    return trip
+    // ENCODED_POLYLINE_TYPE: the paths only encoded (current_route_segment and each waypoint's
+    // encoded_path_to_waypoint), not also as points.
+    return Maps_Fleetengine_V1_Trip(
+      try fleet.getTrip(caller: caller, name: name, view: view, versions: versions), format: format)
   }
 
   /// fleetkit.v1.TripUpdates/WatchTrip: the trip now and after every change.
-  func watchTrip(_ r: Fleetkit_V1_WatchTripRequest, _ caller: Caller) throws(FleetError) -> TripWatch {
+  func watchTrip(_ r: Fleetkit_V1_WatchTripRequest, _ caller: Caller) throws(FleetError) -> WireTripWatch {
     let name = try ResourceName(parsing: r.name, kind: .trips)
     let view: TripView = try domainEnum(r.view, "view")
-    return try fleet.watchTrip(caller: caller, name: name, view: view)
+    let format: PolylineFormat = try domainEnum(r.routeFormatType, "route_format_type")
+    return WireTripWatch(watch: try fleet.watchTrip(caller: caller, name: name, view: view), format: format)
   }
 
   func updateTrip(_ r: Maps_Fleetengine_V1_UpdateTripRequest, _ caller: Caller) async throws(FleetError)
@@ -102,7 +103,7 @@ struct FleetRPCs: Sendable {
     query.minimumStaleness = r.hasMinimumStaleness ? Duration(r.minimumStaleness) : nil
     let (trips, next) = try fleet.searchTrips(caller: caller, provider: parent.provider, query: query)
     var response = Maps_Fleetengine_V1_SearchTripsResponse()
-    response.trips = trips.map(Maps_Fleetengine_V1_Trip.init)
+    response.trips = trips.map { Maps_Fleetengine_V1_Trip($0) }
     response.nextPageToken = next
     return response
   }
@@ -213,6 +214,14 @@ struct FleetRPCs: Sendable {
     response.matches = matches.map(Maps_Fleetengine_V1_VehicleMatch.init)
     return response
   }
+}
+
+/// A WatchTrip stream as the transports send it: the domain's watch and the paths' format.
+struct WireTripWatch: Sendable {
+  let watch: TripWatch
+  let format: PolylineFormat
+
+  func wire(_ snapshot: TripSnapshot) -> Maps_Fleetengine_V1_Trip { Maps_Fleetengine_V1_Trip(snapshot, format: format) }
 }
 
 // Wire enums checked for unknown values but not otherwise used by the domain.

@@ -43,7 +43,9 @@ struct TripUpdatesTests {
 
   /// Waits until fleetd has `count` open trip streams.
   func waitForWatchers(_ server: Fleetd, _ count: Int) async throws {
-    for _ in 0..<200 where (try server.daemon).fleet.openTripStreams != count { try await Task.sleep(for: .milliseconds(10)) }
+    for _ in 0..<200 where (try server.daemon).fleet.openTripStreams != count {
+      try await Task.sleep(for: .milliseconds(10))
+    }
     #expect((try server.daemon).fleet.openTripStreams == count)
   }
 
@@ -80,6 +82,17 @@ struct TripUpdatesTests {
         let shared = try await trips.getTrip(get, metadata: auth(token))
         #expect(shared.route.isEmpty && !shared.hasRemainingDistanceMeters && !shared.hasEtaToFirstWaypoint)
         #expect(shared.remainingWaypoints.first?.pathToWaypoint.isEmpty == false)
+        // ENCODED_POLYLINE_TYPE: every path encoded only, never also as points.
+        get = Maps_Fleetengine_V1_GetTripRequest()
+        get.name = "providers/acme/trips/ride"
+        get.routeFormatType = .encodedPolylineType
+        let encoded = try await trips.getTrip(get, metadata: auth(token))
+        #expect(encoded.route.isEmpty && encoded.currentRouteSegment == trip.currentRouteSegment)
+        #expect(encoded.remainingWaypoints.allSatisfy { $0.pathToWaypoint.isEmpty })
+        #expect(
+          encoded.remainingWaypoints.map(\.encodedPathToWaypoint)
+            == trip.remainingWaypoints.map(\.encodedPathToWaypoint))
+        #expect(encoded.remainingWaypoints.first?.encodedPathToWaypoint.isEmpty == false)
         // The vehicle shows the same progress.
         var getVehicle = Maps_Fleetengine_V1_GetVehicleRequest()
         getVehicle.name = "providers/acme/vehicles/car"
@@ -161,6 +174,39 @@ struct TripUpdatesTests {
     }
   }
 
+  @Test func aWatcherAsksForThePathsEncodedOnly() async throws {
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
+      let token = try server.admin.token()
+      try await book(server, token: token)
+      let rider = try await server.signer(role: .consumer).token(tripID: "ride")
+      try await withGRPCClient(
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+      ) { client in
+        let updates = Fleetkit_V1_TripUpdates.Client(wrapping: client)
+        func first(_ format: Maps_Fleetengine_V1_PolylineFormatType) async throws -> Maps_Fleetengine_V1_Trip? {
+          var request = Fleetkit_V1_WatchTripRequest()
+          request.name = "providers/acme/trips/ride"
+          request.routeFormatType = format
+          return try await updates.watchTrip(request, metadata: auth(rider)) { response in
+            for try await trip in response.messages { return trip }
+            return nil
+          }
+        }
+        let points = try #require(try await first(.unknownFormatType)?.remainingWaypoints.first)
+        #expect(!points.pathToWaypoint.isEmpty && !points.encodedPathToWaypoint.isEmpty)
+        let encoded = try #require(try await first(.encodedPolylineType)?.remainingWaypoints.first)
+        #expect(encoded.pathToWaypoint.isEmpty)
+        #expect(encoded.encodedPathToWaypoint == points.encodedPathToWaypoint)
+        #expect(encoded.trafficToWaypoint == points.trafficToWaypoint)
+      }
+      // Server-sent events take it as a query parameter; an unknown format is refused by name.
+      let (status, _, _) = try await server.http(
+        "GET", "/fleetkit/v1/providers/acme/trips/ride:watch?route_format_type=SOMETHING", token: rider)
+      #expect(status == 400)
+    }
+  }
+
   /// Lifecycle order of wire statuses (NEW=1, ENROUTE_TO_PICKUP=2, ARRIVED_AT_PICKUP=3,
   /// ENROUTE_TO_INTERMEDIATE=8, ARRIVED_AT_INTERMEDIATE=7, ENROUTE_TO_DROPOFF=4, COMPLETE=5).
   func order(_ status: Int) -> Int { [1: 0, 2: 1, 3: 2, 8: 3, 7: 4, 4: 5, 5: 6, 6: 7][status] ?? 9 }
@@ -192,7 +238,8 @@ struct TripUpdatesTests {
         #expect(missing == .notFound)
       }
       // Server-sent events: the same rule, Google's error body.
-      let (status, json, _) = try await server.http("GET", "/fleetkit/v1/providers/acme/trips/ride:watch", token: someoneElse)
+      let (status, json, _) = try await server.http(
+        "GET", "/fleetkit/v1/providers/acme/trips/ride:watch", token: someoneElse)
       #expect(status == 403)
       #expect((json["error"] as? [String: Any])?["status"] as? String == "PERMISSION_DENIED")
     }
@@ -237,7 +284,8 @@ struct TripUpdatesTests {
       // EventSource cannot send headers: the token rides in the query.
       var request = URLRequest(
         url: URL(
-          string: "http://127.0.0.1:\(server.httpPort)/fleetkit/v1/providers/acme/trips/ride:watch?access_token=\(rider)")!)
+          string:
+            "http://127.0.0.1:\(server.httpPort)/fleetkit/v1/providers/acme/trips/ride:watch?access_token=\(rider)")!)
       request.timeoutInterval = 30
       let body = Task { try await URLSession.shared.data(for: request) }
       try await waitForWatchers(server, 1)

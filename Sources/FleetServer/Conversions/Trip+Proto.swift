@@ -44,8 +44,9 @@ func tripWaypoints(_ list: [Maps_Fleetengine_V1_TripWaypoint], field: String) th
 }
 
 extension Maps_Fleetengine_V1_Trip {
-  /// The wire Trip for a response. Input-only fields are never returned.
-  init(_ snapshot: TripSnapshot) {
+  /// The wire Trip for a response. Input-only fields are never returned. `format`
+  /// ENCODED_POLYLINE_TYPE leaves out the paths' lists of points (the encoded paths remain).
+  init(_ snapshot: TripSnapshot, format: PolylineFormat = .latLngList) {
     self.init()
     let t = snapshot.trip
     name = t.name.description
@@ -68,26 +69,27 @@ extension Maps_Fleetengine_V1_Trip {
     if let location = snapshot.lastLocation { lastLocation = location.proto }
     view = wireEnum(snapshot.view)
     attributes = t.attributes.map(\.tripProto)
-    if let progress = snapshot.progress { add(progress, view: snapshot.view) }
+    if let progress = snapshot.progress { add(progress, view: snapshot.view, format: format) }
   }
 
   /// The server's route and ETAs. Each remaining waypoint gets its path, distance, duration, ETA
   /// and traffic; the SDK view also has the trip-level route fields, which
   /// JOURNEY_SHARING_V1S leaves out as Fleet Engine does.
-  mutating func add(_ progress: TripRouteProgress, view: TripView) {
+  mutating func add(_ progress: TripRouteProgress, view: TripView, format: PolylineFormat) {
+    let points = format != .encodedPolyline
     for (i, leg) in progress.legs.enumerated() where i < remainingWaypoints.count {
       remainingWaypoints[i].distanceMeters = .init(Int32(clamping: Int(leg.distanceMeters.rounded())))
       remainingWaypoints[i].duration = Swift.Duration.seconds(leg.duration).proto
       remainingWaypoints[i].eta = leg.eta.proto
       if progress.includesWaypointPaths {
-        remainingWaypoints[i].pathToWaypoint = leg.path.map(\.proto)
+        if points { remainingWaypoints[i].pathToWaypoint = leg.path.map(\.proto) }
         remainingWaypoints[i].encodedPathToWaypoint = leg.encodedPath
         remainingWaypoints[i].trafficToWaypoint = .init(leg)
       }
     }
     guard view != .journeySharingV1S, let first = progress.legs.first else { return }
     if progress.includesRoute {
-      route = first.path.map(\.proto)
+      if points { route = first.path.map(\.proto) }
       currentRouteSegment = first.encodedPath
     }
     currentRouteSegmentVersion = progress.routeVersion.proto

@@ -16,12 +16,12 @@ struct TripUpdatesHandler: Fleetkit_V1_TripUpdates.ServiceProtocol {
     return StreamingServerResponse(
       accepted: opened.accepted.map { contents in
         StreamingServerResponse.Contents(metadata: contents.metadata) { writer in
-          let watch = contents.message
+          let (watch, wire) = (contents.message.watch, contents.message)
           defer { watch.stop() }
           do {
             // The client hanging up, or the server shutting down, ends the stream.
             try await withRPCCancellationHandler {
-              for try await snapshot in watch.updates { try await writer.write(Maps_Fleetengine_V1_Trip(snapshot)) }
+              for try await snapshot in watch.updates { try await writer.write(wire.wire(snapshot)) }
             } onCancelRPC: {
               watch.stop()
             }

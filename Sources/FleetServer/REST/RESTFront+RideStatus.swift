@@ -31,7 +31,7 @@ extension RESTFront {
     ) { [rpcs] caller throws(FleetError) in
       var r = Fleetkit_V1_WatchTripRequest()
       r.name = name
-      return (try rpcs.watchTrip(r, caller), caller)
+      return (try rpcs.watchTrip(r, caller).watch, caller)
     }
     let rpcs = rpcs
     // Each change is re-read in full (the rider's view hides what the status needs); an

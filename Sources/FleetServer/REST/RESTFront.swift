@@ -88,8 +88,8 @@ struct RESTFront: Sendable {
       r.name = name
       return try rpcs.watchTrip(r, caller)
     }
-    return Self.serverSentEvents(watch, requestID: requestID) { snapshot in
-      ("trip", try Maps_Fleetengine_V1_Trip(snapshot).jsonUTF8Data(options: RESTCall.encoding))
+    return Self.serverSentEvents(watch.watch, requestID: requestID) { snapshot in
+      ("trip", try watch.wire(snapshot).jsonUTF8Data(options: RESTCall.encoding))
     }
   }
 

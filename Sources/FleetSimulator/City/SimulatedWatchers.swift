@@ -89,6 +89,7 @@ public struct SimulatedWatchers: Sendable {
     var request = Fleetkit_V1_WatchTripRequest()
     request.name = "providers/\(provider)/trips/\(ride)"
     request.view = .journeySharingV1S
+    request.routeFormatType = .encodedPolylineType
     do {
       let metadata: Metadata = ["authorization": "Bearer \(try await tokens.token(for: .trip(ride)))"]
       try await Fleetkit_V1_TripUpdates.Client(wrapping: client).watchTrip(request, metadata: metadata) { response in

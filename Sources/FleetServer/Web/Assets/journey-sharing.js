@@ -185,7 +185,7 @@
       let token;
       try { token = await this._tokens.get(); } catch (e) { this._fail(e); return; }
       if (generation !== this._generation || this._finished()) return;
-      const url = this._path(':watch', '/fleetkit/v1') + '?view=JOURNEY_SHARING_V1S&access_token=' +
+      const url = this._path(':watch', '/fleetkit/v1') + '?view=JOURNEY_SHARING_V1S&route_format_type=ENCODED_POLYLINE_TYPE&access_token=' +
         encodeURIComponent(token);
       const stream = new EventSource(url);
       this._stream = stream;
