@@ -116,15 +116,19 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
       }
       settings.rules.pickupRadiusMeters = dispatchRadius
-      guard poolMaxWait >= 30, poolMaxWait <= 3600 else {
-        throw ValidationError("--pool-max-wait must be between 30 and 3600 seconds, got \(poolMaxWait)")
-      }
-      settings.rules.poolMaximumWait = .milliseconds(Int64(poolMaxWait * 1000))
-      guard poolMaxDetour >= 1, poolMaxDetour <= 3 else {
+      let waits = PoolingBounds.waitSeconds
+      let detours = PoolingBounds.detours
+      guard poolMaxWait >= Double(waits.lowerBound), poolMaxWait <= Double(waits.upperBound) else {
         throw ValidationError(
-          "--pool-max-detour must be between 1 and 3 (times the direct drive), got \(poolMaxDetour)")
+          "--pool-max-wait must be between \(waits.lowerBound) and \(waits.upperBound) seconds, got \(poolMaxWait)")
       }
-      settings.rules.poolMaximumDetour = poolMaxDetour
+      guard detours.contains(poolMaxDetour) else {
+        throw ValidationError(
+          "--pool-max-detour must be between \(detours.lowerBound) and \(detours.upperBound) (times the direct drive), got \(poolMaxDetour)"
+        )
+      }
+      settings.rules.pooling = PoolingBounds(
+        maximumWait: .milliseconds(Int64(poolMaxWait * 1000)), maximumDetour: poolMaxDetour)
       if let reassignSaving {
         guard reassignSaving >= 30, reassignSaving <= 3600 else {
           throw ValidationError("--reassign-saving must be between 30 and 3600 seconds, got \(reassignSaving)")

@@ -153,19 +153,54 @@ struct TariffFileTests {
     #expect(tariff.surge == SurgeSettings(maximum: Decimal6("2.5")!, window: .seconds(600)))
     #expect(tariff.scheduling.horizon == .seconds(7 * 86_400))
     #expect(tariff.quoteLifetime == .seconds(300))
+    #expect(tariff.products.allSatisfy { $0.pooling == nil }, "the dispatcher's bounds unless a product sets its own")
+  }
+
+  @Test func aPooledProductMaySetItsOwnBounds() throws {
+    let text = Self.example.replacingOccurrences(
+      of: #""minimum": "4.00""#, with: #""minimum": "4.00", "poolMaxWaitSeconds": 600, "poolMaxDetour": "2.25""#)
+    let tariff = try #require(try Tariffs(json: Data(text.utf8), source: "tariffs.json").providers["my-project"])
+    #expect(tariff.products[1].pooling == PoolingBounds(maximumWait: .seconds(600), maximumDetour: 2.25))
+    // One given, the other is the dispatcher's default.
+    let waitOnly = Self.example.replacingOccurrences(
+      of: #""minimum": "4.00""#, with: #""minimum": "4.00", "poolMaxWaitSeconds": 120"#)
+    let product = try #require(try Tariffs(json: Data(waitOnly.utf8), source: "t.json").providers["my-project"])
+      .products[1]
+    #expect(product.pooling == PoolingBounds(maximumWait: .seconds(120), maximumDetour: PoolingBounds().maximumDetour))
   }
 
   @Test(arguments: [
-    (#""perKm": "1.20""#, #""perKm": 1.2"#, #"providers.my-project.products[0].perKm: must be a decimal string such as "1.20", got 1.2"#),
+    (
+      #""perKm": "1.20""#, #""perKm": 1.2"#,
+      #"providers.my-project.products[0].perKm: must be a decimal string such as "1.20", got 1.2"#
+    ),
     (#""currency": "EUR""#, #""currency": "eur""#, #"providers.my-project.currency: must be an ISO 4217 code"#),
     (#""seats": 4"#, #""seats": 0"#, #"providers.my-project.products[0].seats: must be a whole number from 1 to 100"#),
-    (#""base": "2.50""#, #""base": "2.505""#, #"products[0].base: EUR has 2 decimals: "2.505" is finer than its minor unit"#),
+    (
+      #""base": "2.50""#, #""base": "2.505""#,
+      #"products[0].base: EUR has 2 decimals: "2.505" is finer than its minor unit"#
+    ),
     (#""name": "shared""#, #""name": "standard""#, #"products[1].name: 'standard' names two products"#),
     (#""max": "2.5""#, #""max": "0.5""#, #"providers.my-project.surge.max: must be from "1" (no surge) to "10""#),
-    (#""pricing": "upfront","#, #""pricing": "haggled","#, #"products[0].pricing: must be upfront or metered, got "haggled""#),
+    (
+      #""pricing": "upfront","#, #""pricing": "haggled","#,
+      #"products[0].pricing: must be upfront or metered, got "haggled""#
+    ),
     (#""tripType": "EXCLUSIVE""#, #""tripType": "POOL""#, #"products[0].tripType: must be EXCLUSIVE or SHARED"#),
     (#""minimum": "7.00""#, #""minimum": "7.00", "tip": "1""#, #"products[0]: unknown key 'tip'"#),
     (#""horizonDays": 7"#, #""horizonDays": 1000"#, #"scheduling.horizonDays: must be a whole number from 1 to 365"#),
+    (
+      #""cancellationFee": "5.00""#, #""cancellationFee": "5.00", "poolMaxDetour": "2""#,
+      #"products[0].poolMaxDetour: applies to SHARED products only"#
+    ),
+    (
+      #""minimum": "4.00""#, #""minimum": "4.00", "poolMaxDetour": "3.5""#,
+      #"products[1].poolMaxDetour: must be from "1" to "3" (times the direct drive), got "3.5""#
+    ),
+    (
+      #""minimum": "4.00""#, #""minimum": "4.00", "poolMaxWaitSeconds": 10"#,
+      #"products[1].poolMaxWaitSeconds: must be a whole number from 30 to 3600"#
+    ),
   ])
   func errorsNameTheFileThePathAndTheRule(original: String, replacement: String, message: String) {
     let text = Self.example.replacingOccurrences(of: original, with: replacement)

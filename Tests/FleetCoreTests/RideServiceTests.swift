@@ -53,10 +53,12 @@ let areasJSON = """
 
 let outsideMonaco = LatLng(latitude: 43.70, longitude: 7.27)  // Nice
 
-func rideServiceFleet(clock: TestClock = TestClock(), store: MemoryStore = MemoryStore()) async throws -> Fleet {
+func rideServiceFleet(
+  clock: TestClock = TestClock(), store: MemoryStore = MemoryStore(), tariffs json: String = tariffJSON
+) async throws -> Fleet {
   var configuration = FleetConfiguration()
   try configuration.setRideService(
-    tariffs: try Tariffs(json: Data(tariffJSON.utf8), source: "tariffs.json"),
+    tariffs: try Tariffs(json: Data(json.utf8), source: "tariffs.json"),
     serviceAreas: try ServiceAreas(geoJSON: Data(areasJSON.utf8), source: "areas.geojson"), source: "areas.geojson")
   return try await Fleet(
     store: store, configuration: configuration, quoteSealing: ChecksumSealer(), clock: clock.read)
@@ -130,6 +132,22 @@ struct QuoteTests {
       #expect(quote.terms.fare.items.reduce(0) { $0 + $1.amount.minorUnits } == quote.terms.fare.total.minorUnits)
       #expect(abs(quote.terms.route.metres - monaco.distance(to: port)) < 1, "straight lines without a graph")
     }
+  }
+
+  @Test func aPooledQuoteIsBoundByItsProductsDetour() async throws {
+    let fleet = try await rideServiceFleet()
+    let quote = try #require(
+      try fleet.quoteRide(caller: admin, provider: provider, request: quoteRequest()).first {
+        $0.terms.product == "shared"
+      })
+    let seconds = quote.terms.route.seconds
+    #expect(quote.maximumTripSeconds == seconds * DispatchRules().pooling.maximumDetour)
+    let own = try await rideServiceFleet(
+      tariffs: tariffJSON.replacingOccurrences(
+        of: #""minimum": "4.00"},"#, with: #""minimum": "4.00", "poolMaxDetour": "2"},"#))
+    let bound = try own.quoteRide(caller: admin, provider: provider, request: quoteRequest())
+    #expect(bound.first { $0.terms.product == "shared" }?.maximumTripSeconds == seconds * 2)
+    #expect(bound.first { $0.terms.product == "standard" }?.maximumTripSeconds == nil)
   }
 
   @Test func theRouteDistanceAndTimePriceTheFare() async throws {

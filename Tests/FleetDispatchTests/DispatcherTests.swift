@@ -22,9 +22,14 @@ struct Harness {
   let directory: String
   let admin = Caller.admin(of: "acme")
 
-  static func make(clock: TestTime = TestTime(), directory: String? = nil) async throws -> Harness {
+  static func make(clock: TestTime = TestTime(), directory: String? = nil, tariffs: Tariffs = .none) async throws
+    -> Harness
+  {
     let directory = directory ?? NSTemporaryDirectory() + "fleetkit-dispatch-\(UUID().uuidString)"
-    let fleet = try await Fleet(store: try SQLiteStore(directory: directory), clock: clock.read)
+    var configuration = FleetConfiguration()
+    try configuration.setRideService(tariffs: tariffs, serviceAreas: .none, source: "test")
+    let fleet = try await Fleet(
+      store: try SQLiteStore(directory: directory), configuration: configuration, clock: clock.read)
     return Harness(fleet: fleet, clock: clock, directory: directory)
   }
 

@@ -41,6 +41,36 @@ struct PoolingTests {
     #expect(shown.remainingWaypoints.map(\.tripID) == ["r1", "", "r1"])
   }
 
+  @Test func aPooledProductsOwnBoundsHoldItsRiders() async throws {
+    // Two SHARED products alike but for the detour their riders accept: sharing costs each of the
+    // two rides below about a tenth more time aboard.
+    let tariffs = try Tariffs(
+      json: Data(
+        #"""
+        {"providers": {"acme": {"currency": "EUR", "products": [
+          {"name": "pool", "vehicleCategory": "AUTO", "tripType": "SHARED", "seats": 1, "pricing": "upfront"},
+          {"name": "pool-direct", "vehicleCategory": "AUTO", "tripType": "SHARED", "seats": 1, "pricing": "upfront",
+           "poolMaxDetour": "1.05"}]}}}
+        """#.utf8), source: "tariffs.json")
+    for (product, shares) in [("pool", true), ("pool-direct", false)] {
+      let h = try await Harness.make(tariffs: tariffs)
+      defer { h.remove() }
+      try await h.vehicle("near", at: north(-200), types: [.shared])
+      try await h.vehicle("far", at: north(-600), types: [.shared])
+      let turnOff = LatLng(latitude: north(3000).latitude, longitude: origin.longitude + 300 / 80_400)
+      for (id, from, to) in [("r1", north(0), north(3000)), ("r2", north(100), turnOff)] {
+        var request = h.request(from: from, to: to, type: .shared)
+        request.product = product
+        _ = try await h.fleet.createRide(caller: h.admin, provider: "acme", rideID: id, request: request)
+      }
+      // The bounds are kept with the ride, as its product had them when it was booked.
+      #expect(try h.ride("r1").ride.pooling?.maximumDetour == (shares ? nil : 1.05))
+      let round = try await h.dispatcher().round()
+      #expect(round.assigned.count == 2)
+      #expect(Set(round.assigned.map(\.vehicleID)).count == (shares ? 1 : 2), "\(product)")
+    }
+  }
+
   @Test func exclusiveRidersRideAloneAndRidesGoingApartDoNotShare() async throws {
     let h = try await Harness.make()
     defer { h.remove() }

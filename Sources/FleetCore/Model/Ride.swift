@@ -96,6 +96,8 @@ public struct Ride: Sendable, Hashable, Codable {
   public var latestPickup: Date?
   public var latestDropoff: Date?
   public var directSeconds: Double?
+  /// A shared ride's own bounds, its product's at booking; nil: the dispatcher's.
+  public var pooling: PoolingBounds?
 
   public init(provider: String, id: String, request: RideRequest) {
     self.provider = provider

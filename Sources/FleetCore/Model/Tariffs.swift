@@ -56,6 +56,9 @@ public struct Product: Sendable, Hashable {
   public var bookingFee: Money
   /// Charged when a rider cancels after a vehicle was assigned.
   public var cancellationFee: Money
+  /// A SHARED product's own wait and detour bounds; nil: the dispatcher's (`--pool-max-wait`,
+  /// `--pool-max-detour`).
+  public var pooling: PoolingBounds?
 
   public init(
     name: String, vehicleCategory: VehicleCategory, tripType: TripType, seats: Int32, pricing: Pricing, base: Money,
@@ -73,6 +76,22 @@ public struct Product: Sendable, Hashable {
     self.bookingFee = bookingFee
     self.cancellationFee = cancellationFee
   }
+}
+
+/// What a rider who shares a car accepts: a pickup at most `maximumWait` after the request (when
+/// the car carries others too), and at most `maximumDetour` times the direct drive aboard.
+public struct PoolingBounds: Sendable, Hashable, Codable {
+  public var maximumWait: Duration
+  public var maximumDetour: Double
+
+  public init(maximumWait: Duration = .seconds(300), maximumDetour: Double = 1.5) {
+    self.maximumWait = maximumWait
+    self.maximumDetour = maximumDetour
+  }
+
+  /// The ranges fleetd accepts, for the command line and the tariff file alike.
+  public static let waitSeconds = 30...3600
+  public static let detours = 1.0...3.0
 }
 
 /// How far prices may rise where demand outruns supply, and over which recent window demand

@@ -39,11 +39,10 @@ public struct DispatchRules: Sendable, Hashable {
   /// Each ride is offered at most this many vehicles, the nearest in a straight line: an
   /// optimal assignment hardly ever sends a farther one, and it bounds a round's work.
   public var candidatesPerRide = 30
-  /// Shared rides: the longest a rider waits for their pickup (from the request) when the car
-  /// also serves others; a ride alone in its car is not held to it.
-  public var poolMaximumWait: Duration = .seconds(300)
-  /// Shared rides: time aboard at most this many times the direct drive.
-  public var poolMaximumDetour = 1.5
+  /// Shared rides whose product sets no bounds of its own: the longest a rider waits for their
+  /// pickup (from the request) when the car also serves others (a ride alone in its car is not
+  /// held to it), and time aboard at most so many times the direct drive.
+  public var pooling = PoolingBounds()
   /// Shared rides matched into one car in one round at most (the groups of the
   /// request–trip–vehicle method); the car's seats bound them too.
   public var poolMaximumGroup = 3

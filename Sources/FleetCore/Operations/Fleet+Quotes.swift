@@ -53,7 +53,7 @@ extension Fleet {
         pickupSeconds: eta?.seconds, pickupUnavailableReason: request.pickupTime == nil ? eta?.reason : nil,
         surge: surge,
         maximumTripSeconds: product.tripType == .shared
-          ? route.seconds * configuration.dispatchRules.poolMaximumDetour : nil)
+          ? route.seconds * (product.pooling ?? configuration.dispatchRules.pooling).maximumDetour : nil)
     }
   }
 

@@ -56,6 +56,7 @@ extension Fleet {
         ride.product = sale.product.name
         ride.pricing = sale.product.pricing
         ride.vehicleCategory = sale.product.vehicleCategory
+        ride.pooling = sale.product.tripType == .shared ? sale.product.pooling : nil
         ride.fare = sale.fare
         ride.route = sale.route
       }

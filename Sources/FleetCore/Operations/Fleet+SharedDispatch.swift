@@ -111,11 +111,12 @@ extension Fleet {
         continue
       }
       let waited = now.timeIntervalSince(pending.ride.waitingSince)
+      let bounds = pending.ride.pooling ?? rules.pooling
       riders.append(
         RideSharing.Rider(
           pickup: ends.pickup, dropoff: ends.dropoff, passengers: max(1, pending.ride.request.numberOfPassengers),
-          latestPickup: rules.poolMaximumWait.seconds - waited,
-          maximumAboard: max(1, rules.poolMaximumDetour) * seconds))
+          latestPickup: bounds.maximumWait.seconds - waited,
+          maximumAboard: max(1, bounds.maximumDetour) * seconds))
       direct.append(seconds)
     }
 
@@ -156,7 +157,10 @@ extension Fleet {
         for b in (a + 1)..<rides.count where riders[b] != nil && rides[a].ride.provider == rides[b].ride.provider {
           let (ra, rb) = (riders[a]!, riders[b]!)
           let near = [travel(ra.pickup, rb.pickup), travel(rb.pickup, ra.pickup)].compactMap { $0 }.min()
-          guard let near, near <= rules.poolMaximumWait.seconds else { continue }
+          // Within the longer of the two waits: each rider's own bound is checked in the plan.
+          let wait = max(
+            (rides[a].ride.pooling ?? rules.pooling).maximumWait, (rides[b].ride.pooling ?? rules.pooling).maximumWait)
+          guard let near, near <= wait.seconds else { continue }
           // On the cars that serve both best alone: a bound on a round's work in a dense centre.
           let (costA, costB) = (alone[a] ?? [:], alone[b] ?? [:])
           let both = Set(costA.keys).intersection(costB.keys)
@@ -232,9 +236,10 @@ extension Fleet {
         let dropoff = now.addingTimeInterval(option.dropoffSeconds[k])
         ride.assign(to: vehicle.id, pickupETA: pickup, now: now)
         // Never tighter than the plan itself: a ride alone may be later than the wait bound.
-        ride.latestPickup = max(ride.waitingSince.addingTimeInterval(rules.poolMaximumWait.seconds), pickup)
+        let bounds = ride.pooling ?? rules.pooling
+        ride.latestPickup = max(ride.waitingSince.addingTimeInterval(bounds.maximumWait.seconds), pickup)
         ride.latestDropoff = max(
-          pickup.addingTimeInterval(max(1, rules.poolMaximumDetour) * option.directSeconds[k]), dropoff)
+          pickup.addingTimeInterval(max(1, bounds.maximumDetour) * option.directSeconds[k]), dropoff)
         ride.directSeconds = option.directSeconds[k]
         changes.append(s.put(ride))
       }

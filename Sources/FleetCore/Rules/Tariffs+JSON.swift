@@ -60,7 +60,7 @@ extension ProviderTariff {
 extension Product {
   static let keys: Set<String> = [
     "name", "vehicleCategory", "tripType", "seats", "pricing", "base", "perKm", "perMinute", "minimum", "bookingFee",
-    "cancellationFee",
+    "cancellationFee", "poolMaxWaitSeconds", "poolMaxDetour",
   ]
 
   init(_ input: JSONInput, currency: Currency) throws(FleetError) {
@@ -100,5 +100,29 @@ extension Product {
       base: try amount("base"), perKm: try rate("perKm"), perMinute: try rate("perMinute"),
       minimum: try amount("minimum"), bookingFee: try amount("bookingFee"),
       cancellationFee: try amount("cancellationFee"))
+    pooling = try Self.pooling(input, tripType: tripType)
+  }
+
+  /// A SHARED product's own bounds, each defaulting to the dispatcher's when the other is given.
+  static func pooling(_ input: JSONInput, tripType: TripType) throws(FleetError) -> PoolingBounds? {
+    let (wait, detour) = (input["poolMaxWaitSeconds"], input["poolMaxDetour"])
+    guard wait.isPresent || detour.isPresent else { return nil }
+    guard tripType == .shared else {
+      throw (wait.isPresent ? wait : detour).error("applies to SHARED products only; this one is EXCLUSIVE")
+    }
+    var bounds = PoolingBounds()
+    if wait.isPresent { bounds.maximumWait = .seconds(try wait.integer(PoolingBounds.waitSeconds)) }
+    if detour.isPresent {
+      let ratio = try detour.decimal()
+      let range = PoolingBounds.detours
+      let value = Double(ratio.micros) / 1_000_000
+      guard range.contains(value) else {
+        throw detour.error(
+          "must be from \"\(Int(range.lowerBound))\" to \"\(Int(range.upperBound))\" (times the direct drive), got \"\(ratio)\""
+        )
+      }
+      bounds.maximumDetour = value
+    }
+    return bounds
   }
 }
