@@ -355,6 +355,12 @@ extension Ride: RowCodable {
     row.optional(latestPickup) { $0.date($1) }
     row.optional(latestDropoff) { $0.date($1) }
     row.optional(directSeconds) { $0.double($1) }
+    // The ride's own pooling bounds, its product's (after the plan's).
+    row.optional(pooling) { row, bounds in
+      let (seconds, attoseconds) = bounds.maximumWait.components
+      row.int(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+      row.double(bounds.maximumDetour)
+    }
   }
 
   init(row: inout RowReader) throws(RowFormatError) {
@@ -397,6 +403,10 @@ extension Ride: RowCodable {
     latestPickup = try row.optional(date)
     latestDropoff = try row.optional(date)
     directSeconds = try row.optional { r throws(RowFormatError) in try r.double() }
+    guard row.hasMore else { return }
+    pooling = try row.optional { r throws(RowFormatError) in
+      PoolingBounds(maximumWait: .milliseconds(try r.int()), maximumDetour: try r.double())
+    }
   }
 }
 

@@ -70,6 +70,7 @@ struct StoreTests {
       ride.latestPickup = Date(timeIntervalSince1970: 1_800_000_000)
       ride.latestDropoff = Date(timeIntervalSince1970: 1_800_000_900)
       ride.directSeconds = 612.5
+      ride.pooling = PoolingBounds(maximumWait: .seconds(420), maximumDetour: 1.25)
       try await store.commit([.putTrip(trip), .putVehicle(vehicle("v", revision: 2)), .putRide(ride)])
       try await store.commit([
         .putBillableTrip(
@@ -88,6 +89,7 @@ struct StoreTests {
       #expect(rides.first?.latestPickup == Date(timeIntervalSince1970: 1_800_000_000))
       #expect(rides.first?.latestDropoff == Date(timeIntervalSince1970: 1_800_000_900))
       #expect(rides.first?.directSeconds == 612.5)
+      #expect(rides.first?.pooling == PoolingBounds(maximumWait: .seconds(420), maximumDetour: 1.25))
       #expect(try await reopened.highestRevision() == 3)
     }
   }
