@@ -46,6 +46,8 @@ public struct SimulatedFleet: Sendable {
   let stats: SimulationStats
   /// When each ride this process booked was requested (real time), for the pickup wait.
   let requested: RequestTimes
+  /// Wakes the drivers for their reports and arrivals.
+  let ticker = Ticker()
 
   public init(
     configuration: Configuration, routing: RoutingEngine, places: CityPlaces, tokens: ServiceAccountTokenProvider,
@@ -124,6 +126,7 @@ public struct SimulatedFleet: Sendable {
     let counts = FleetCounts()
     try await withThrowingDiscardingTaskGroup { group in
       for channel in channels { group.addTask { await channel.run() } }
+      group.addTask { try await ticker.run() }
       group.addTask {
         // The fleet's size in each period's line.
         while true {
@@ -199,7 +202,7 @@ struct VehicleDriver: Sendable {
     var nextReport = clock.now + offset
     while true {
       let event = eventTime(state)
-      try await clock.sleep(until: min(nextReport, event ?? nextReport))
+      try await fleet.ticker.sleep(until: min(nextReport, event ?? nextReport))
       var reportNow = clock.now >= nextReport
       if let event, clock.now >= event {
         await handleEvent(&state)
