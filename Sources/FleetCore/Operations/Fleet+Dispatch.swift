@@ -43,6 +43,9 @@ public struct DispatchRules: Sendable, Hashable {
   /// pickup (from the request) when the car also serves others (a ride alone in its car is not
   /// held to it), and time aboard at most so many times the direct drive.
   public var pooling = PoolingBounds()
+
+  /// A shared ride's bounds: its own (its product's), else these rules'.
+  public func bounds(of ride: Ride) -> PoolingBounds { ride.pooling ?? pooling }
   /// Shared rides matched into one car in one round at most (the groups of the
   /// request–trip–vehicle method); the car's seats bound them too.
   public var poolMaximumGroup = 3

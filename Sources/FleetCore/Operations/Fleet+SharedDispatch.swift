@@ -111,7 +111,7 @@ extension Fleet {
         continue
       }
       let waited = now.timeIntervalSince(pending.ride.waitingSince)
-      let bounds = pending.ride.pooling ?? rules.pooling
+      let bounds = rules.bounds(of: pending.ride)
       riders.append(
         RideSharing.Rider(
           pickup: ends.pickup, dropoff: ends.dropoff, passengers: max(1, pending.ride.request.numberOfPassengers),
@@ -158,8 +158,7 @@ extension Fleet {
           let (ra, rb) = (riders[a]!, riders[b]!)
           let near = [travel(ra.pickup, rb.pickup), travel(rb.pickup, ra.pickup)].compactMap { $0 }.min()
           // Within the longer of the two waits: each rider's own bound is checked in the plan.
-          let wait = max(
-            (rides[a].ride.pooling ?? rules.pooling).maximumWait, (rides[b].ride.pooling ?? rules.pooling).maximumWait)
+          let wait = max(rules.bounds(of: rides[a].ride).maximumWait, rules.bounds(of: rides[b].ride).maximumWait)
           guard let near, near <= wait.seconds else { continue }
           // On the cars that serve both best alone: a bound on a round's work in a dense centre.
           let (costA, costB) = (alone[a] ?? [:], alone[b] ?? [:])
@@ -236,7 +235,7 @@ extension Fleet {
         let dropoff = now.addingTimeInterval(option.dropoffSeconds[k])
         ride.assign(to: vehicle.id, pickupETA: pickup, now: now)
         // Never tighter than the plan itself: a ride alone may be later than the wait bound.
-        let bounds = ride.pooling ?? rules.pooling
+        let bounds = rules.bounds(of: ride)
         ride.latestPickup = max(ride.waitingSince.addingTimeInterval(bounds.maximumWait.seconds), pickup)
         ride.latestDropoff = max(
           pickup.addingTimeInterval(max(1, bounds.maximumDetour) * option.directSeconds[k]), dropoff)
