@@ -221,7 +221,7 @@ struct WireTripWatch: Sendable {
   let watch: TripWatch
   let format: PolylineFormat
 
-  func wire(_ snapshot: TripSnapshot) -> Maps_Fleetengine_V1_Trip { Maps_Fleetengine_V1_Trip(snapshot, format: format) }
+  func trip(_ snapshot: TripSnapshot) -> Maps_Fleetengine_V1_Trip { Maps_Fleetengine_V1_Trip(snapshot, format: format) }
 }
 
 // Wire enums checked for unknown values but not otherwise used by the domain.

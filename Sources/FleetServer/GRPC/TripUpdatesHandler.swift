@@ -16,12 +16,13 @@ struct TripUpdatesHandler: Fleetkit_V1_TripUpdates.ServiceProtocol {
     return StreamingServerResponse(
       accepted: opened.accepted.map { contents in
         StreamingServerResponse.Contents(metadata: contents.metadata) { writer in
-          let (watch, wire) = (contents.message.watch, contents.message)
+          let watched = contents.message
+          let watch = watched.watch
           defer { watch.stop() }
           do {
             // The client hanging up, or the server shutting down, ends the stream.
             try await withRPCCancellationHandler {
-              for try await snapshot in watch.updates { try await writer.write(wire.wire(snapshot)) }
+              for try await snapshot in watch.updates { try await writer.write(watched.trip(snapshot)) }
             } onCancelRPC: {
               watch.stop()
             }

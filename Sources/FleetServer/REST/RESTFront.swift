@@ -89,7 +89,7 @@ struct RESTFront: Sendable {
       return try rpcs.watchTrip(r, caller)
     }
     return Self.serverSentEvents(watch.watch, requestID: requestID) { snapshot in
-      ("trip", try watch.wire(snapshot).jsonUTF8Data(options: RESTCall.encoding))
+      ("trip", try watch.trip(snapshot).jsonUTF8Data(options: RESTCall.encoding))
     }
   }
 
