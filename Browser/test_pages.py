@@ -358,18 +358,27 @@ class T2SharingPage(unittest.TestCase):
         while time.monotonic() < deadline:
             state = js("""
               const s = window.fleetkitShare, trip = s.provider.trip;
+              // The leg's whole way: a car finishing another ride first passes that ride's
+              // drop-off (another trip's waypoint) before this trip's stop.
+              const legPath = (trip) => {
+                const path = [];
+                for (const waypoint of (trip && trip.remainingWaypoints) || []) {
+                  path.push(...fleetkit.journeySharing.waypointPath(waypoint));
+                  if (waypoint.tripId === %s) return path;
+                }
+                return null;
+              };
               const eta = document.getElementById('eta').dataset.seconds;
               const distance = document.getElementById('distance').dataset.meters;
               const message = document.getElementById('message');
               return {status: document.getElementById('banner').dataset.status,
                       position: s.mapView.vehiclePosition,
-                      path: trip && trip.remainingWaypoints && trip.remainingWaypoints.length
-                        ? fleetkit.journeySharing.waypointPath(trip.remainingWaypoints[0]) : null,
+                      path: legPath(trip),
                       eta: eta === undefined ? null : Number(eta),
                       distance: distance === undefined ? null : Number(distance),
                       pickup: !!s.mapView.stopMarkers.pickup,
                       message: message.hidden ? null : message.dataset.kind};
-            """)
+            """ % json.dumps(ride))
             leg = state["status"]
             if leg == "ERROR":
                 self.fail("the sharing page shows an error: " + browser.find_element(By.ID, "message").text)
@@ -646,11 +655,18 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                     at = car.get("lastLocation", {}).get("location", {})
                     pickup = booked.get("pickupPoint", {}).get("point", {})
                     if at:
-                        track = where.setdefault("track (s, metres to the pickup)", [])
-                        track.append((round(time.monotonic() - asked), round(metres(
+                        # With the drive the car reports: metres left and seconds left, so that a
+                        # long way round tells from a drive begun again and again.
+                        sample = (round(time.monotonic() - asked), round(metres(
                             (at.get("latitude", 0), at.get("longitude", 0)),
-                            (pickup.get("latitude", 0), pickup.get("longitude", 0))))))
+                            (pickup.get("latitude", 0), pickup.get("longitude", 0)))),
+                            car.get("remainingDistanceMeters"), car.get("remainingTimeSeconds"))
+                        track = where.setdefault("track (s, metres to the pickup, drive m, drive s)", [])
+                        track.append(sample)
                         del track[:-12]
+                        sparse = where.setdefault("every 10 s", [])
+                        if not sparse or sample[0] - sparse[-1][0] >= 10:
+                            sparse.append(sample)
                 return trip.get("tripStatus") in ("ENROUTE_TO_DROPOFF", "COMPLETE")
 
             def bound_for_the_pickup():

@@ -121,8 +121,30 @@ class Instance:
     def kill(self, sig_kill=True):
         if self.running():
             (self.process.kill if sig_kill else self.process.terminate)()
-            self.process.wait(timeout=30)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                # A shutdown that hangs: where every thread stood, and what fleetd said last.
+                stacks = threads_of(self.process.pid)
+                self.process.kill()
+                self.process.wait()
+                self.log.flush()
+                with open(self.log.name, "rb") as f:
+                    tail = f.read()[-6000:].decode(errors="replace")
+                raise AssertionError(f"fleetd did not exit within 30 s of SIGTERM; its threads:\n{stacks}\n"
+                                     f"its log ends:\n{tail}")
         self.channel.close()
+
+
+def threads_of(pid):
+    """Every thread's backtrace of a running process, through gdb or the toolchain's lldb."""
+    for command in (["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 30"],
+                    ["lldb", "-p", str(pid), "--batch", "-o", "thread backtrace all -c 30"]):
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout[-30000:]
+        except (OSError, subprocess.TimeoutExpired) as error:
+            last = error
+    return f"(no debugger could attach: {last})"
 
 
 class Fleetd:

@@ -177,30 +177,62 @@ public final class FleetDaemon: Sendable {
   }
 
   /// Runs both servers until SIGTERM/SIGINT (graceful: in-flight requests finish) or cancellation.
+  /// A graceful shutdown that takes longer than `stopGrace` (a client holding a stream open) is
+  /// escalated to cancellation; every acknowledged write is already in the store by then.
   public func run(shutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
-    var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-      .init(service: GRPCService(server: grpcServer)), .init(service: http),
-    ]
+    var services: [(String, any Service)] = [("grpc", GRPCService(server: grpcServer)), ("http", http)]
     let shared = store as? any SharedFleetStore
-    if let shared { services.append(.init(service: SharingService(fleet: fleet, store: shared))) }
+    if let shared { services.append(("sharing", SharingService(fleet: fleet, store: shared))) }
     if let dispatcher, let dispatchMetrics {
       services.append(
-        .init(
-          service: DispatchService(
-            fleet: fleet, dispatcher: dispatcher, lease: shared?.dispatchLease, metrics: dispatchMetrics)))
+        (
+          "dispatch",
+          DispatchService(fleet: fleet, dispatcher: dispatcher, lease: shared?.dispatchLease, metrics: dispatchMetrics)
+        ))
     }
-    services.append(.init(service: WebhookService(worker: webhooks, lease: shared?.webhookLease)))
-    services.append(.init(service: GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
-    let group = ServiceGroup(
-      configuration: .init(services: services, gracefulShutdownSignals: shutdownSignals, logger: logger))
+    services.append(("webhooks", WebhookService(worker: webhooks, lease: shared?.webhookLease)))
+    services.append(("gauges", GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
+    var configuration = ServiceGroupConfiguration(
+      services: services.map { name, service in .init(service: StopWatch(service: service, name: name, logger: logger))
+      },
+      gracefulShutdownSignals: shutdownSignals, logger: logger)
+    configuration.maximumGracefulShutdownDuration = Self.stopGrace
+    let group = ServiceGroup(configuration: configuration)
     runningGroup.withLock { $0 = group }
     do {
       try await group.run()
     } catch {
-      await store.close()
+      await closeStore()
       throw error
     }
-    await store.close()
+    await closeStore()
+  }
+
+  /// How long a graceful shutdown may take before what is left is cancelled.
+  static let stopGrace: Duration = .seconds(8)
+
+  /// Closes the store, waiting at most a few seconds: its writes are all committed, and a
+  /// connection stuck on a server that went away must not keep the process from exiting.
+  func closeStore() async {
+    // Unstructured on purpose: a task group would wait for a stuck close before returning.
+    let (outcome, report) = AsyncStream.makeStream(of: Bool.self)
+    let store = self.store
+    let closing = Task {
+      await store.close()
+      report.yield(true)
+    }
+    let timer = Task {
+      try? await Task.sleep(for: .seconds(3))
+      report.yield(false)
+    }
+    defer { timer.cancel() }
+    for await closed in outcome {
+      if !closed {
+        closing.cancel()
+        logger.warning("the store did not close within 3 s; exiting without waiting for it")
+      }
+      return
+    }
   }
 
   /// Shuts down gracefully, as SIGTERM does: stop accepting, finish in-flight requests, return.
