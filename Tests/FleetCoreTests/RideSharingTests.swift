@@ -79,6 +79,8 @@ private func bruteForce(
       case .pickup(let k):
         let rider = riders[k]
         if !vehicle.backToBack, !vehicle.stops.isEmpty, nextExisting == vehicle.stops.count { return nil }
+        // No new pickup while an EXCLUSIVE trip's stop is still ahead.
+        if vehicle.stops[nextExisting...].contains(where: { $0.exclusiveRiders != 0 }) { return nil }
         t += travel(at, rider.pickup)!
         guard exclusive == 0, load + rider.passengers <= vehicle.capacity else { return nil }
         if let latest = rider.latestPickup, t > latest + 1e-6 { return nil }
@@ -182,6 +184,33 @@ struct RideSharingTests {
     var closed = vehicle
     closed.backToBack = false
     #expect(RideSharing.bestPlan(closed, riders: [rider], travel: travel) == nil)
+  }
+
+  @Test func nobodyIsPickedUpAheadOfAnExclusiveRiderStillToBoard() {
+    // The car at 0 bound for an EXCLUSIVE rider at 500 going to 3000. A new rider from 100 to
+    // 200 would end the route sooner first (the plan that ends soonest), but the EXCLUSIVE rider
+    // was promised the car: the new one comes after, or not at all without back-to-back.
+    let travel = line([0, 500, 3000, 100, 200])
+    let vehicle = RideSharing.Vehicle(
+      origin: 0, capacity: 4,
+      stops: [
+        RideSharing.Stop(point: 1, passengers: 1, exclusiveRiders: 1),
+        RideSharing.Stop(point: 2, passengers: -1, exclusiveRiders: -1),
+      ])
+    let rider = RideSharing.Rider(pickup: 3, dropoff: 4, passengers: 1, latestPickup: nil, maximumAboard: 10_000)
+    #expect(
+      RideSharing.bestPlan(vehicle, riders: [rider], travel: travel)?.visits == [
+        .existing(0), .existing(1), .pickup(0), .dropoff(0),
+      ])
+    var closed = vehicle
+    closed.backToBack = false
+    #expect(RideSharing.bestPlan(closed, riders: [rider], travel: travel) == nil)
+    // The same for the one-rider insertion SearchVehicles uses.
+    let seconds: [[Double?]] = (0..<5).map { a in (0..<5).map { b in travel(a, b) } }
+    let insertion = CarpoolInsertion.cheapest(
+      stops: [.init(passengers: 1, exclusiveRiders: 1), .init(passengers: -1, exclusiveRiders: -1)], onboard: 0,
+      exclusiveOnboard: 0, capacity: 4, passengers: 1, seconds: seconds, allowAfterAll: true)
+    #expect(insertion?.pickupIndex == 2 && insertion?.dropoffIndex == 2)
   }
 
   @Test func aRiderAboardIsNotDroppedLaterThanPromisedForANewPickup() {

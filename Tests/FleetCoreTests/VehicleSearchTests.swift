@@ -247,6 +247,30 @@ struct VehicleSearchTests {
     #expect(first.pickupInsertionIndex == 0 && first.dropoffInsertionIndex == 0)
   }
 
+  @Test func aSharedRiderIsNeverPickedUpAheadOfAnExclusiveRiderStillToBoard() async throws {
+    let (fleet, _) = try await makeFleet()
+    let start = north(-300)
+    try await add(fleet, "bound", at: start) { $0.vehicle.backToBackEnabled = true }
+    _ = try await fleet.createTrip(
+      caller: admin, provider: provider, tripID: "x", trip: tripInput("x", type: .exclusive, vehicle: "bound"))
+    var t = Trip(provider: provider, id: "x")
+    t.status = .enrouteToPickup
+    _ = try await fleet.updateTrip(caller: admin, name: tripName("x"), trip: t, mask: ["trip_status"])
+    // A rider right on the car's way to the EXCLUSIVE pickup, going a little further along it:
+    // the cheapest drive would take them first, but the rider the car is bound for comes first.
+    let found = try fleet.searchVehicles(
+      caller: admin, provider: provider,
+      search: search { s in
+        s.tripTypes = [.shared]
+        s.currentTripsPresent = .any
+        s.pickupPoint = TerminalLocation(point: north(-200))
+        s.dropoffPoint = TerminalLocation(point: north(-100))
+      })
+    let match = try #require(found.first { $0.vehicle.id == "bound" })
+    #expect(match.matchType == .carpoolBackToBack)
+    #expect(match.waypoints.map(\.location) == [start, monaco, casino, north(-200), north(-100)])
+  }
+
   /// Straight lines, counting the drives asked for in fans.
   final class CountingTravel: TravelEstimator, @unchecked Sendable {
     let inner = StraightLineTravel()

@@ -1,6 +1,7 @@
 /// Where a shared trip's pickup and drop-off fit best into a vehicle's remaining stops: every
 /// place that keeps the existing stops in their order is tried, and the one that adds the least
-/// driving time wins, as long as the riders fit in the car and no EXCLUSIVE trip shares it.
+/// driving time wins, as long as the riders fit in the car and the new pickup comes after every
+/// stop of an EXCLUSIVE trip (see `firstOpenStop`).
 public struct CarpoolInsertion: Sendable, Hashable {
   /// A stop the vehicle already has, by what it changes on board.
   public struct Stop: Sendable, Hashable {
@@ -49,7 +50,7 @@ public struct CarpoolInsertion: Sendable, Hashable {
       exclusive.append(exclusive.last! + stop.exclusiveRiders)
     }
     var best: CarpoolInsertion?
-    for i in 0...n where i < n || allowAfterAll {
+    for i in firstOpenStop(stops.map(\.exclusiveRiders))...n where i < n || allowAfterAll {
       // The new rider boards after i stops: the car must have room and carry no EXCLUSIVE rider.
       guard load[i] + passengers <= capacity, exclusive[i] == 0 else { continue }
       for j in i...n {
@@ -87,4 +88,11 @@ public struct CarpoolInsertion: Sendable, Hashable {
     Array(stops[..<pickupIndex]) + [pickup] + Array(stops[pickupIndex..<dropoffIndex]) + [dropoff]
       + Array(stops[dropoffIndex...])
   }
+}
+
+/// How many of a vehicle's stops must come before any new rider's pickup: all up to the last
+/// stop of an EXCLUSIVE trip. Its rider rides alone, and a pickup ahead of theirs would make a
+/// rider who was promised the car wait on others — round after round, as new riders come.
+func firstOpenStop(_ exclusiveRiders: [Int]) -> Int {
+  (exclusiveRiders.lastIndex { $0 != 0 }).map { $0 + 1 } ?? 0
 }

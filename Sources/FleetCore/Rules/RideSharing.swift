@@ -1,8 +1,8 @@
 /// How a vehicle serves a group of shared rides together with the stops it already has: the
 /// request–trip–vehicle method's feasibility step (Alonso-Mora et al., PNAS 2017). Every order
 /// of the stops that keeps the vehicle's own stops in their order, puts each new rider's pickup
-/// before their drop-off, keeps the riders within the car's capacity and never lets anyone ride
-/// with an EXCLUSIVE rider is tried (depth first, pruned by the bounds), and the one that ends
+/// before their drop-off, keeps the riders within the car's capacity and picks no one up before
+/// an EXCLUSIVE rider's stops are done is tried (depth first, pruned by the bounds), and the one that ends
 /// soonest wins, as long as every rider's bounds hold. Pure: points are indices into a travel
 /// table the caller fills.
 public enum RideSharing {
@@ -130,6 +130,8 @@ public enum RideSharing {
     let travel: (Int, Int) -> Double?
     let baseline: [Double]
     let baselineSeconds: Double
+    /// The vehicle's stops that come before any new pickup (through its EXCLUSIVE trips' last).
+    let firstOpenStop: Int
     var best: Plan?
     var tried = 0
     // The partial plan.
@@ -148,6 +150,7 @@ public enum RideSharing {
       self.travel = travel
       self.baseline = baseline
       self.baselineSeconds = baselineSeconds
+      firstOpenStop = FleetCore.firstOpenStop(vehicle.stops.map(\.exclusiveRiders))
       pickups = Array(repeating: 0, count: riders.count)
       dropoffs = Array(repeating: 0, count: riders.count)
       riderState = Array(repeating: 0, count: riders.count)
@@ -186,8 +189,8 @@ public enum RideSharing {
       for (i, rider) in riders.enumerated() {
         switch riderState[i] {
         case 0:
-          // Nobody boards beside an EXCLUSIVE rider, and never beyond the seats.
-          guard exclusive == 0, load + rider.passengers <= vehicle.capacity,
+          // Nobody boards beside or ahead of an EXCLUSIVE rider, and never beyond the seats.
+          guard exclusive == 0, nextStop >= firstOpenStop, load + rider.passengers <= vehicle.capacity,
             vehicle.backToBack || vehicle.stops.isEmpty || nextStop < vehicle.stops.count,
             let leg = travel(point, rider.pickup)
           else { continue }

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOPosix
 
 /// OSRM's HTTP API (v1: route, table, nearest) over FleetKit's routing engine, with OSRM's
 /// response shapes and codes, so OSRM clients work against fleetd unchanged.
@@ -14,7 +15,23 @@ struct OSRMFront: Sendable {
 
   func addRoutes(to routes: Routes) {
     for service in ["route", "table", "nearest", "match", "trip", "tile"] {
-      routes.add("/\(service)/**") { request, _ in self.handle(service, request) }
+      routes.add("/\(service)/**") { request, _ in await self.respond(service, request) }
+    }
+  }
+
+  /// Services whose work grows with the request (a 100×100 table, a long trace to match) take
+  /// milliseconds to tens of them: they run on NIO's thread pool, so that the event loops go on
+  /// serving every other connection — reports, pushes — meanwhile. A route or a nearest is done
+  /// sooner than the hop to another thread and back.
+  static let poolServices: Set<String> = ["table", "match"]
+
+  func respond(_ service: String, _ request: Request) async -> Response {
+    guard Self.poolServices.contains(service) else { return handle(service, request) }
+    do {
+      return try await NIOThreadPool.singleton.runIfActive { handle(service, request) }
+    } catch {
+      // The pool shut down (the process is stopping): answered here instead.
+      return handle(service, request)
     }
   }
 
