@@ -205,11 +205,16 @@ struct FleetRPCs: Sendable {
     return response
   }
 
-  func searchVehicles(_ r: Maps_Fleetengine_V1_SearchVehiclesRequest, _ caller: Caller) throws(FleetError)
+  /// Off the event loops: a search over a city's fleet routes to many candidates.
+  func searchVehicles(_ r: Maps_Fleetengine_V1_SearchVehiclesRequest, _ caller: Caller) async throws(FleetError)
     -> Maps_Fleetengine_V1_SearchVehiclesResponse
   {
     let parent = try ProviderName(parsing: r.parent)
-    let matches = try fleet.searchVehicles(caller: caller, provider: parent.provider, search: try VehicleSearch(r))
+    let search = try VehicleSearch(r)
+    let fleet = self.fleet
+    let matches = try await OffLoop.run { () throws(FleetError) in
+      try fleet.searchVehicles(caller: caller, provider: parent.provider, search: search)
+    }
     var response = Maps_Fleetengine_V1_SearchVehiclesResponse()
     response.matches = matches.map(Maps_Fleetengine_V1_VehicleMatch.init)
     return response

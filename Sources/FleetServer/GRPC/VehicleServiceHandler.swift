@@ -59,7 +59,7 @@ struct VehicleServiceHandler: Maps_Fleetengine_V1_VehicleService.ServiceProtocol
     async throws -> ServerResponse<Maps_Fleetengine_V1_SearchVehiclesResponse>
   {
     try await front.respond(.searchVehicles, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
-      try rpcs.searchVehicles(r, c)
+      try await rpcs.searchVehicles(r, c)
     }
   }
 }

@@ -5,7 +5,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import NIOPosix
 
 /// OSRM's HTTP API (v1: route, table, nearest) over FleetKit's routing engine, with OSRM's
 /// response shapes and codes, so OSRM clients work against fleetd unchanged.
@@ -19,20 +18,13 @@ struct OSRMFront: Sendable {
     }
   }
 
-  /// Services whose work grows with the request (a 100×100 table, a long trace to match) take
-  /// milliseconds to tens of them: they run on NIO's thread pool, so that the event loops go on
-  /// serving every other connection — reports, pushes — meanwhile. A route or a nearest is done
-  /// sooner than the hop to another thread and back.
-  static let poolServices: Set<String> = ["table", "match"]
+  /// Services whose work grows with the request (a 100×100 table, a long trace) run off the
+  /// event loops (`OffLoop`); a route or a nearest is done sooner than the hop there and back.
+  static let offLoopServices: Set<String> = ["table", "match"]
 
   func respond(_ service: String, _ request: Request) async -> Response {
-    guard Self.poolServices.contains(service) else { return handle(service, request) }
-    do {
-      return try await NIOThreadPool.singleton.runIfActive { handle(service, request) }
-    } catch {
-      // The pool shut down (the process is stopping): answered here instead.
-      return handle(service, request)
-    }
+    guard Self.offLoopServices.contains(service) else { return handle(service, request) }
+    return await OffLoop.run { handle(service, request) }
   }
 
   func handle(_ service: String, _ request: Request) -> Response {

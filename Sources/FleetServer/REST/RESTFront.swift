@@ -396,7 +396,7 @@ struct RESTCall: Sendable {
     case .searchVehicles(let parent):
       var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
       r.parent = parent
-      return try encode(try rpcs.searchVehicles(r, caller))
+      return try encode(try await rpcs.searchVehicles(r, caller))
     case .watchTrip, .watchRideStatus, .reportLocations:
       throw FleetError(.internal, "served by RESTFront itself")
     case .createRide(let parent):
