@@ -18,10 +18,12 @@ struct StopWatch: Service {
         return true
       }
       group.addTask {
-        try await gracefulShutdown()
+        // Never throws: a watch that ends (cancelled with its service) is no failure of the service.
+        guard (try? await gracefulShutdown()) != nil else { return false }
         let began = ContinuousClock.now
         while true {
-          try await Task.sleep(for: every)
+          try? await Task.sleep(for: every)
+          guard !Task.isCancelled else { return false }
           logger.warning(
             "\(name) has not stopped yet",
             metadata: ["service": "\(name)", "stopping.seconds": "\((ContinuousClock.now - began).seconds)"])
