@@ -214,24 +214,11 @@ public final class FleetDaemon: Sendable {
   /// Closes the store, waiting at most a few seconds: its writes are all committed, and a
   /// connection stuck on a server that went away must not keep the process from exiting.
   func closeStore() async {
-    // Unstructured on purpose: a task group would wait for a stuck close before returning.
-    let (outcome, report) = AsyncStream.makeStream(of: Bool.self)
     let store = self.store
-    let closing = Task {
-      await store.close()
-      report.yield(true)
-    }
-    let timer = Task {
-      try? await Task.sleep(for: .seconds(3))
-      report.yield(false)
-    }
-    defer { timer.cancel() }
-    for await closed in outcome {
-      if !closed {
-        closing.cancel()
-        logger.warning("the store did not close within 3 s; exiting without waiting for it")
-      }
-      return
+    do {
+      try await TimeLimit.run(.seconds(3), CancellationError()) { await store.close() }
+    } catch {
+      logger.warning("the store did not close within 3 s; exiting without waiting for it")
     }
   }
 

@@ -3,8 +3,8 @@ import Logging
 import ServiceLifecycle
 
 /// One of fleetd's services, with its stop watched: once a graceful shutdown has begun, it says
-/// every few seconds that the service has not stopped yet, and how long a slow stop took — so
-/// that a shutdown that hangs names the part that holds it.
+/// every few seconds that the service has not stopped yet, and for how long — so that a
+/// shutdown that hangs names the part that holds it.
 struct StopWatch: Service {
   let service: any Service
   let name: String

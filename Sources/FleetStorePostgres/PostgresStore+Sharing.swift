@@ -97,7 +97,7 @@ struct PostgresChangeLog: ChangeFeed {
   /// Bounded in time like commits: a catch-up stuck on a dead connection would hold every
   /// request behind the read barrier.
   func batches(after cursor: UInt64, limit: Int) async throws -> [ReplicatedBatch] {
-    try await PostgresStore.within(
+    try await TimeLimit.run(
       .seconds(5), PostgresStoreError.failed("the change log did not answer within 5 s (was the connection lost?)")
     ) {
       try await self.readBatches(after: cursor, limit: limit)
@@ -181,7 +181,7 @@ struct PostgresLease: Lease {
               while !Task.isCancelled {
                 try? await Task.sleep(for: probe)
                 do {
-                  _ = try await PostgresStore.within(
+                  _ = try await TimeLimit.run(
                     probe * 3, PostgresStoreError.failed("the lease's connection did not answer within \(probe * 3)")
                   ) { try await connection.query("SELECT 1", logger: logger) }
                 } catch {
@@ -195,7 +195,7 @@ struct PostgresLease: Lease {
           }
           logger.notice("\(name) lease given up", metadata: ["instance": "\(instance)"])
           // Bounded: a query on a connection the server dropped can wait forever.
-          _ = try? await PostgresStore.within(probe * 3, PostgresStoreError.failed("unlock did not answer")) {
+          _ = try? await TimeLimit.run(probe * 3, PostgresStoreError.failed("unlock did not answer")) {
             try await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
           }
         }

@@ -249,7 +249,7 @@ extension PostgresStore {
   @discardableResult func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T)
     async throws -> T
   {
-    try await Self.within(
+    try await TimeLimit.run(
       .seconds(10), PostgresStoreError.failed("\(what) did not answer within 10 s (was the connection lost?)"), body)
   }
 }

@@ -87,7 +87,7 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
     self.logger = logger
     committer = GroupCommit(
       answering: { writes in
-        try await Self.within(
+        try await TimeLimit.run(
           .seconds(10),
           PostgresStoreError.failed(
             "a commit got no answer within 10 s (was the connection lost?); it may or may not have been stored")
@@ -104,36 +104,12 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
     await running.value
   }
 
-  /// `body`'s result, or an error after `limit`: a connection that died without a word (the
-  /// server restarted at once) must not hold the group commit, and every write behind it, for
-  /// ever. The abandoned call is cancelled and left to finish on its own.
-  static func within<T: Sendable>(
-    _ limit: Duration, _ timeout: @autoclosure @escaping @Sendable () -> any Error,
-    _ body: @escaping @Sendable () async throws -> T
-  ) async throws -> T {
-    // Unbounded: whichever answer comes first is the one read.
-    let (outcome, report) = AsyncStream.makeStream(of: Result<T, any Error>.self)
-    let work = Task {
-      do { report.yield(.success(try await body())) } catch { report.yield(.failure(error)) }
-    }
-    let timer = Task {
-      try? await Task.sleep(for: limit)
-      report.yield(.failure(timeout()))
-    }
-    defer { timer.cancel() }
-    for await result in outcome {
-      if case .failure = result { work.cancel() }
-      return try result.get()
-    }
-    throw CancellationError()
-  }
-
   /// The pool retries connecting by itself, so a query to a server that is down waits rather
   /// than fails: the wait is bounded here.
   static func waitUntilReachable(
     _ client: PostgresClient, address: PostgresAddress, logger: Logger, timeout: Duration
   ) async throws {
-    try await within(
+    try await TimeLimit.run(
       timeout,
       PostgresStoreError.unreachable(
         address: address.description,
