@@ -35,19 +35,25 @@ public final class UpdateChannel: Sendable {
   let vehicles: Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
   let updates: Fleetkit_V1_VehicleUpdates.Client<HTTP2ClientTransport.Posix>
   let timeout: Duration
+  /// The vehicle fields the answers need (the stream's read_mask); empty, all of them.
+  let readMask: [String]
   let state = Mutex(State())
   let opening = Wakeup()
   /// Reports were queued for the writer.
   let queued = Wakeup()
 
-  public init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration) {
+  /// `readMask` names the top-level Vehicle fields the answers need (`waypoints`, …): a stream's
+  /// acknowledgements carry only those; empty, the whole vehicle, as UpdateVehicle returns it.
+  public init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration, readMask: [String] = []) {
     vehicles = .init(wrapping: client)
     updates = .init(wrapping: client)
     self.timeout = timeout
+    self.readMask = readMask
   }
 
-  /// Sends one update and returns the vehicle as fleetd stored it. `run()` must be running: it
-  /// writes the stream and fails the reports not answered within the timeout.
+  /// Sends one update and returns the vehicle as fleetd stored it (over the stream, with at
+  /// least the fields of `readMask`). `run()` must be running: it writes the stream and fails the
+  /// reports not answered within the timeout.
   public func send(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
     -> Maps_Fleetengine_V1_Vehicle
   {
@@ -136,6 +142,7 @@ public final class UpdateChannel: Sendable {
       message.reports = s.queue.prefix(count).map(\.report)
       s.queue.removeFirst(count)
       message.returnVehicles = true
+      message.readMask.paths = readMask
       // The token travels in-band, and only when it changes.
       if s.token != token {
         message.authorization = token

@@ -38,9 +38,24 @@ public nonisolated struct Fleetkit_V1_ReportLocationsRequest: Sendable {
   /// return it (a driver's app needs its waypoints; a gateway usually does not).
   public var returnVehicles: Bool = false
 
+  /// Set in the first message, with return_vehicles: the Vehicle fields the acknowledgements
+  /// carry (AIP-157 partial responses; top-level field names such as `waypoints`,
+  /// `current_trips`, `vehicle_state`). Empty: every field, as UpdateVehicle returns. A driver
+  /// that follows its waypoints need not have its own route and position sent back each time.
+  public var readMask: SwiftProtobuf.Google_Protobuf_FieldMask {
+    get {_readMask ?? SwiftProtobuf.Google_Protobuf_FieldMask()}
+    set {_readMask = newValue}
+  }
+  /// Returns true if `readMask` has been explicitly set.
+  public var hasReadMask: Bool {self._readMask != nil}
+  /// Clears the value of `readMask`. Subsequent reads from it will return its default value.
+  public mutating func clearReadMask() {self._readMask = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _readMask: SwiftProtobuf.Google_Protobuf_FieldMask? = nil
 }
 
 public nonisolated struct Fleetkit_V1_LocationReport: Sendable {
@@ -150,7 +165,7 @@ fileprivate nonisolated let _protobuf_package = "fleetkit.v1"
 
 nonisolated extension Fleetkit_V1_ReportLocationsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ReportLocationsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}authorization\0\u{1}reports\0\u{3}return_vehicles\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}authorization\0\u{1}reports\0\u{3}return_vehicles\0\u{3}read_mask\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -161,12 +176,17 @@ nonisolated extension Fleetkit_V1_ReportLocationsRequest: SwiftProtobuf.Message,
       case 1: try { try decoder.decodeSingularStringField(value: &self.authorization) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.reports) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.returnVehicles) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._readMask) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.authorization.isEmpty {
       try visitor.visitSingularStringField(value: self.authorization, fieldNumber: 1)
     }
@@ -176,6 +196,9 @@ nonisolated extension Fleetkit_V1_ReportLocationsRequest: SwiftProtobuf.Message,
     if self.returnVehicles != false {
       try visitor.visitSingularBoolField(value: self.returnVehicles, fieldNumber: 3)
     }
+    try { if let v = self._readMask {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -183,6 +206,7 @@ nonisolated extension Fleetkit_V1_ReportLocationsRequest: SwiftProtobuf.Message,
     if lhs.authorization != rhs.authorization {return false}
     if lhs.reports != rhs.reports {return false}
     if lhs.returnVehicles != rhs.returnVehicles {return false}
+    if lhs._readMask != rhs._readMask {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

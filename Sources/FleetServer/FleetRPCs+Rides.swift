@@ -44,12 +44,17 @@ extension FleetRPCs {
       try await fleet.cancelRide(caller: caller, name: try ResourceName(parsing: r.name, kind: .rides)))
   }
 
-  func quoteRide(_ r: Fleetkit_V1_QuoteRideRequest, _ caller: Caller) throws(FleetError)
+  /// Off the event loops: a quote routes the ride and its nearest cars.
+  func quoteRide(_ r: Fleetkit_V1_QuoteRideRequest, _ caller: Caller) async throws(FleetError)
     -> Fleetkit_V1_QuoteRideResponse
   {
     try checkDispatching()
     let parent = try ProviderName(parsing: r.parent)
-    let quotes = try fleet.quoteRide(caller: caller, provider: parent.provider, request: try QuoteRequest(r))
+    let request = try QuoteRequest(r)
+    let fleet = self.fleet
+    let quotes = try await OffLoop.run { () throws(FleetError) in
+      try fleet.quoteRide(caller: caller, provider: parent.provider, request: request)
+    }
     var response = Fleetkit_V1_QuoteRideResponse()
     response.quotes = quotes.map(Fleetkit_V1_Quote.init)
     return response

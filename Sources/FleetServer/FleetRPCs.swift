@@ -175,7 +175,8 @@ struct FleetRPCs: Sendable {
     return Google_Protobuf_Empty()
   }
 
-  func listVehicles(_ r: Maps_Fleetengine_V1_ListVehiclesRequest, _ caller: Caller) throws(FleetError)
+  /// Off the event loops: a filter may read every vehicle of a city's fleet.
+  func listVehicles(_ r: Maps_Fleetengine_V1_ListVehiclesRequest, _ caller: Caller) async throws(FleetError)
     -> Maps_Fleetengine_V1_ListVehiclesResponse
   {
     let parent = try ProviderName(parsing: r.parent)
@@ -197,12 +198,15 @@ struct FleetRPCs: Sendable {
     query.onTripOnly = r.onTripOnly
     query.filter = r.filter
     if r.hasViewport { query.viewport = Viewport(low: LatLng(r.viewport.low), high: LatLng(r.viewport.high)) }
-    let (vehicles, next, total) = try fleet.listVehicles(caller: caller, provider: parent.provider, query: query)
-    var response = Maps_Fleetengine_V1_ListVehiclesResponse()
-    response.vehicles = vehicles.map(Maps_Fleetengine_V1_Vehicle.init)
-    response.nextPageToken = next
-    response.totalSize = Int64(total)
-    return response
+    let (fleet, listing) = (self.fleet, query)
+    return try await OffLoop.run { () throws(FleetError) in
+      let (vehicles, next, total) = try fleet.listVehicles(caller: caller, provider: parent.provider, query: listing)
+      var response = Maps_Fleetengine_V1_ListVehiclesResponse()
+      response.vehicles = vehicles.map(Maps_Fleetengine_V1_Vehicle.init)
+      response.nextPageToken = next
+      response.totalSize = Int64(total)
+      return response
+    }
   }
 
   /// Off the event loops: a search over a city's fleet routes to many candidates.

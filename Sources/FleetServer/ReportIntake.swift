@@ -50,15 +50,16 @@ struct ReportIntake: Sendable {
 
   /// The acknowledgements and errors of a message, once its write is durable, recorded by the
   /// gate: a metric per report and a log line per refused one (a stream logs its own end; a
-  /// REST batch, `call`, logs as a call).
-  func answer(_ submitted: SubmittedReports, returnVehicles: Bool, transport: String, call: String? = nil) async
+  /// REST batch, `call`, logs as a call). With `vehicles`, each acknowledgement carries its
+  /// vehicle with the fields that mask names.
+  func answer(_ submitted: SubmittedReports, vehicles: VehicleReadMask?, transport: String, call: String? = nil) async
     -> Fleetkit_V1_ReportLocationsResponse
   {
     var outcomes: [Result<Vehicle, FleetError>] = submitted.failures.map {
       .failure($0 ?? FleetError(.internal, "the report was not answered"))
     }
     if let pending = submitted.pending {
-      let stored = returnVehicles ? await pending.shown() : await pending.stored()
+      let stored = vehicles != nil ? await pending.shown() : await pending.stored()
       for (i, outcome) in zip(submitted.indices, stored) { outcomes[i] = outcome }
     }
     var response = Fleetkit_V1_ReportLocationsResponse()
@@ -67,7 +68,7 @@ struct ReportIntake: Sendable {
       case .success(let vehicle):
         var acknowledgement = Fleetkit_V1_Acknowledgement()
         acknowledgement.sequence = sequence
-        if returnVehicles { acknowledgement.vehicle = Maps_Fleetengine_V1_Vehicle(vehicle) }
+        if let vehicles { acknowledgement.vehicle = vehicles.apply(to: vehicle) }
         response.acknowledged.append(acknowledgement)
       case .failure(let error):
         response.errors.append(Fleetkit_V1_ReportError(error, sequence: sequence))

@@ -58,6 +58,72 @@ import Testing
     }
   }
 
+  @Test func aReadMaskTrimsTheAcknowledgedVehiclesToTheFieldsNamed() async throws {
+    try await Fleetd.with { server in
+      try await server.createVehicles(["car"])
+      let backend = try await server.signer(role: .server).token()
+      try await withReportStream(server, metadata: auth(backend)) { stream in
+        var message = Fleetkit_V1_ReportLocationsRequest()
+        var report = locationReport(1, "car", 43.731, 7.421)
+        report.vehicle.currentRouteSegment = "_p~iF~ps|U_ulLnnqC"
+        report.updateMask.paths = ["last_location", "current_route_segment"]
+        message.reports = [report]
+        message.returnVehicles = true
+        message.readMask.paths = ["name", "vehicle_state"]
+        stream.send(message)
+        var acknowledged: [Maps_Fleetengine_V1_Vehicle] = []
+        while acknowledged.isEmpty { acknowledged = try await stream.next().acknowledged.map(\.vehicle) }
+        #expect(acknowledged.first?.name == "providers/acme/vehicles/car")
+        #expect(acknowledged.first?.vehicleState == .online)
+        #expect(acknowledged.first?.hasLastLocation == false)
+        #expect(acknowledged.first?.currentRouteSegment == "")
+        // The first message's mask holds for the stream: a later one cannot change it.
+        message.reports = [locationReport(2, "car", 43.732, 7.421)]
+        message.readMask.paths = ["last_location"]
+        stream.send(message)
+        acknowledged = []
+        while acknowledged.isEmpty { acknowledged = try await stream.next().acknowledged.map(\.vehicle) }
+        #expect(acknowledged.first?.hasLastLocation == false)
+        #expect(acknowledged.first?.name == "providers/acme/vehicles/car")
+      }
+      // The stored vehicle has everything reported; only the answer was trimmed.
+      #expect(try await server.vehicle("car").currentRouteSegment == "_p~iF~ps|U_ulLnnqC")
+
+      // A field a vehicle does not return ends the stream with INVALID_ARGUMENT, naming it.
+      let refused = await #expect(throws: RPCError.self) {
+        try await withReportStream(server, metadata: auth(backend)) { stream in
+          var message = Fleetkit_V1_ReportLocationsRequest()
+          message.reports = [locationReport(1, "car", 43.733, 7.421)]
+          message.returnVehicles = true
+          message.readMask.paths = ["waypoints", "past_locations"]
+          stream.send(message)
+          while true { _ = try await stream.next() }
+        }
+      }
+      #expect(refused?.code == .invalidArgument)
+      #expect(refused?.message.contains("read_mask: 'past_locations'") == true)
+      #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.732)
+
+      // The REST batch: the same mask; a mask without return_vehicles is a 400 naming it.
+      let path = "/fleetkit/v1/providers/acme/vehicles:reportLocations"
+      let report = """
+        {"sequence": "1", "name": "providers/acme/vehicles/car", "vehicle": {"lastLocation": {"location": {"latitude": 43.734, "longitude": 7.42}}}}
+        """
+      let (status, json, _) = try await server.http(
+        "POST", path, token: backend,
+        body: "{\"reports\": [\(report)], \"returnVehicles\": true, \"readMask\": \"waypoints,currentTrips\"}")
+      #expect(status == 200)
+      let vehicle = (json["acknowledged"] as? [[String: Any]])?.first?["vehicle"] as? [String: Any]
+      #expect(vehicle != nil)
+      #expect(vehicle?["lastLocation"] == nil)
+      #expect(vehicle?["name"] == nil)
+      let (bad, badBody, _) = try await server.http(
+        "POST", path, token: backend, body: "{\"reports\": [\(report)], \"readMask\": \"waypoints\"}")
+      #expect(bad == 400)
+      #expect(((badBody["error"] as? [String: Any])?["message"] as? String)?.contains("read_mask") == true)
+    }
+  }
+
   @Test func anOlderReportNeverOverridesANewerPositionWhicheverPathBroughtIt() async throws {
     try await Fleetd.with { server in
       try await server.createVehicles(["car"])

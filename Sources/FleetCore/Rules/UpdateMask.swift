@@ -5,12 +5,7 @@ struct UpdateMask {
   let paths: Set<String>
 
   init(_ raw: [String], updatable: Set<String>, serverOwned: Set<String>, resource: String) throws(FleetError) {
-    // Usually already one clean path per entry; split and trim only when needed.
-    let clean = raw.allSatisfy { !$0.isEmpty && !$0.utf8.contains(where: { $0 == 0x2C || $0 == 0x20 }) }
-    let paths =
-      clean
-      ? raw
-      : raw.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    let paths = FieldPaths.split(raw)
     // Fleet Engine's wording.
     guard !paths.isEmpty else { throw .invalid("update_mask cannot be empty") }
     for path in paths {
@@ -25,4 +20,15 @@ struct UpdateMask {
   }
 
   func contains(_ path: String) -> Bool { paths.contains(path) }
+}
+
+/// A field mask's paths, one per entry (a client may send `a,b` in one, with spaces).
+public enum FieldPaths {
+  public static func split(_ raw: [String]) -> [String] {
+    // Usually already one clean path per entry; split and trim only when needed.
+    let clean = raw.allSatisfy { !$0.isEmpty && !$0.utf8.contains(where: { $0 == 0x2C || $0 == 0x20 }) }
+    return clean
+      ? raw
+      : raw.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+  }
 }

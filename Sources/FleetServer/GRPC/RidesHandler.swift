@@ -40,7 +40,7 @@ struct RidesHandler: Fleetkit_V1_Rides.ServiceProtocol {
     -> ServerResponse<Fleetkit_V1_QuoteRideResponse>
   {
     try await front.respond(.quoteRide, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
-      try rpcs.quoteRide(r, c)
+      try await rpcs.quoteRide(r, c)
     }
   }
 

@@ -51,7 +51,7 @@ struct VehicleServiceHandler: Maps_Fleetengine_V1_VehicleService.ServiceProtocol
     async throws -> ServerResponse<Maps_Fleetengine_V1_ListVehiclesResponse>
   {
     try await front.respond(.listVehicles, request) { [rpcs = front.rpcs] r, c throws(FleetError) in
-      try rpcs.listVehicles(r, c)
+      try await rpcs.listVehicles(r, c)
     }
   }
 

@@ -61,7 +61,7 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
             for await submission in submissions {
               commits.addTask {
                 let response = await intake.answer(
-                  submission.reports, returnVehicles: submission.returnVehicles, transport: "grpc")
+                  submission.reports, vehicles: submission.vehicles, transport: "grpc")
                 tally.count(response, caller: submission.reports.caller)
                 outbox.post(response, credits: submission.credits)
               }
@@ -82,7 +82,9 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
   /// One message's reports, applied in memory, with the credits they hold.
   struct Submission: Sendable {
     let reports: SubmittedReports
-    let returnVehicles: Bool
+    /// What the acknowledgements carry of each vehicle: the first message's return_vehicles
+    /// and read_mask; nil, no vehicle.
+    let vehicles: VehicleReadMask?
     let credits: Int
   }
 
@@ -92,17 +94,24 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
     requestID: String, intake: ReportIntake, credits: ReportCredits, submit: AsyncStream<Submission>.Continuation
   ) async throws {
     var authorization = opening
-    var returnVehicles: Bool?
+    // The first message says what the acknowledgements carry of each vehicle.
+    var vehicles: VehicleReadMask?
+    var first = true
     for try await message in messages {
       if !message.authorization.isEmpty {
         authorization =
           message.authorization.hasPrefix("Bearer ") ? message.authorization : "Bearer \(message.authorization)"
       }
-      if returnVehicles == nil { returnVehicles = message.returnVehicles }
+      if first {
+        first = false
+        do throws(FleetError) { vehicles = try VehicleReadMask.acknowledgements(of: message) } catch {
+          throw error.rpcError
+        }
+      }
       guard !message.reports.isEmpty else { continue }
       let taken = try await credits.acquire(message.reports.count)
       let reports = await intake.submit(message.reports, authorization: authorization, requestID: requestID)
-      submit.yield(Submission(reports: reports, returnVehicles: returnVehicles ?? false, credits: taken))
+      submit.yield(Submission(reports: reports, vehicles: vehicles, credits: taken))
     }
   }
 }

@@ -33,11 +33,12 @@ extension RESTFront {
       guard message.reports.count <= maximumReports else {
         throw FleetError.invalid("reports: at most \(maximumReports) reports per request, got \(message.reports.count)")
       }
+      let vehicles = try VehicleReadMask.acknowledgements(of: message)
       let submitted = await intake.submit(
         message.reports, authorization: request.headers[.authorization], requestID: requestID, provider: provider)
       if let refusal = submitted.admissionFailure { throw refusal }
       let response = await intake.answer(
-        submitted, returnVehicles: message.returnVehicles, transport: "rest", call: "\(message.reports.count) reports")
+        submitted, vehicles: vehicles, transport: "rest", call: "\(message.reports.count) reports")
       var headers = HTTPFields()
       headers[.contentType] = "application/json; charset=utf-8"
       headers[.init("x-request-id")!] = requestID

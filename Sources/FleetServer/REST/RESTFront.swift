@@ -392,7 +392,7 @@ struct RESTCall: Sendable {
           "requiredOneOfAttributeSets", "required_one_of_attribute_sets",
         ])
       r.parent = parent
-      return try encode(try rpcs.listVehicles(r, caller))
+      return try encode(try await rpcs.listVehicles(r, caller))
     case .searchVehicles(let parent):
       var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
       r.parent = parent
@@ -420,7 +420,7 @@ struct RESTCall: Sendable {
     case .quoteRide(let parent):
       var r = try decodeBody(Fleetkit_V1_QuoteRideRequest.self)
       r.parent = parent
-      return try encode(try rpcs.quoteRide(r, caller))
+      return try encode(try await rpcs.quoteRide(r, caller))
     case .listAreas(let parent):
       var r = Fleetkit_V1_ListAreasRequest()
       r.parent = parent

@@ -121,7 +121,8 @@ public struct SimulatedFleet: Sendable {
     let streams = max(
       1, (configuration.vehicles + configuration.vehiclesPerStream - 1) / configuration.vehiclesPerStream)
     let channels = (0..<streams).map {
-      UpdateChannel(client: clients[$0 % clients.count], timeout: configuration.callTimeout)
+      // A driver here follows its waypoints; the rest of the vehicle is what it just reported.
+      UpdateChannel(client: clients[$0 % clients.count], timeout: configuration.callTimeout, readMask: ["waypoints"])
     }
     let counts = FleetCounts()
     try await withThrowingDiscardingTaskGroup { group in
