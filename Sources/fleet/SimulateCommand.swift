@@ -206,6 +206,11 @@ struct SimulateCommand: AsyncParsableCommand {
           + s.watchFailures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
       }
     }
+    if !s.reportFailures.isEmpty {
+      text +=
+        "\n  reports failed: "
+        + s.reportFailures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
     if !s.refusals.isEmpty {
       text +=
         "\n  refused: " + s.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

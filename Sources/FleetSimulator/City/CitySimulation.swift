@@ -35,6 +35,7 @@ public struct CitySimulation: Sendable {
     public var vehiclesOnline = 0
     public var reportsPerSecond = 0.0
     public var reportsFailed = 0
+    public var reportFailures: [String: Int] = [:]
     public var reportP50Milliseconds = 0.0
     public var reportP99Milliseconds = 0.0
     public var ridesRequested = 0
@@ -192,6 +193,7 @@ public struct CitySimulation: Sendable {
     summary.vehiclesOnline = stats.fleet.online
     summary.reportsPerSecond = Double(total.reportsSent) / max(seconds, 1)
     summary.reportsFailed = total.reportsFailed
+    summary.reportFailures = total.reportFailures
     summary.reportP50Milliseconds = total.reportLatency.percentile(0.5) * 1000
     summary.reportP99Milliseconds = total.reportLatency.percentile(0.99) * 1000
     summary.ridesRequested = total.ridesRequested

@@ -438,9 +438,11 @@ struct VehicleDriver: Sendable {
     } catch {
       // A report cut short by the end of the run is no failure of fleetd's.
       guard !Task.isCancelled else { return nil }
+      let code = (error as? RPCError).map { "\($0.code)" } ?? "\(type(of: error))"
       fleet.stats.update {
         $0.reportsSent += 1
         $0.reportsFailed += 1
+        $0.reportFailures[code, default: 0] += 1
       }
       return nil
     }

@@ -52,6 +52,8 @@ public final class SimulationStats: Sendable {
   public struct Figures: Sendable {
     public var reportsSent = 0
     public var reportsFailed = 0
+    /// Why reports failed, by gRPC code (or error type).
+    public var reportFailures: [String: Int] = [:]
     public var reportLatency = LatencyHistogram()
     public var ridesRequested = 0
     public var ridesBooked = 0
@@ -76,6 +78,7 @@ public final class SimulationStats: Sendable {
     mutating func merge(_ other: Figures) {
       reportsSent += other.reportsSent
       reportsFailed += other.reportsFailed
+      reportFailures.merge(other.reportFailures, uniquingKeysWith: +)
       reportLatency.merge(other.reportLatency)
       ridesRequested += other.ridesRequested
       ridesBooked += other.ridesBooked
