@@ -89,6 +89,27 @@ struct PoolingTests {
     #expect(try ["alone", "s1", "s2"].allSatisfy { try h.ride($0).state == .assigned })
   }
 
+  /// A SHARED trip the provider's backend made through the Trips API has no ride, so no bounds
+  /// of its own to say how long it may wait: the dispatcher never delays its stops. Riding along
+  /// first would cost it only the new rider's boarding, and the closer car would take the rider
+  /// that way without the rule.
+  @Test func aTripMadeThroughTheTripsAPIIsNeverDelayedByPooledRiders() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("near", at: north(-200), types: [.shared])
+    try await h.vehicle("far", at: north(-900), types: [.shared])
+    var api = Trip(provider: "acme", id: "api")
+    api.type = .shared
+    api.pickupPoint = TerminalLocation(point: north(2500))
+    api.dropoffPoint = TerminalLocation(point: north(4000))
+    api.vehicleID = "near"
+    _ = try await h.fleet.createTrip(caller: h.admin, provider: "acme", tripID: "api", trip: api)
+    try await h.book("r1", from: north(0), to: north(1000), type: .shared)
+    _ = try await h.dispatcher().round()
+    #expect(try h.stops("near") == ["api/p", "api/d"])
+    #expect(try h.ride("r1").vehicleID == "far")
+  }
+
   @Test func aRoundNeverGivesACarMoreThanItsSeatsOrBreaksARidersBound() async throws {
     var random = SystemRandomNumberGenerator()
     var sharedCars = 0

@@ -274,11 +274,16 @@ struct PoolVehicle {
       self.exclusiveOnboard = exclusiveOnboard
       self.stops = stops
       stopRules = zip(stops, changes).map { stop, change in
-        let ride = s.rides[provider]?[stop.tripID]
+        // A trip made through the Trips API has no ride, so no bounds of its own: its stops are
+        // due now, which a plan may keep as late as they are but never make later.
+        guard let ride = s.rides[provider]?[stop.tripID] else {
+          return RideSharing.Stop(
+            point: -1, passengers: change.passengers, exclusiveRiders: change.exclusiveRiders, deadline: 0)
+        }
         let deadline: Date? =
           switch stop.waypointType {
-          case .pickup: ride?.latestPickup
-          case .dropOff: ride?.latestDropoff
+          case .pickup: ride.latestPickup
+          case .dropOff: ride.latestDropoff
           default: nil
           }
         return RideSharing.Stop(

@@ -9,8 +9,6 @@ struct VehicleReadMask: Sendable {
   /// The fields named; nil sends every field.
   let fields: Set<String>?
 
-  static let all = VehicleReadMask(fields: nil)
-
   /// The Vehicle fields a response carries, by their proto names.
   static let returned: Set<String> = [
     "name", "vehicle_state", "supported_trip_types", "current_trips", "last_location", "maximum_capacity",
