@@ -11,13 +11,17 @@ extension FleetRPCs {
     }
   }
 
+  /// Checked and priced off the event loops (the fare routes the ride, like a quote), then
+  /// written.
   func createRide(_ r: Fleetkit_V1_CreateRideRequest, _ caller: Caller) async throws(FleetError) -> Fleetkit_V1_Ride {
     try checkDispatching()
     let parent = try ProviderName(parsing: r.parent)
     guard r.hasRide else { throw .invalid("ride is required") }
-    let view = try await fleet.createRide(
-      caller: caller, provider: parent.provider, rideID: r.rideID, request: try RideRequest(r.ride))
-    return Fleetkit_V1_Ride(view)
+    let (request, rideID, fleet) = (try RideRequest(r.ride), r.rideID, self.fleet)
+    let prepared = try await OffLoop.run { () throws(FleetError) in
+      try fleet.prepareRide(caller: caller, provider: parent.provider, rideID: rideID, request: request)
+    }
+    return Fleetkit_V1_Ride(try await fleet.createRide(prepared))
   }
 
   func getRide(_ r: Fleetkit_V1_GetRideRequest, _ caller: Caller) throws(FleetError) -> Fleetkit_V1_Ride {

@@ -59,28 +59,20 @@ struct SimulateCommand: AsyncParsableCommand {
 
   func validate() throws {
     guard (1...100_000).contains(vehicles) else { throw ValidationError("--vehicles must be between 1 and 100000") }
-    guard (1...60).contains(interval) else { throw ValidationError("--interval must be between 1 and 60 seconds") }
-    guard speedup > 0, speedup <= 100 else { throw ValidationError("--speedup must be above 0 and at most 100") }
-    guard ridersPerMinute >= 0, ridersPerMinute <= 60_000 else {
-      throw ValidationError("--riders-per-minute must be between 0 and 60000")
-    }
+    if let problem = settings.problem { throw ValidationError(problem) }
     guard (0...1).contains(sharedFraction) else { throw ValidationError("--shared-fraction must be between 0 and 1") }
     guard (0...10).contains(watchersPerRide) else {
       throw ValidationError("--watchers-per-ride must be between 0 and 10")
     }
-    guard startOfDay != nil else { throw ValidationError("--clock must be HH:MM (00:00-23:59), got '\(clock)'") }
     if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
     guard printEvery >= 1 else { throw ValidationError("--print-every must be at least 1 second") }
     guard graph != nil || osm != nil else { throw ValidationError("give --graph (a road graph) or --osm (an extract)") }
-    do {
-      _ = try DemandProfile.named(profile)
-    } catch {
-      throw ValidationError("--profile: \(error.message)")
-    }
   }
 
-  /// `--clock` as seconds after midnight.
-  var startOfDay: Double? { DemandProfile.secondOfDay(clock) }
+  var settings: CityRunSettings {
+    CityRunSettings(
+      interval: interval, speedup: speedup, ridersPerMinute: ridersPerMinute, profile: profile, clock: clock)
+  }
 
   func run() async throws {
     let serviceKey = try ServiceAccountKey.load(path: key)
@@ -115,7 +107,7 @@ struct SimulateCommand: AsyncParsableCommand {
     } else {
       demand = .poisson(
         PoissonDemand(
-          perMinute: ridersPerMinute, profile: try DemandProfile.named(profile), startOfDay: startOfDay ?? 0,
+          perMinute: ridersPerMinute, profile: try DemandProfile.named(profile), startOfDay: settings.startOfDay ?? 0,
           speedup: speedup, places: places, seed: seed))
     }
     say(

@@ -43,19 +43,7 @@ struct DemoCommand: AsyncParsableCommand {
     guard (1...Self.maximumVehicles).contains(vehicles) else {
       throw ValidationError("--vehicles must be between 1 and \(Self.maximumVehicles)")
     }
-    if let interval, !(1...60).contains(interval) {
-      throw ValidationError("--interval must be between 1 and 60 seconds")
-    }
-    guard startOfDay != nil else { throw ValidationError("--clock must be HH:MM (00:00-23:59), got '\(clock)'") }
-    do {
-      _ = try DemandProfile.named(profile)
-    } catch {
-      throw ValidationError("--profile: \(error.message)")
-    }
-    guard ridersPerMinute >= 0, ridersPerMinute <= 6000 else {
-      throw ValidationError("--riders-per-minute must be between 0 and 6000")
-    }
-    guard speedup > 0, speedup <= 100 else { throw ValidationError("--speedup must be above 0 and at most 100") }
+    if let problem = settings.problem { throw ValidationError(problem) }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError(
         "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -91,7 +79,7 @@ struct DemoCommand: AsyncParsableCommand {
     configuration.speedup = speedup
     configuration.reportInterval = .milliseconds(Int64((interval ?? (vehicles <= 1000 ? 2 : 5)) * 1000))
     configuration.profile = try DemandProfile.named(profile)
-    configuration.startOfDay = startOfDay ?? 0
+    configuration.startOfDay = settings.startOfDay ?? 0
     configuration.osmPath = extract
     configuration.cityName =
       osm.map { URL(fileURLWithPath: $0).lastPathComponent.replacingOccurrences(of: ".osm.pbf", with: "") } ?? "Monaco"
@@ -103,8 +91,10 @@ struct DemoCommand: AsyncParsableCommand {
   /// The most simulated drivers the demo runs: measured on a 2-core machine (docs/benchmarks.md).
   static let maximumVehicles = 10_000
 
-  /// `--clock` as seconds after midnight.
-  var startOfDay: Double? { DemandProfile.secondOfDay(clock) }
+  var settings: CityRunSettings {
+    CityRunSettings(
+      interval: interval, speedup: speedup, ridersPerMinute: ridersPerMinute, profile: profile, clock: clock)
+  }
 
   /// A file the repository ships (`data/…`): in the working directory's repository, or in the
   /// one fleetd was built from.

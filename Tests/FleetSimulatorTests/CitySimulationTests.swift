@@ -13,6 +13,25 @@ import Testing
 
 @Suite("Demand models")
 struct DemandModelTests {
+  /// `fleet simulate` and `fleetd demo` check their shared flags with these rules, each message
+  /// naming the flag.
+  @Test func theSharedRunFlagsNameTheFlagThatBreaksItsRule() {
+    func settings(
+      interval: Double? = 5, speedup: Double = 1, perMinute: Double = 60, profile: String = "flat",
+      clock: String = "08:00"
+    ) -> CityRunSettings {
+      CityRunSettings(interval: interval, speedup: speedup, ridersPerMinute: perMinute, profile: profile, clock: clock)
+    }
+    #expect(settings().problem == nil)
+    #expect(settings(interval: nil).problem == nil, "no interval: the command's default")
+    #expect(settings(interval: 0.5).problem?.hasPrefix("--interval") == true)
+    #expect(settings(speedup: 0).problem?.hasPrefix("--speedup") == true)
+    #expect(settings(perMinute: -1).problem?.hasPrefix("--riders-per-minute") == true)
+    #expect(settings(profile: "rush").problem?.hasPrefix("--profile") == true)
+    #expect(settings(clock: "25:00").problem?.hasPrefix("--clock") == true)
+    #expect(settings(clock: "07:30").startOfDay == 27_000)
+  }
+
   @Test func profilesByNameAndTheirErrors() throws {
     #expect(try DemandProfile.named("flat").level(atSecondOfDay: 3 * 3600) == 1)
     let commute = try DemandProfile.named("commute")

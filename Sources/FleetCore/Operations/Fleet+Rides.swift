@@ -11,6 +11,22 @@ extension Fleet {
   public func createRide(caller: Caller, provider: String, rideID: String, request input: RideRequest)
     async throws(FleetError) -> RideView
   {
+    try await createRide(try prepareRide(caller: caller, provider: provider, rideID: rideID, request: input))
+  }
+
+  /// A booking checked and priced, ready to write.
+  public struct PreparedRide: Sendable {
+    let provider: String
+    let rideID: String
+    let request: RideRequest
+    let sale: Sale?
+  }
+
+  /// CreateRide's first half: every check and the fare, which may route. Synchronous and
+  /// outside the lock, so that a transport can run it where long work belongs.
+  public func prepareRide(caller: Caller, provider: String, rideID: String, request input: RideRequest)
+    throws(FleetError) -> PreparedRide
+  {
     try caller.mayCall(.createRide)
     try caller.checkProvider(provider)
     try ResourceID.validate(rideID, field: "ride_id")
@@ -18,6 +34,12 @@ extension Fleet {
     let repeated = state.withLock { $0.rides[provider]?[rideID]?.request == request }
     // A repeat is answered with the ride as booked, even once its quote has expired.
     let sale = repeated ? nil : try price(request, product: product, provider: provider)
+    return PreparedRide(provider: provider, rideID: rideID, request: request, sale: sale)
+  }
+
+  /// CreateRide's second half: the durable write of a prepared booking.
+  public func createRide(_ prepared: PreparedRide) async throws(FleetError) -> RideView {
+    let (provider, rideID, request, sale) = (prepared.provider, prepared.rideID, prepared.request, prepared.sale)
     return try await write { s, now throws(FleetError) in
       if let existing = s.rides[provider]?[rideID] {
         guard existing.request == request else {
@@ -134,7 +156,7 @@ extension Fleet {
   }
 
   /// What a booking is sold as.
-  struct Sale {
+  struct Sale: Sendable {
     var product: Product
     /// Nil for a metered product booked without a drop-off: the meter alone prices it.
     var fare: Fare?
