@@ -192,6 +192,7 @@ public final class FleetDaemon: Sendable {
     }
     services.append(("webhooks", WebhookService(worker: webhooks, lease: shared?.webhookLease)))
     services.append(("gauges", GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
+    services.append(("retention", RetentionService(fleet: fleet, logger: logger)))
     var configuration = ServiceGroupConfiguration(
       services: services.map { name, service in .init(service: StopWatch(service: service, name: name, logger: logger))
       },

@@ -102,6 +102,8 @@ public enum StoredRows {
         .row(StoredRow(table: .trips, provider: provider, id: id, revision: revision, body: nil))
       case .deleteVehicle(let provider, let id, let revision):
         .row(StoredRow(table: .vehicles, provider: provider, id: id, revision: revision, body: nil))
+      case .deleteRide(let provider, let id, let revision):
+        .row(StoredRow(table: .rides, provider: provider, id: id, revision: revision, body: nil))
       case .putBillableTrip(let r):
         .billableTrip(
           provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
@@ -123,9 +125,7 @@ public enum StoredRows {
       switch row.table {
       case .trips: return .deleteTrip(provider: row.provider, id: row.id, revision: row.revision)
       case .vehicles: return .deleteVehicle(provider: row.provider, id: row.id, revision: row.revision)
-      case .rides:
-        throw StoreError.damagedRow(
-          table: row.table.rawValue, provider: row.provider, id: row.id, reason: "rides are never deleted")
+      case .rides: return .deleteRide(provider: row.provider, id: row.id, revision: row.revision)
       }
     }
     switch row.table {

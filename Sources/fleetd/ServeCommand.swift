@@ -67,6 +67,11 @@ struct ServeCommand: AsyncParsableCommand {
   var allowPrivateWebhooks = false
   @Option(help: "Hours a webhook delivery is tried again, with backoff, before it is given up.")
   var webhookRetryHours = 24.0
+  @Option(
+    help:
+      "Days an ended trip (COMPLETE or CANCELED) and its ride are kept after their last change, as Fleet Engine's 7; 0 keeps them."
+  )
+  var tripRetentionDays = 7.0
   @Option(help: "Where Leaflet and Leaflet.markercluster are, for the web pages (Debian's libjs-leaflet: the default).")
   var leafletDir = "/usr/share/javascript/leaflet"
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
@@ -98,6 +103,10 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError("--webhook-retry-hours must be above 0 and at most 720")
     }
     configuration.webhooks.retry.window = .milliseconds(Int64(webhookRetryHours * 3_600_000))
+    guard tripRetentionDays >= 0, tripRetentionDays <= 3650 else {
+      throw ValidationError("--trip-retention-days must be between 0 (keep every trip) and 3650")
+    }
+    configuration.fleet.tripRetention = tripRetentionDays == 0 ? nil : tripRetentionDays * 86_400
     if dispatch || environment("FLEETD_DISPATCH") == "1" {
       var settings = DispatchConfiguration()
       guard let policy = DispatchPolicy(rawValue: dispatchPolicy) else {

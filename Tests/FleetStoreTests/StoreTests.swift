@@ -94,6 +94,36 @@ struct StoreTests {
     }
   }
 
+  /// The retention sweep's deletions are durable: a ride and its trip that ended more than the
+  /// retention ago, loaded from the store at start, are gone from it after the sweep, and an
+  /// older write cannot bring the ride back.
+  @Test(arguments: StoreKind.allCases)
+  func expiredTripsAndRidesAreDeletedFromTheStore(_ kind: StoreKind) async throws {
+    let place = try await StorePlace.fresh(kind)
+    defer { place.remove() }
+    let ended = Date(timeIntervalSince1970: 1_800_000_000)
+    var trip = Trip(provider: "p", id: "r")
+    trip.status = .canceled
+    trip.updateTime = ended
+    trip.revision = 1
+    var ride = Ride(provider: "p", id: "r", request: RideRequest())
+    ride.dispatchState = .canceled
+    ride.revision = 2
+    var open = Trip(provider: "p", id: "open")
+    open.updateTime = ended
+    open.revision = 3
+    try await place.with { store in try await store.commit([.putTrip(trip), .putRide(ride), .putTrip(open)]) }
+    try await place.with { store in
+      let fleet = try await Fleet(store: store, clock: { ended.addingTimeInterval(8 * 86_400) })
+      #expect(try await fleet.deleteExpiredTrips() == 1)
+      try await store.commit([.putRide(ride)])  // a stale write of the ride
+    }
+    try await place.with { reopened async throws in
+      #expect(try await reopened.loadTrips().map(\.id) == ["open"])
+      #expect(try await reopened.loadRides().isEmpty)
+    }
+  }
+
   @Test(arguments: StoreKind.allCases)
   func olderRevisionsNeverOverwriteNewerOnes(_ kind: StoreKind) async throws {
     let place = try await StorePlace.fresh(kind)

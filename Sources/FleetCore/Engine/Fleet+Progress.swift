@@ -36,7 +36,7 @@ extension Fleet {
         trips.insert(ResourceName(provider: provider, kind: .trips, id: id))
       case .deleteVehicle(let provider, let id, _):
         progressEngine?.forget(ResourceName(provider: provider, kind: .vehicles, id: id))
-      case .putBillableTrip, .putRide, .putEvent:
+      case .putBillableTrip, .putRide, .deleteRide, .putEvent:
         break
       }
     }

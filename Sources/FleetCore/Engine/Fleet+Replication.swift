@@ -26,6 +26,7 @@ enum Entity: Sendable {
     case .putRide(let r): self = .ride(r)
     case .deleteTrip(let provider, let id, _): self = .absent(EntityKey(.trip, provider: provider, id: id))
     case .deleteVehicle(let provider, let id, _): self = .absent(EntityKey(.vehicle, provider: provider, id: id))
+    case .deleteRide(let provider, let id, _): self = .absent(EntityKey(.ride, provider: provider, id: id))
     case .putBillableTrip, .putEvent: return nil
     }
   }

@@ -21,6 +21,8 @@ public final class Fleet: Sendable {
     var scheduledChecks: [ResourceName: Date] = [:]
     /// Each provider's vehicles by position, for searches near a point.
     var grids: [String: VehicleGrid] = [:]
+    /// Ended trips by when they last changed, for the retention sweep.
+    var endedTrips = EndedTrips()
     /// The highest revision seen, this instance's or another's (a Lamport clock).
     var revision: UInt64 = 0
     /// Instances sharing a store write revisions with their tag in the low bits, so that no two
@@ -81,6 +83,14 @@ public final class Fleet: Sendable {
       return .deleteVehicle(provider: provider, id: id, revision: revision)
     }
 
+    /// Forgets a deleted ride and returns the change to commit.
+    mutating func removeRide(provider: String, id: String) -> StoredChange {
+      let key = EntityKey(.ride, provider: provider, id: id)
+      let revision = change(key)
+      install(.absent(key))
+      return .deleteRide(provider: provider, id: id, revision: revision)
+    }
+
     /// Forgets a deleted trip and returns the change to commit.
     mutating func removeTrip(provider: String, id: String) -> StoredChange {
       let key = EntityKey(.trip, provider: provider, id: id)
@@ -109,6 +119,7 @@ public final class Fleet: Sendable {
       switch entity {
       case .trip(let trip):
         trips[trip.provider, default: [:]][trip.id] = trip
+        if trip.status.isTerminal { endedTrips.append(trip) }
       case .vehicle(let vehicle):
         vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
         grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
@@ -193,9 +204,13 @@ public final class Fleet: Sendable {
     let shared = store as? any SharedFleetStore
     if let shared { initial.revisionTag = RevisionTag(instance: shared.instanceTag) }
     initial.revision = try await store.highestRevision()
-    for trip in try await store.loadTrips() {
+    let trips = try await store.loadTrips()
+    for trip in trips {
       initial.trips[trip.provider, default: [:]][trip.id] = trip
       initial.revision = max(initial.revision, trip.revision)
+    }
+    for trip in trips.filter(\.status.isTerminal).sorted(by: { $0.updateTime < $1.updateTime }) {
+      initial.endedTrips.append(trip)
     }
     for vehicle in try await store.loadVehicles() {
       initial.vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
@@ -243,6 +258,11 @@ public struct FleetConfiguration: Sendable {
   public var serviceAreas = ServiceAreas.none
   /// Which vehicles quotes count on for a pickup ETA and surge: the dispatcher's own rules.
   public var dispatchRules = DispatchRules()
+  /// Seconds an ended trip (and its ride) is kept after its last change, as Fleet Engine's 7
+  /// days (`deleteExpiredTrips`); nil keeps every trip.
+  public var tripRetention: TimeInterval? = FleetConfiguration.fleetEngineTripRetention
+
+  public static let fleetEngineTripRetention: TimeInterval = 7 * 86_400
 
   public init() {}
 

@@ -11,6 +11,8 @@ public enum StoredChange: Sendable, Hashable {
   case putBillableTrip(BillableTripReport)
   /// A booked ride (the dispatcher's record; its trip is stored as a trip).
   case putRide(Ride)
+  /// A ride deleted with its trip when the trip's retention ends.
+  case deleteRide(provider: String, id: String, revision: UInt64)
   /// An event for webhooks, into the outbox (`WebhookStore`).
   case putEvent(FleetEvent)
 }
@@ -67,6 +69,7 @@ extension StoredChange {
     case .deleteTrip(let provider, let id, let revision): (EntityKey(.trip, provider: provider, id: id), revision)
     case .deleteVehicle(let provider, let id, let revision):
       (EntityKey(.vehicle, provider: provider, id: id), revision)
+    case .deleteRide(let provider, let id, let revision): (EntityKey(.ride, provider: provider, id: id), revision)
     case .putBillableTrip, .putEvent: nil
     }
   }
