@@ -112,6 +112,8 @@ let package = Package(
         .product(name: "FleetProto", package: "FleetKit"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],

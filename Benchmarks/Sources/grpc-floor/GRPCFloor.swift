@@ -2,16 +2,33 @@ import ArgumentParser
 import FleetProto
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import NIOCore
+import NIOPosix
 import SwiftProtobuf
 
 /// The floor of the gRPC stack fleetd is built on: grpc-swift 2 over its NIO HTTP/2 transport,
-/// configured as fleetd configures it, serving VehicleService's GetVehicle and UpdateVehicle with
-/// no authentication, no domain and no store. `fleet-load` against this server shows what the
-/// stack alone costs per call on this machine, so fleetd's own figures can be read against it.
+/// configured as fleetd configures it (Swift's concurrency on the event loops), with no
+/// authentication, no domain and no store. `serve` answers VehicleService's GetVehicle,
+/// UpdateVehicle and SearchVehicles, the report stream and WatchTrip; `fleet-load` against it
+/// shows what the stack alone costs per call, and `metro` drives it with a metro's message mix
+/// (docs/benchmarks.md), so fleetd's own figures can be read against it.
 @main
+enum Main {
+  static func main() async {
+    NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    await GRPCFloor.main()
+  }
+}
+
 struct GRPCFloor: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "grpc-floor", abstract: "A do-nothing VehicleService on grpc-swift 2: the stack's own ceiling.")
+    commandName: "grpc-floor", abstract: "grpc-swift 2 doing nothing: the stack's own ceiling.",
+    subcommands: [Serve.self, MetroLoad.self], defaultSubcommand: Serve.self)
+}
+
+struct Serve: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "serve", abstract: "A do-nothing VehicleService, report stream and WatchTrip.")
 
   @Option(help: "gRPC port to listen on (loopback).")
   var grpcPort = 50171
@@ -20,7 +37,12 @@ struct GRPCFloor: AsyncParsableCommand {
     let transport = HTTP2ServerTransport.Posix(
       address: .ipv4(host: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext,
       config: .defaults { $0.rpc.maxRequestPayloadSize = 4 * 1024 * 1024 })
-    let server = GRPCServer(transport: transport, services: [FloorVehicleService()])
+    let watchers = FloorWatchers()
+    let server = GRPCServer(
+      transport: transport,
+      services: [
+        FloorVehicleService(), FloorVehicleUpdates(watchers: watchers), FloorTripUpdates(watchers: watchers),
+      ])
     try await server.serve()
   }
 }
@@ -69,19 +91,41 @@ struct FloorVehicleService: Maps_Fleetengine_V1_VehicleService.SimpleServiceProt
 
   func deleteVehicle(request: Maps_Fleetengine_V1_DeleteVehicleRequest, context: ServerContext) async throws
     -> Google_Protobuf_Empty
-  { throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle and UpdateVehicle only") }
+  {
+    throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle, UpdateVehicle and SearchVehicles only")
+  }
 
   func updateVehicleAttributes(
     request: Maps_Fleetengine_V1_UpdateVehicleAttributesRequest, context: ServerContext
   ) async throws -> Maps_Fleetengine_V1_UpdateVehicleAttributesResponse {
-    throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle and UpdateVehicle only")
+    throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle, UpdateVehicle and SearchVehicles only")
   }
 
   func listVehicles(request: Maps_Fleetengine_V1_ListVehiclesRequest, context: ServerContext) async throws
     -> Maps_Fleetengine_V1_ListVehiclesResponse
-  { throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle and UpdateVehicle only") }
+  {
+    throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle, UpdateVehicle and SearchVehicles only")
+  }
 
+  /// Ten matches, as fleetd answers the metro's searches (count 10), each a vehicle on its way
+  /// to a pickup with its route.
   func searchVehicles(request: Maps_Fleetengine_V1_SearchVehiclesRequest, context: ServerContext) async throws
     -> Maps_Fleetengine_V1_SearchVehiclesResponse
-  { throw RPCError(code: .unimplemented, message: "grpc-floor serves GetVehicle and UpdateVehicle only") }
+  {
+    var response = Maps_Fleetengine_V1_SearchVehiclesResponse()
+    response.matches = (0..<10).map { i in
+      var match = Maps_Fleetengine_V1_VehicleMatch()
+      match.vehicle = FloorMessages.acknowledgedVehicle
+      match.vehicle.name = "\(request.parent)/vehicles/v-\(i)"
+      match.vehicle.currentRouteSegment = FloorMessages.route
+      match.vehiclePickupEta = FloorMessages.eta
+      match.vehiclePickupDistanceMeters = .init(1200)
+      match.vehicleTripsWaypoints = FloorMessages.waypoints
+      match.vehicleMatchType = .exclusive
+      match.requestedOrderedBy = request.orderBy
+      match.orderedBy = request.orderBy
+      return match
+    }
+    return response
+  }
 }
