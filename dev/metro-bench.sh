@@ -10,7 +10,9 @@
 #      and how long fleetd takes to stop after SIGTERM.
 #   2. Headroom: the same at 1.5× (reports every 3.3 s, 1.5× the requests and searches), so
 #      that the machine's speed of the day cancels out in the ratio of the p99s.
-#   3. Dispatch quality on the same city: batched, greedy and pooled (the rides SHARED) on the
+#   3. The peer: the gRPC floor (dev/metro-floor.sh, grpc-swift 2 answering without doing anything)
+#      under the same message mix as the end of each run (FLOOR_WATCHERS=9000 riders watching).
+#   4. Dispatch quality on the same city: batched, greedy and pooled (the rides SHARED) on the
 #      same Poisson demand at three loads (50, 80 and 95 % of the fleet busy), in simulated time
 #      (`dispatch-bench quality`, QUALITY_VEHICLES=500 vehicles, QUALITY_HOURS=0.5 h of demand).
 #   dev/metro-bench.sh [OSM=../shared/data/cities/adelaide.osm.pbf] [VEHICLES=10000] [RATE=500] [MINUTES=10] [SEARCHES=200]
@@ -21,7 +23,7 @@ VEHICLES="${2:-10000}"; RATE="${3:-500}"; MINUTES="${4:-10}"; SEARCHES="${5:-200
 
 swift build -c release --product fleetd
 swift build -c release --product fleet
-(cd Benchmarks && swift build -c release --product dispatch-bench)
+(cd Benchmarks && swift build -c release --product dispatch-bench && swift build -c release --product grpc-floor)
 BIN="$(swift build -c release --show-bin-path)"
 BENCH="$(cd Benchmarks && swift build -c release --show-bin-path)/dispatch-bench"
 
@@ -119,6 +121,9 @@ echo "| load | vehicles reporting | reports/s | report p50 / p99 ms | rides a mi
 echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 run 1 "1×"
 run 1.5 "1.5×"
+echo
+echo "The peer, the gRPC floor (grpc-swift 2 doing nothing) under the same message mix as the end of each run:"
+dev/metro-floor.sh "$VEHICLES" "${FLOOR_WATCHERS:-9000}" "$SEARCHES" 60 2>/dev/null | grep -E '^\|'
 for label in "1×" "1.5×"; do
   echo
   echo "The generator's own lines, $label:"
