@@ -293,11 +293,11 @@ public final class RoadFan {
   }
 
   /// Source `i`'s drive as a route leg: its shape and the road edges driven (what learned
-  /// traffic is kept per).
-  public func leg(_ i: Int) -> RouteLeg? {
+  /// traffic is kept per); without `geometry`, the edges only (`RoutingEngine.drivenLegs`).
+  public func leg(_ i: Int, geometry: Bool = true) -> RouteLeg? {
     guard let found = best[i], let source = sources[i], let path = path(i, found) else { return nil }
-    if paths[i] != nil { return engine.leg(of: path, from: source.nearest, to: target.nearest) }
-    return engine.leg(of: path, from: Self.from(source, target).position, to: bigTarget)
+    if paths[i] != nil { return engine.leg(of: path, from: source.nearest, to: target.nearest, geometry: geometry) }
+    return engine.leg(of: path, from: Self.from(source, target).position, to: bigTarget, geometry: geometry)
   }
 
   func path(_ i: Int, _ found: Best) -> FoundPath? {

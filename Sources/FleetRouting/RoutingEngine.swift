@@ -312,6 +312,15 @@ public final class RoutingEngine: Sendable {
 
   public func route(from: LatLng, to: LatLng) throws(RoutingError) -> Route { try route([from, to]) }
 
+  /// The legs of the fastest route through `waypoints`, as `route` finds them, without their
+  /// geometry: each leg's totals and the roads it drives (`spans`, their point indices 0). For
+  /// estimates that time the roads with learned traffic (searches, dispatch, quotes).
+  public func drivenLegs(_ waypoints: [LatLng]) throws(RoutingError) -> [RouteLeg] {
+    let (positions, paths, _) = try solve(waypoints, options: RouteOptions())
+    return paths.enumerated().map { i, path in leg(of: path, from: positions[i], to: positions[i + 1], geometry: false)
+    }
+  }
+
   /// The fastest path of each leg, in order.
   func paths(through positions: [RoadPosition], metric: CustomizedCCH? = nil) throws(RoutingError) -> [FoundPath] {
     var paths: [FoundPath] = []
@@ -469,8 +478,10 @@ public final class RoutingEngine: Sendable {
   }
 
   /// The leg a found path drives: its shape (the rest of the first edge, whole edges, the start
-  /// of the last edge) and one span per edge.
-  func leg(of path: FoundPath, from source: RoadPosition, to target: RoadPosition) -> RouteLeg {
+  /// of the last edge) and one span per edge. Without `geometry`, the spans and totals only
+  /// (no shape, no nodes, every span's point indices 0): what an estimate timing the roads with
+  /// learned traffic needs, at a fraction of the cost of cutting each edge's shape.
+  func leg(of path: FoundPath, from source: RoadPosition, to target: RoadPosition, geometry: Bool = true) -> RouteLeg {
     var points: [FixedCoordinate] = []
     var nodes: [Int64] = []
     var spans: [RouteSpan] = []
@@ -478,18 +489,21 @@ public final class RoutingEngine: Sendable {
       let edgeIndex = TurnGraph.edge(of: directed)
       let edge = network.edges[edgeIndex]
       let reversed = TurnGraph.isReversed(directed)
-      let shapeIndices = network.shape(of: edge)
-      let shape = shapeIndices.map { network.points[Int($0)] }
       // Positions along this edge in metres from `from`: where the driven part starts and ends.
       let startOffset = i == 0 ? source.offset : (reversed ? edge.length : 0)
       let endOffset = i == path.directedEdges.count - 1 ? target.offset : (reversed ? 0 : edge.length)
-      var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
-      if reversed { part.reverse() }
       let first = max(points.count - 1, 0)
-      for (p, shapePoint) in part where points.last != p {
-        points.append(p)
-        nodes.append(
-          network.pointNodes.isEmpty ? 0 : network.pointNodes[Int(shapeIndices[shapeIndices.startIndex + shapePoint])])
+      if geometry {
+        let shapeIndices = network.shape(of: edge)
+        let shape = shapeIndices.map { network.points[Int($0)] }
+        var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
+        if reversed { part.reverse() }
+        for (p, shapePoint) in part where points.last != p {
+          points.append(p)
+          nodes.append(
+            network.pointNodes.isEmpty ? 0 : network.pointNodes[Int(shapeIndices[shapeIndices.startIndex + shapePoint])]
+          )
+        }
       }
       let metres = abs(endOffset - startOffset)
       let share = edge.length > 0 ? metres / edge.length : 0
@@ -498,6 +512,10 @@ public final class RoutingEngine: Sendable {
         RouteSpan(
           edge: Int32(edgeIndex), reversed: reversed, distance: metres, duration: (cost?.duration ?? 0) * share,
           firstPoint: first, lastPoint: max(points.count - 1, first), weight: (cost?.weight ?? 0) * share))
+    }
+    if !geometry {
+      Self.spreadTurnCosts(of: path, over: &spans)
+      return RouteLeg(distance: path.distance, duration: path.duration, geometry: [], spans: spans, nodes: [])
     }
     // The ends are exactly the snapped points (the cut above interpolates by distance instead).
     if points.isEmpty {
@@ -512,8 +530,15 @@ public final class RoutingEngine: Sendable {
       points[points.count - 1] = target.point
     }
     if let last = spans.indices.last { spans[last].lastPoint = points.count - 1 }
-    // Turn costs are in the path's duration and weight but on no edge: spread them by each
-    // span's share.
+    Self.spreadTurnCosts(of: path, over: &spans)
+    return RouteLeg(
+      distance: path.distance, duration: path.duration,
+      geometry: points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }, spans: spans, nodes: nodes)
+  }
+
+  /// Turn costs are in the path's duration and weight but on no edge: spread them by each
+  /// span's share.
+  static func spreadTurnCosts(of path: FoundPath, over spans: inout [RouteSpan]) {
     let edgeSeconds = spans.reduce(0) { $0 + $1.duration }
     if edgeSeconds > 0 {
       let scale = path.duration / edgeSeconds
@@ -524,9 +549,6 @@ public final class RoutingEngine: Sendable {
       let scale = path.weight / edgeWeight
       for i in spans.indices { spans[i].weight *= scale }
     }
-    return RouteLeg(
-      distance: path.distance, duration: path.duration,
-      geometry: points.map { LatLng(latitude: $0.latitude, longitude: $0.longitude) }, spans: spans, nodes: nodes)
   }
 
   /// The part of a shape between two distances along it, each point with the shape point it is

@@ -159,3 +159,36 @@ struct FanTests {
 extension FixedCoordinate {
   var latLng: LatLng { LatLng(latitude: latitude, longitude: longitude) }
 }
+
+/// The legs estimates time (`RoutingEngine.drivenLegs`, `RoadFan.leg(_:geometry: false)`) are
+/// the route's legs without their shape: the same totals and the same roads, each span with the
+/// same metres and seconds.
+@Suite("Driven legs")
+struct DrivenLegTests {
+  @Test func drivenLegsAreTheRoutesLegsWithoutTheirShape() async throws {
+    let engine = try await MonacoRoutingTests.engine()
+    let stops = [
+      LatLng(latitude: 43.7384, longitude: 7.4246), LatLng(latitude: 43.7312, longitude: 7.4197),
+      LatLng(latitude: 43.7450, longitude: 7.4290),
+    ]
+    let route = try engine.route(stops)
+    let driven = try engine.drivenLegs(stops)
+    #expect(driven.count == route.legs.count)
+    for (leg, full) in zip(driven, route.legs) {
+      #expect(leg.geometry.isEmpty && leg.nodes.isEmpty)
+      #expect(leg.duration == full.duration && leg.distance == full.distance)
+      #expect(leg.spans.count == full.spans.count && !leg.spans.isEmpty)
+      for (span, fullSpan) in zip(leg.spans, full.spans) {
+        #expect(span.edge == fullSpan.edge && span.reversed == fullSpan.reversed)
+        #expect(abs(span.distance - fullSpan.distance) < 1e-9 && abs(span.duration - fullSpan.duration) < 1e-9)
+        #expect(abs(span.weight - fullSpan.weight) < 1e-9)
+      }
+    }
+    let fan = engine.fan(from: [try engine.anchor(stops[1])], to: try engine.anchor(stops[0]))
+    let withShape = try #require(fan.leg(0))
+    let without = try #require(fan.leg(0, geometry: false))
+    #expect(without.geometry.isEmpty && !withShape.geometry.isEmpty)
+    #expect(without.spans.map(\.edge) == withShape.spans.map(\.edge))
+    #expect(without.duration == withShape.duration)
+  }
+}

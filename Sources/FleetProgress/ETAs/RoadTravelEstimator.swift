@@ -53,8 +53,8 @@ public final class RoadTravelEstimator: TravelEstimator {
   }
 
   public func legs(through points: [LatLng], now: Date) -> [TravelEstimate]? {
-    guard points.count >= 2, let route = try? routing.route(points) else { return nil }
-    return route.legs.map { withTraffic($0, now: now) }
+    guard points.count >= 2, let legs = try? routing.drivenLegs(points) else { return nil }
+    return legs.map { withTraffic($0, now: now) }
   }
 
   public func matrix(_ points: [LatLng]) -> [[TravelEstimate?]] { matrix(from: points, to: points) }
@@ -103,7 +103,7 @@ public final class RoadTravelEstimator: TravelEstimator {
       if let known = refined[origin] { return known }
       guard let free = freeFlow(origin) else { return nil }
       var estimate = free
-      if estimator.learnsTraffic, let leg = fan.leg(origin) {
+      if estimator.learnsTraffic, let leg = fan.leg(origin, geometry: false) {
         estimate = estimator.withTraffic(leg, now: now)
         // Never faster than free flow: what the search's bounds rely on.
         estimate.seconds = max(estimate.seconds, free.seconds)
