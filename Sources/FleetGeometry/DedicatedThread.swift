@@ -10,9 +10,7 @@ public func onDedicatedThread<T: Sendable, Failure: Error>(
 ) async throws(Failure) -> T {
   let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
     let thread = Thread {
-      // Named from inside: on Linux a thread starts with its creator's name, and a name set
-      // before the start does not reach the system (perf, top and debuggers show this one).
-      Thread.current.name = name
+      nameCurrentThread(name)
       do throws(Failure) {
         continuation.resume(returning: .success(try work()))
       } catch {
@@ -23,4 +21,17 @@ public func onDedicatedThread<T: Sendable, Failure: Error>(
     thread.start()
   }
   return try result.get()
+}
+
+/// Names the calling thread for the system (perf, top and debuggers show it). Done from inside
+/// the thread, and on Linux through /proc as well: on Linux a thread starts with its creator's name,
+/// and Foundation's `Thread.name` only reaches the system once the thread's creator has recorded
+/// its handle, which a thread that starts running first has not seen yet.
+func nameCurrentThread(_ name: String) {
+  Thread.current.name = name
+  #if os(Linux)
+    // The system keeps at most 15 bytes; /proc/thread-self/comm is the calling thread's.
+    let bytes = Data(name.utf8.prefix(15))
+    try? bytes.write(to: URL(fileURLWithPath: "/proc/thread-self/comm"))
+  #endif
 }

@@ -22,6 +22,20 @@ struct DedicatedThreadTests {
     #expect(value == 42)
   }
 
+  /// Many at once, so that some threads run before their creator has finished starting them:
+  /// each still carries its own name (Foundation alone named only the threads that started
+  /// late).
+  @Test func threadsStartedTogetherEachCarryTheirName() async {
+    let names = await withTaskGroup(of: (String, String?).self) { group in
+      for i in 0..<64 {
+        group.addTask { await onDedicatedThread(named: "worker \(i)") { ("worker \(i)", Self.systemThreadName()) } }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(names.count == 64)
+    for (expected, name) in names { #expect(name == expected) }
+  }
+
   @Test func theWorksOwnErrorComesBackAsItsType() async {
     do throws(Refused) {
       _ = try await onDedicatedThread(named: "refusing") { () throws(Refused) -> Int in
