@@ -152,9 +152,10 @@ struct FloorTripUpdates: Fleetkit_V1_TripUpdates.SimpleServiceProtocol {
 }
 
 /// A metro's message mix against a server: vehicles reporting over the report stream every
-/// `--interval` seconds, riders watching their trips (a push per report), and SearchVehicles at a
-/// steady rate; `--scale` multiplies the reports' rate, the watchers and the searches. Prints each kind's latency percentiles and the CPU of
-/// this process and of the server (`--server-pid`).
+/// `--interval` seconds, riders watching their trips (a push per report), and SearchVehicles at
+/// a steady rate; `--scale` multiplies the reports' rate, the watchers and the searches. Prints
+/// each kind's latency percentiles and the CPU of this process and of the server
+/// (`--server-pid`).
 struct MetroLoad: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "metro", abstract: "A metro's report, push and search mix; latencies and both processes' CPU.")
@@ -203,7 +204,7 @@ struct MetroLoad: AsyncParsableCommand {
     _ watchClients: [GRPCClient<HTTP2ClientTransport.Posix>], _ searchClient: GRPCClient<HTTP2ClientTransport.Posix>,
     _ stats: MetroStats, started: ContinuousClock.Instant
   ) async throws {
-    let vehicleCount = reportCount
+    let vehicleCount = vehicles
     let watcherCount = watcherTotal
     let searchRate = searches * scale
     let measureFrom = started + .milliseconds(Int64(warmUp * 1000))
@@ -236,7 +237,6 @@ struct MetroLoad: AsyncParsableCommand {
     }
   }
 
-  var reportCount: Int { vehicles }
   var watcherTotal: Int { Int(Double(watchers) * scale) }
 
   func vehicleName(_ i: Int) -> String { "providers/floor/vehicles/v-\(i)" }

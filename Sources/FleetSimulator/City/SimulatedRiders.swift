@@ -98,6 +98,8 @@ public struct SimulatedRiders: Sendable {
       watchers?.watch(ride: id)
     } catch {
       _ = requested.take(id)
+      // A booking cut short by the end of the run is no refusal of fleetd's (as for reports).
+      guard !Task.isCancelled else { return }
       let code = (error as? RPCError).map { "\($0.code)" } ?? "\(type(of: error))"
       stats.update {
         $0.ridesRefused += 1
