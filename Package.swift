@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "FleetStoreSQLite", targets: ["FleetStoreSQLite"]),
     .library(name: "FleetStorePostgres", targets: ["FleetStorePostgres"]),
     .library(name: "FleetProto", targets: ["FleetProto"]),
+    .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),
     .library(name: "FleetProgress", targets: ["FleetProgress"]),

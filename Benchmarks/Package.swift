@@ -110,6 +110,7 @@ let package = Package(
       name: "grpc-floor",
       dependencies: [
         .product(name: "FleetProto", package: "FleetKit"),
+        .product(name: "FleetSimulator", package: "FleetKit"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FleetProto
+import FleetSimulator
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -224,12 +225,12 @@ struct MetroLoad: AsyncParsableCommand {
       group.addTask { await searchLoop(searchRate, searchClient, stats, from: measureFrom, until: measureUntil) }
       group.addTask {
         try await Task.sleep(until: measureFrom)
-        let cpu = (own: ProcessCPU.seconds(nil), server: serverPid.map { ProcessCPU.seconds($0) })
+        let cpu = (own: cpuSeconds(nil), server: serverPid.map { cpuSeconds($0) })
         try await Task.sleep(until: measureUntil)
         let seconds = duration
-        let own = (ProcessCPU.seconds(nil) - cpu.own) / seconds
-        let server = serverPid.map { (ProcessCPU.seconds($0) - cpu.server!) / seconds }
-        let memory = serverPid.map { ProcessCPU.residentMegabytes($0) }
+        let own = (cpuSeconds(nil) - cpu.own) / seconds
+        let server = serverPid.map { (cpuSeconds($0) - cpu.server!) / seconds }
+        let memory = serverPid.map { (ProcessUsage.read(pid: $0)?.residentBytes ?? 0) >> 20 }
         print(stats.row(label: label, scale: scale, seconds: seconds, server: server, memory: memory, client: own))
         for client in clients { client.beginGracefulShutdown() }
         throw Finished()
@@ -238,6 +239,9 @@ struct MetroLoad: AsyncParsableCommand {
   }
 
   var watcherTotal: Int { Int(Double(watchers) * scale) }
+
+  /// A process's CPU seconds so far (`pid` nil: this one).
+  func cpuSeconds(_ pid: Int32?) -> Double { ProcessUsage.read(pid: pid)?.cpuSeconds ?? 0 }
 
   func vehicleName(_ i: Int) -> String { "providers/floor/vehicles/v-\(i)" }
 
@@ -385,28 +389,6 @@ final class MetroStats: Sendable {
     }
     return
       "| \(label) | \(scale)× | \(cells(.report)) | \(cells(.push)) | \(cells(.search)) | \(server.map { String(format: "%.2f", $0) } ?? "-") | \(memory.map(String.init) ?? "-") | \(String(format: "%.2f", client)) |"
-  }
-}
-
-/// A process's CPU seconds (user + system) and resident memory, from /proc.
-enum ProcessCPU {
-  static func seconds(_ pid: Int32?) -> Double {
-    let path = pid.map { "/proc/\($0)/stat" } ?? "/proc/self/stat"
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-      let end = text.lastIndex(of: ")")
-    else { return 0 }
-    // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
-    let fields = text[text.index(after: end)...].split(separator: " ")
-    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-  }
-
-  static func residentMegabytes(_ pid: Int32) -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-      let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-      let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-    else { return 0 }
-    return kilobytes / 1024
   }
 }
 
