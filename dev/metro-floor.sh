@@ -15,15 +15,13 @@ PID=
 trap 'kill $PID 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 
 echo "$(nproc) cores; $VEHICLES vehicles, $WATCHERS watchers, $SEARCHES searches/s at 1×; ${SECONDS_MEASURED} s measured after 20 s"
-"$FLOOR" metro --help >/dev/null
-HEADER_PRINTED=
+printf '%s\n' \
+  "| run | scale | reports/s | report p50 / p99 ms | pushes/s | push p50 / p99 ms | searches/s | search p50 / p99 ms | server cores | server MB | load cores |" \
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for SCALE in 1 1.5; do
   "$FLOOR" serve --grpc-port 50172 &
   PID=$!
   sleep 1
-  [ -z "$HEADER_PRINTED" ] && printf '%s\n' \
-    "| run | scale | reports/s | report p50 / p99 ms | pushes/s | push p50 / p99 ms | searches/s | search p50 / p99 ms | server cores | server MB | load cores |" \
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" && HEADER_PRINTED=1
   "$FLOOR" metro --grpc-port 50172 --server-pid $PID --vehicles "$VEHICLES" --watchers "$WATCHERS" \
     --searches "$SEARCHES" --scale $SCALE --duration "$SECONDS_MEASURED"
   kill $PID; wait $PID 2>/dev/null || true; PID=

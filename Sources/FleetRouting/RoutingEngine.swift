@@ -317,8 +317,7 @@ public final class RoutingEngine: Sendable {
   /// estimates that time the roads with learned traffic (searches, dispatch, quotes).
   public func drivenLegs(_ waypoints: [LatLng]) throws(RoutingError) -> [RouteLeg] {
     let (positions, paths, _) = try solve(waypoints, options: RouteOptions())
-    return paths.enumerated().map { i, path in leg(of: path, from: positions[i], to: positions[i + 1], geometry: false)
-    }
+    return paths.indices.map { leg(of: paths[$0], from: positions[$0], to: positions[$0 + 1], geometry: false) }
   }
 
   /// The fastest path of each leg, in order.

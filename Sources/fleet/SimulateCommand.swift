@@ -192,21 +192,15 @@ struct SimulateCommand: AsyncParsableCommand {
       text += String(
         format: "\n  watchers: %d opened, at most %d at once; push p50 %.1f ms, p99 %.1f ms", s.watchersOpened,
         s.watchersPeak, s.pushP50Milliseconds, s.pushP99Milliseconds)
-      if !s.watchFailures.isEmpty {
-        text +=
-          "; failed: "
-          + s.watchFailures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-      }
+      if !s.watchFailures.isEmpty { text += "; failed: " + Self.byCode(s.watchFailures) }
     }
-    if !s.reportFailures.isEmpty {
-      text +=
-        "\n  reports failed: "
-        + s.reportFailures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-    }
-    if !s.refusals.isEmpty {
-      text +=
-        "\n  refused: " + s.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-    }
+    if !s.reportFailures.isEmpty { text += "\n  reports failed: " + Self.byCode(s.reportFailures) }
+    if !s.refusals.isEmpty { text += "\n  refused: " + Self.byCode(s.refusals) }
     return text
+  }
+
+  /// Counts by gRPC code (or error type), as `CODE N, CODE N`.
+  static func byCode(_ counts: [String: Int]) -> String {
+    counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
   }
 }

@@ -71,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
     help:
       "Days an ended trip (COMPLETE or CANCELED) and its ride are kept after their last change, as Fleet Engine's 7; 0 keeps them."
   )
-  var tripRetentionDays = 7.0
+  var tripRetentionDays = FleetConfiguration.fleetEngineTripRetention / 86_400
   @Option(help: "Where Leaflet and Leaflet.markercluster are, for the web pages (Debian's libjs-leaflet: the default).")
   var leafletDir = "/usr/share/javascript/leaflet"
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")

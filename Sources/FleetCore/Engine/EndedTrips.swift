@@ -17,7 +17,6 @@ struct EndedTrips: Sendable {
   private var head = 0
 
   var first: Entry? { head < entries.count ? entries[head] : nil }
-  var count: Int { entries.count - head }
 
   mutating func append(_ trip: Trip) {
     entries.append(Entry(time: trip.updateTime, provider: trip.provider, id: trip.id))
