@@ -36,6 +36,30 @@ struct FleetEventTests {
     #expect(heard.withLock { $0 } == [.vehicleOnline, .rideCreated], "a commit that failed told nobody")
   }
 
+  /// The online count is kept as vehicles change, not counted: it follows state changes,
+  /// deletions and a commit that failed.
+  @Test func theOnlineCountFollowsEveryChangeOfAVehicle() async throws {
+    let store = MemoryStore()
+    let fleet = try await rideServiceFleet(store: store)
+    try await addVehicle(fleet, "car-1", at: monaco)
+    try await addVehicle(fleet, "car-2", at: port)
+    #expect(fleet.onlineVehicleCount() == 2)
+    var offline = vehicleInput("car-1")
+    offline.vehicle.state = .offline
+    _ = try await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: offline, mask: ["vehicle_state"])
+    #expect(fleet.onlineVehicleCount() == 1)
+    try await fleet.deleteVehicle(caller: admin, name: vehicleName("car-2"))
+    #expect(fleet.onlineVehicleCount() == 0)
+    _ = try await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: vehicleInput("car-1"), mask: ["vehicle_state"])
+    #expect(fleet.onlineVehicleCount() == 1)
+    store.failing.withLock { $0 = true }
+    _ = try? await fleet.updateVehicle(
+      caller: admin, name: vehicleName("car-1"), vehicle: offline, mask: ["vehicle_state"])
+    #expect(fleet.onlineVehicleCount() == 1, "a failed commit is put back, with the count")
+  }
+
   @Test func aRideTellsEachStepOfItsLifeInOrder() async throws {
     let store = MemoryStore()
     let fleet = try await rideServiceFleet(store: store)

@@ -30,6 +30,6 @@ extension Fleet {
 
   /// Online vehicles, over every provider.
   public func onlineVehicleCount() -> Int {
-    state.withLock { s in s.vehicles.values.reduce(0) { $0 + $1.values.count { $0.state == .online } } }
+    state.withLock { $0.onlineVehicles }
   }
 }

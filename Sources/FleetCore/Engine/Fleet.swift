@@ -13,14 +13,17 @@ public final class Fleet: Sendable {
     /// Booked rides (fleetd's dispatcher), by provider and ID.
     var rides: [String: [String: Ride]] = [:]
     /// Rides the dispatcher still has to watch (scheduled, waiting, or assigned and not yet
-    /// picked up), so that its rounds do not scan every ride ever booked. Pruned as their trips
-    /// end.
+    /// picked up), so that its rounds scan the rides still in dispatch, not every ride on the
+    /// road. Kept as rides and their trips change.
     var ridesInDispatch: Set<ResourceName> = []
     /// When each ride booked for later is next looked at (kept in memory: a new leader looks
     /// at every one once).
     var scheduledChecks: [ResourceName: Date] = [:]
     /// Each provider's vehicles by position, for searches near a point.
     var grids: [String: VehicleGrid] = [:]
+    /// Vehicles ONLINE, over every provider: kept as vehicles are filed, because counting them
+    /// means holding the lock over the whole fleet.
+    var onlineVehicles = 0
     /// Ended trips by when they last changed, for the retention sweep.
     var endedTrips = EndedTrips()
     /// The highest revision seen, this instance's or another's (a Lamport clock).
@@ -120,20 +123,19 @@ public final class Fleet: Sendable {
       case .trip(let trip):
         trips[trip.provider, default: [:]][trip.id] = trip
         if trip.status.isTerminal { endedTrips.append(trip) }
+        reviewDispatch(provider: trip.provider, id: trip.id)
       case .vehicle(let vehicle):
-        vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
-        grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
+        file(vehicle)
       case .ride(let ride):
         rides[ride.provider, default: [:]][ride.id] = ride
-        if ride.isDispatcherWatching {
-          ridesInDispatch.insert(ride.name)
-        } else {
-          ridesInDispatch.remove(ride.name)
-        }
+        reviewDispatch(provider: ride.provider, id: ride.id)
       case .absent(let key):
         switch key.kind {
-        case .trip: trips[key.provider]?[key.id] = nil
+        case .trip:
+          trips[key.provider]?[key.id] = nil
+          reviewDispatch(provider: key.provider, id: key.id)
         case .vehicle:
+          if vehicles[key.provider]?[key.id]?.state == .online { onlineVehicles -= 1 }
           vehicles[key.provider]?[key.id] = nil
           grids[key.provider]?.remove(key.id)
           progress[key.provider]?[key.id] = nil
@@ -142,6 +144,25 @@ public final class Fleet: Sendable {
           ridesInDispatch.remove(ResourceName(provider: key.provider, kind: .rides, id: key.id))
         }
       }
+    }
+
+    /// Files a ride (rides share their trip's ID) in `ridesInDispatch`, or takes it out, as it
+    /// and its trip are now.
+    mutating func reviewDispatch(provider: String, id: String) {
+      let name = ResourceName(provider: provider, kind: .rides, id: id)
+      if let ride = rides[provider]?[id], ride.isInDispatch(trip: trips[provider]?[id]) {
+        ridesInDispatch.insert(name)
+      } else {
+        ridesInDispatch.remove(name)
+      }
+    }
+
+    /// Puts a vehicle in memory with its indexes (the grid, the online count).
+    mutating func file(_ vehicle: Vehicle) {
+      if vehicles[vehicle.provider]?[vehicle.id]?.state == .online { onlineVehicles -= 1 }
+      if vehicle.state == .online { onlineVehicles += 1 }
+      vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
     }
 
     /// The entity in memory now.
@@ -213,13 +234,12 @@ public final class Fleet: Sendable {
       initial.endedTrips.append(trip)
     }
     for vehicle in try await store.loadVehicles() {
-      initial.vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
-      initial.grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
+      initial.file(vehicle)
       initial.revision = max(initial.revision, vehicle.revision)
     }
     for ride in try await store.loadRides() {
       initial.rides[ride.provider, default: [:]][ride.id] = ride
-      if ride.isDispatcherWatching { initial.ridesInDispatch.insert(ride.name) }
+      initial.reviewDispatch(provider: ride.provider, id: ride.id)
       initial.revision = max(initial.revision, ride.revision)
     }
     self.state = Mutex(initial)

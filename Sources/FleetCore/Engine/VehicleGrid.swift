@@ -14,7 +14,9 @@ struct VehicleSummary: Sendable {
   var maximumCapacity: Int32
   /// When fleetd accepted its last position.
   var serverTime: Date
-  var hasTrips: Bool
+  /// Its current trips (the vehicle's own array, shared, not copied).
+  var trips: [String]
+  var hasTrips: Bool { !trips.isEmpty }
   var backToBackEnabled: Bool
   var attributes: [Attribute]
 
@@ -27,7 +29,7 @@ struct VehicleSummary: Sendable {
     category = v.category
     maximumCapacity = v.maximumCapacity
     serverTime = v.lastLocation?.serverTime ?? .distantPast
-    hasTrips = !v.currentTrips.isEmpty
+    trips = v.currentTrips
     backToBackEnabled = v.backToBackEnabled
     attributes = v.attributes
   }
@@ -80,13 +82,13 @@ struct VehicleGrid: Sendable {
 
   mutating func remove(_ id: String) {
     guard let (cell, index) = slots.removeValue(forKey: id) else { return }
-    var list = cells[cell]!
-    let last = list.removeLast()
-    if index < list.count {
-      list[index] = last
+    // In place: a copy of the cell's list would cost a dense cell's size on every move.
+    let last = cells[cell]!.removeLast()
+    if index < cells[cell]!.count {
+      cells[cell]![index] = last
       slots[last.id]!.index = index
     }
-    cells[cell] = list.isEmpty ? nil : list
+    if cells[cell]!.isEmpty { cells[cell] = nil }
   }
 
   /// Calls `body` with the vehicles in the cells that a circle of `radius` metres around

@@ -123,6 +123,14 @@ public struct Ride: Sendable, Hashable, Codable {
     dispatchState == .scheduled || dispatchState == .waiting || dispatchState == .assigned
   }
 
+  /// Whether the dispatcher still watches the ride, given its trip: until the rider is aboard
+  /// (or the trip ends), its car may go offline or a better one come free.
+  func isInDispatch(trip: Trip?) -> Bool {
+    guard isDispatcherWatching else { return false }
+    guard let trip else { return true }
+    return trip.status == .new || trip.status == .enrouteToPickup || trip.status == .arrivedAtPickup
+  }
+
   public var tripName: ResourceName { ResourceName(provider: provider, kind: .trips, id: id) }
 }
 

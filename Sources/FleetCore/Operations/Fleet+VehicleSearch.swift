@@ -233,11 +233,25 @@ extension Fleet {
         backToBackAllowed: v.backToBackEnabled, stops: [])
       if !v.hasTrips {
         if v.maximumCapacity >= plan.passengers { found.append(candidate) }
-      } else if let vehicle = s.vehicles[provider]?[v.id], let planned = withTrips(candidate, vehicle, plan, in: s) {
+      } else if mayKeep(v, plan), let vehicle = s.vehicles[provider]?[v.id],
+        let planned = withTrips(candidate, vehicle, plan, in: s)
+      {
         found.append(planned)
       }
     }
     return found
+  }
+
+  /// Whether `withTrips` could keep a vehicle with trips, as far as its summary tells: most
+  /// vehicles on a trip are refused here, without reading the vehicle and its trips under the
+  /// lock (a metro's centre has thousands of them within a search's radius).
+  static func mayKeep(_ v: VehicleSummary, _ plan: SearchPlan) -> Bool {
+    if v.trips == [plan.tripID] { return true }
+    switch plan.currentTrips {
+    case .none: return false
+    case .unspecified: return plan.includeBackToBack && v.backToBackEnabled && v.maximumCapacity >= plan.passengers
+    case .any: return true
+    }
   }
 
   /// A vehicle with trips as a candidate, by Fleet Engine's rules on current trips and room

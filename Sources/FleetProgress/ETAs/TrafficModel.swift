@@ -56,24 +56,23 @@ public final class TrafficModel: Sendable {
   func weight(age: TimeInterval) -> Double { age <= 0 ? 1 : pow(0.5, age / halfLife) }
 
   /// The seconds to drive `metres` of each span now (learned speed, decayed toward free flow),
-  /// and each span's traffic class. One lock for a whole leg: this runs on every update.
+  /// and each span's traffic class. One short lock for a whole leg, which only reads what was
+  /// learned: this runs on every update, beside `observe` on other threads.
   public func estimate(_ stretch: [(span: RouteSpan, metres: Double)], at now: Date) -> [(
     seconds: Double, speed: TrafficSpeed
   )] {
-    speeds.withLock { speeds in
-      stretch.map { span, metres in
-        guard span.distance > 0, span.duration > 0 else { return (0, .normal) }
-        let freeFlow = span.distance / span.duration
-        guard let learned = speeds[Self.key(span)], learned.speed > 0 else {
-          return (span.duration * metres / span.distance, .normal)
-        }
-        // The learned speed, decayed toward free flow by its age.
-        let weight = weight(age: now.timeIntervalSince(learned.time))
-        let secondsPerMetre = weight / max(learned.speed, 0.5) + (1 - weight) / freeFlow
-        let ratio = 1 / (freeFlow * secondsPerMetre)
-        let speed: TrafficSpeed = ratio >= Self.slowBelow ? .normal : ratio >= Self.jamBelow ? .slow : .trafficJam
-        return (metres * secondsPerMetre, speed)
-      }
+    let learned = speeds.withLock { speeds in stretch.map { speeds[Self.key($0.span)] } }
+    return zip(stretch, learned).map { part, learned in
+      let (span, metres) = part
+      guard span.distance > 0, span.duration > 0 else { return (0, .normal) }
+      let freeFlow = span.distance / span.duration
+      guard let learned, learned.speed > 0 else { return (span.duration * metres / span.distance, .normal) }
+      // The learned speed, decayed toward free flow by its age.
+      let weight = weight(age: now.timeIntervalSince(learned.time))
+      let secondsPerMetre = weight / max(learned.speed, 0.5) + (1 - weight) / freeFlow
+      let ratio = 1 / (freeFlow * secondsPerMetre)
+      let speed: TrafficSpeed = ratio >= Self.slowBelow ? .normal : ratio >= Self.jamBelow ? .slow : .trafficJam
+      return (metres * secondsPerMetre, speed)
     }
   }
 
