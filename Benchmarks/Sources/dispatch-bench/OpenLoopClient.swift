@@ -23,7 +23,13 @@ final class OpenLoopClient: Sendable {
     var errors = 0
     /// Bytes of response messages, for a rough check of what came back.
     var responseBytes = 0
+    /// When each call slower than `OpenLoopClient.slow` answered, to set stalls beside the
+    /// server's and the machine's own events.
+    var slowAnswers: [Date] = []
   }
+
+  static let slowMilliseconds = 50
+  static let slow = Duration.milliseconds(slowMilliseconds)
 
   let connections: [(Channel, CallHandler)]
 
@@ -58,6 +64,7 @@ final class OpenLoopClient: Sendable {
         total[label, default: Outcome()].latencies += outcome.latencies
         total[label, default: Outcome()].errors += outcome.errors
         total[label, default: Outcome()].responseBytes += outcome.responseBytes
+        total[label, default: Outcome()].slowAnswers += outcome.slowAnswers
       }
     }
     return total
@@ -189,7 +196,9 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
   func finish(_ stream: HTTP2StreamID) {
     guard let call = inFlight.removeValue(forKey: stream) else { return }
     if call.status == "0" {
-      outcomes[call.label, default: .init()].latencies.append(.nanoseconds((NIODeadline.now() - call.due).nanoseconds))
+      let latency = Duration.nanoseconds((NIODeadline.now() - call.due).nanoseconds)
+      outcomes[call.label, default: .init()].latencies.append(latency)
+      if latency >= OpenLoopClient.slow { outcomes[call.label, default: .init()].slowAnswers.append(Date()) }
       outcomes[call.label, default: .init()].responseBytes += call.bytes
     } else {
       outcomes[call.label, default: .init()].errors += 1

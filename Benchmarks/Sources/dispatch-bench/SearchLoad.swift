@@ -147,12 +147,35 @@ struct SearchLoad: AsyncParsableCommand {
           "| \(label) | \(String(format: "%.0f", Double(outcome.latencies.count) / duration)) | \(milliseconds(outcome.latencies, 0.5)) | \(milliseconds(outcome.latencies, 0.9)) | \(milliseconds(outcome.latencies, 0.99)) | \(milliseconds(outcome.latencies, 1)) | \(outcome.errors) | \(matched) |"
         )
       }
+      let slow = orders.compactMap { label, _ -> String? in
+        let times = outcomes[label]?.slowAnswers ?? []
+        guard !times.isEmpty else { return nil }
+        return "\(label) \(times.count): \(Self.bySecond(times))"
+      }
+      if !slow.isEmpty {
+        print()
+        print("answers slower than \(OpenLoopClient.slowMilliseconds) ms, by the second they came (UTC):")
+        for line in slow { print("  \(line)") }
+      }
       let updates = outcomes["update"] ?? .init()
       print()
       print(
         "location updates during the run: \(updates.latencies.count) acknowledged (\(String(format: "%.0f", Double(updates.latencies.count) / runSeconds))/s), \(updates.errors) errors, p50 \(milliseconds(updates.latencies, 0.5)) ms, p99 \(milliseconds(updates.latencies, 0.99)) ms"
       )
     }
+  }
+
+  /// "HH:MM:SS ×n" for each second in which answers came, in order.
+  static func bySecond(_ times: [Date]) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    var counts: [(String, Int)] = []
+    for time in times.sorted() {
+      let c = calendar.dateComponents([.hour, .minute, .second], from: time)
+      let second = String(format: "%02d:%02d:%02d", c.hour!, c.minute!, c.second!)
+      if counts.last?.0 == second { counts[counts.count - 1].1 += 1 } else { counts.append((second, 1)) }
+    }
+    return counts.map { "\($0.0) ×\($0.1)" }.joined(separator: ", ")
   }
 
   func search(
