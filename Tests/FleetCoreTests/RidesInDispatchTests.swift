@@ -10,7 +10,7 @@ import Testing
 struct RidesInDispatchTests {
   func inDispatch(_ fleet: Fleet) -> Set<String> { fleet.state.withLock { Set($0.ridesInDispatch.map(\.id)) } }
 
-  @Test func aRideLeavesDispatchWhenItsRiderIsAboardOrItsTripEnds() async throws {
+  @Test func aRideLeavesDispatchWhenItsRiderIsAboardOrItsTripEndsOrGoes() async throws {
     let fleet = try await rideServiceFleet()
     try await addVehicle(fleet, "car-1", at: monaco)
     try await addVehicle(fleet, "car-2", at: port)
@@ -29,5 +29,7 @@ struct RidesInDispatchTests {
     #expect(inDispatch(fleet).isEmpty, "the trip ended")
     _ = try await fleet.createRide(caller: admin, provider: provider, rideID: "r3", request: rideRequest())
     #expect(inDispatch(fleet) == ["r3"])
+    try await fleet.deleteTrip(caller: admin, name: tripName("r3"))
+    #expect(inDispatch(fleet).isEmpty, "its trip was deleted")
   }
 }

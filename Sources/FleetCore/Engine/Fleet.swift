@@ -135,8 +135,7 @@ public final class Fleet: Sendable {
           trips[key.provider]?[key.id] = nil
           reviewDispatch(provider: key.provider, id: key.id)
         case .vehicle:
-          if vehicles[key.provider]?[key.id]?.state == .online { onlineVehicles -= 1 }
-          vehicles[key.provider]?[key.id] = nil
+          if vehicles[key.provider]?.removeValue(forKey: key.id)?.state == .online { onlineVehicles -= 1 }
           grids[key.provider]?.remove(key.id)
           progress[key.provider]?[key.id] = nil
         case .ride:
@@ -159,9 +158,9 @@ public final class Fleet: Sendable {
 
     /// Puts a vehicle in memory with its indexes (the grid, the online count).
     mutating func file(_ vehicle: Vehicle) {
-      if vehicles[vehicle.provider]?[vehicle.id]?.state == .online { onlineVehicles -= 1 }
+      let previous = vehicles[vehicle.provider, default: [:]].updateValue(vehicle, forKey: vehicle.id)
+      if previous?.state == .online { onlineVehicles -= 1 }
       if vehicle.state == .online { onlineVehicles += 1 }
-      vehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
       grids[vehicle.provider, default: VehicleGrid()].update(vehicle)
     }
 

@@ -124,10 +124,9 @@ public struct Ride: Sendable, Hashable, Codable {
   }
 
   /// Whether the dispatcher still watches the ride, given its trip: until the rider is aboard
-  /// (or the trip ends), its car may go offline or a better one come free.
+  /// (or the trip ends, or is deleted), its car may go offline or a better one come free.
   func isInDispatch(trip: Trip?) -> Bool {
-    guard isDispatcherWatching else { return false }
-    guard let trip else { return true }
+    guard isDispatcherWatching, let trip else { return false }
     return trip.status == .new || trip.status == .enrouteToPickup || trip.status == .arrivedAtPickup
   }
 

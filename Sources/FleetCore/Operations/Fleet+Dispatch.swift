@@ -64,12 +64,7 @@ extension Fleet {
       var changes: [StoredChange] = []
       let cutoff = now.addingTimeInterval(-rules.maximumStaleness.seconds)
       for name in s.ridesInDispatch {
-        guard var ride = s.rides[name.provider]?[name.id], let trip = s.trips[name.provider]?[name.id],
-          !trip.status.isTerminal
-        else {
-          s.ridesInDispatch.remove(name)
-          continue
-        }
+        guard var ride = s.rides[name.provider]?[name.id], let trip = s.trips[name.provider]?[name.id] else { continue }
         guard ride.dispatchState == .assigned, trip.status == .new || trip.status == .enrouteToPickup else { continue }
         let vehicle = s.vehicles[name.provider]?[trip.vehicleID]
         let gone =

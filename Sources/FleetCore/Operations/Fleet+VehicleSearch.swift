@@ -246,7 +246,8 @@ extension Fleet {
   /// vehicles on a trip are refused here, without reading the vehicle and its trips under the
   /// lock (a metro's centre has thousands of them within a search's radius).
   static func mayKeep(_ v: VehicleSummary, _ plan: SearchPlan) -> Bool {
-    if v.trips == [plan.tripID] { return true }
+    // Its only trip is the one searched for (a reassignment): `withTrips` decides.
+    if v.trips.count == 1, v.trips[0] == plan.tripID { return true }
     switch plan.currentTrips {
     case .none: return false
     case .unspecified: return plan.includeBackToBack && v.backToBackEnabled && v.maximumCapacity >= plan.passengers
