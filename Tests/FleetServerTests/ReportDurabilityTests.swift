@@ -97,6 +97,8 @@ final class AcknowledgedSteps: Sendable {
 
 struct FleetdDidNotStart: Error {
   let directory: String
+  /// What fleetd printed.
+  let output: String
 }
 
 /// A `fleetd serve` process on loopback ports of its own.
@@ -104,28 +106,38 @@ struct FleetdInstance: Sendable {
   let process: ChildProcess
   let grpcPort: Int
 
+  /// Starts fleetd and waits for its health check. A free port can be taken by another test
+  /// between being found and being bound: fleetd then exits at once, and is started again on
+  /// other ports.
   static func start(directory: String) async throws -> FleetdInstance {
-    let grpcPort = try PostgresCluster.freePort()
-    let httpPort = try PostgresCluster.freePort()
-    let process = try ChildProcess(
-      ChildProcess.built("fleetd"),
-      [
-        "serve", "--data-dir", directory, "--grpc-port", "\(grpcPort)", "--http-port", "\(httpPort)", "--log-level",
-        "warning",
-      ])
-    let instance = FleetdInstance(process: process, grpcPort: grpcPort)
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline {
-      if let (_, response) = try? await URLSession.shared.data(
-        from: URL(string: "http://127.0.0.1:\(httpPort)/healthz")!),
-        (response as? HTTPURLResponse)?.statusCode == 200
-      {
-        return instance
+    var output = ""
+    for _ in 0..<3 {
+      let grpcPort = try PostgresCluster.freePort()
+      let httpPort = try PostgresCluster.freePort()
+      let process = try ChildProcess(
+        ChildProcess.built("fleetd"),
+        [
+          "serve", "--data-dir", directory, "--grpc-port", "\(grpcPort)", "--http-port", "\(httpPort)", "--log-level",
+          "warning",
+        ])
+      let instance = FleetdInstance(process: process, grpcPort: grpcPort)
+      let deadline = ContinuousClock.now + .seconds(30)
+      while ContinuousClock.now < deadline, process.isRunning {
+        if let (_, response) = try? await URLSession.shared.data(
+          from: URL(string: "http://127.0.0.1:\(httpPort)/healthz")!),
+          (response as? HTTPURLResponse)?.statusCode == 200
+        {
+          return instance
+        }
+        try await Task.sleep(for: .milliseconds(100))
       }
-      try await Task.sleep(for: .milliseconds(100))
+      output = process.text
+      guard !process.isRunning else {
+        instance.kill()
+        break
+      }
     }
-    instance.kill()
-    throw FleetdDidNotStart(directory: directory)
+    throw FleetdDidNotStart(directory: directory, output: output)
   }
 
   func withClient(_ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> Void) async throws {
