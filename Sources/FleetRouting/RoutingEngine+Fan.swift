@@ -125,7 +125,7 @@ public final class RoadFan {
     self.bigTarget = bigTarget
     let targetEnds = engine.targetEndpoints(of: bigTarget)
     self.targetEnds = targetEnds
-    search.upward(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
+    search.upwardByTree(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
 
     // The nodes above every source (their upward closure). When the sources are many, that is
     // most of the graph: sweeping all of it costs less than finding which part.
@@ -140,26 +140,20 @@ public final class RoadFan {
     }
     let nodeCount = cch.rank.count
     let customized = engine.customized
+    // The nodes to relax, in descending rank.
+    var order: [Int32]
     if sources.count * 4 >= nodeCount {
-      for r in stride(from: nodeCount - 1, through: 0, by: -1) {
-        Self.relax(cch.byRank[r], customized, &sweep, backward, &targetUpward)
-      }
+      order = cch.byRank.reversed()
       sweep.touched = Array(0..<Int32(nodeCount))
     } else {
-      var stack: [Int32] = []
+      // A node's upper neighbours are all its ancestors in the elimination tree: the closure is
+      // the union of the starts' paths to the root, each walked until it joins one walked before.
       for ends in starts {
         ends.forEach { end in
-          guard sweep.parent[Int(end.directed)] == -2 else { return }
-          sweep.set(end.directed, .infinity, 0, 0, parent: -1)
-          stack.append(end.directed)
-        }
-      }
-      while let v = stack.popLast() {
-        for e in cch.upEdges(v) {
-          let w = cch.upTarget[e]
-          if sweep.parent[Int(w)] == -2 {
-            sweep.set(w, .infinity, 0, 0, parent: -1)
-            stack.append(w)
+          var v = end.directed
+          while v >= 0, sweep.parent[Int(v)] == -2 {
+            sweep.set(v, .infinity, 0, 0, parent: -1)
+            v = cch.treeParent[Int(v)]
           }
         }
       }
@@ -169,15 +163,18 @@ public final class RoadFan {
         let r = Int(cch.rank[Int(v)])
         ranks[r >> 6] |= 1 << UInt64(r & 63)
       }
+      order = []
+      order.reserveCapacity(sweep.touched.count)
       for word in stride(from: ranks.count - 1, through: 0, by: -1) {
         var bits = ranks[word]
         while bits != 0 {
           let bit = 63 - bits.leadingZeroBitCount
           bits &= ~(1 << UInt64(bit))
-          Self.relax(cch.byRank[word * 64 + bit], customized, &sweep, backward, &targetUpward)
+          order.append(cch.byRank[word * 64 + bit])
         }
       }
     }
+    Self.sweepDown(order, customized, &sweep, backward, &targetUpward)
 
     var best: [Best?] = []
     best.reserveCapacity(sources.count)
@@ -245,43 +242,64 @@ public final class RoadFan {
       ? (source.nearest, source.nearestStarts) : (source.nearestBig!, source.bigStarts!)
   }
 
-  /// The best way on from `v`: leaving upwards (an upward edge plus the label of its upper end,
-  /// computed before since it ranks higher), or the backward search's label when that is lower.
-  /// Inlined into the sweep's loops, with the hierarchy passed in: copying it per node would
-  /// retain each of its arrays thousands of times a query.
-  @inline(__always)
-  static func relax(
-    _ v: Int32, _ customized: CustomizedCCH, _ sweep: inout SearchLabels, _ backward: SearchLabels,
+  /// Labels each node of `order` (descending rank) with its best way on: leaving upwards (an
+  /// upward edge plus the label of its upper end, computed before since it ranks higher), or the
+  /// backward search's label when that is lower. The hot loop of every search and dispatch
+  /// round, on raw buffers: the arrays are graph-sized, and checked, uniquely-owned access per
+  /// edge cost more than the arithmetic.
+  static func sweepDown(
+    _ order: [Int32], _ customized: CustomizedCCH, _ sweep: inout SearchLabels, _ backward: SearchLabels,
     _ targetUpward: inout [Int32: Upward]
   ) {
-    var cost = Double.infinity
-    var seconds = 0.0
-    var metres = 0.0
-    var choice: Int32 = -1
-    for e in customized.cch.upEdges(v) {
-      let w = Int(customized.cch.upTarget[e])
-      let candidate = customized.up[e] + sweep.cost[w]
-      if candidate < cost {
-        cost = candidate
-        seconds = customized.upDuration[e] + sweep.duration[w]
-        metres = customized.upDistance[e] + sweep.distance[w]
-        choice = Int32(e)
+    let cch = customized.cch
+    cch.firstUp.withUnsafeBufferPointer { firstUp in
+      cch.upTarget.withUnsafeBufferPointer { upTarget in
+        customized.up.withUnsafeBufferPointer { up in
+          customized.upDuration.withUnsafeBufferPointer { upDuration in
+            customized.upDistance.withUnsafeBufferPointer { upDistance in
+              sweep.cost.withUnsafeMutableBufferPointer { sCost in
+                sweep.duration.withUnsafeMutableBufferPointer { sDuration in
+                  sweep.distance.withUnsafeMutableBufferPointer { sDistance in
+                    sweep.parent.withUnsafeMutableBufferPointer { sParent in
+                      for v in order {
+                        let node = Int(v)
+                        var cost = Double.infinity
+                        var seconds = 0.0
+                        var metres = 0.0
+                        var choice: Int32 = -1
+                        for e in Int(firstUp[node])..<Int(firstUp[node + 1]) {
+                          let w = Int(upTarget[e])
+                          let candidate = up[e] + sCost[w]
+                          if candidate < cost {
+                            cost = candidate
+                            seconds = upDuration[e] + sDuration[w]
+                            metres = upDistance[e] + sDistance[w]
+                            choice = Int32(truncatingIfNeeded: e)
+                          }
+                        }
+                        if backward.parent[node] == -1 {
+                          targetUpward[v] = Upward(cost: cost, duration: seconds, distance: metres, edge: choice)
+                        }
+                        if backward.cost[node] <= cost {
+                          sCost[node] = backward.cost[node]
+                          sDuration[node] = backward.duration[node]
+                          sDistance[node] = backward.distance[node]
+                          sParent[node] = -1
+                        } else {
+                          sCost[node] = cost
+                          sDuration[node] = seconds
+                          sDistance[node] = metres
+                          sParent[node] = choice
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
       }
-    }
-    let node = Int(v)
-    if backward.parent[node] == -1 {
-      targetUpward[v] = Upward(cost: cost, duration: seconds, distance: metres, edge: choice)
-    }
-    if backward.cost[node] <= cost {
-      sweep.cost[node] = backward.cost[node]
-      sweep.duration[node] = backward.duration[node]
-      sweep.distance[node] = backward.distance[node]
-      sweep.parent[node] = -1
-    } else {
-      sweep.cost[node] = cost
-      sweep.duration[node] = seconds
-      sweep.distance[node] = metres
-      sweep.parent[node] = choice
     }
   }
 

@@ -106,6 +106,38 @@ struct FanTests {
     #expect(try #require(around.leg(0)).geometry.count > 4)
   }
 
+  /// The fan's backward search walks the target's path up the elimination tree instead of
+  /// keeping a queue: every node the queue's search reaches has the same cost, seconds, metres
+  /// and edge, and no other node is reached.
+  @Test func theTreeWalkLabelsWhatTheQueuedSearchLabels() async throws {
+    let engine = try await MonacoRoutingTests.engine()
+    var random = Seeded(state: 7)
+    let search = CCHSearch(customized: engine.customized, network: engine.network, graph: engine.turns)
+    var compared = 0
+    for _ in 0..<40 {
+      let point = LatLng(latitude: 43.7245 + random.next() * 0.027, longitude: 7.4095 + random.next() * 0.0330)
+      let anchor = try engine.anchor(point)
+      for forward in [false, true] {
+        let starts =
+          forward
+          ? endpoints(of: anchor.nearest, in: engine.network, asSource: true)
+          : search.backwardStarts(engine.targetEndpoints(of: anchor.nearest))
+        var queued = SearchLabels(count: engine.customized.cch.rank.count)
+        var walked = queued
+        search.upward(from: starts, forward: forward, into: &queued)
+        search.upwardByTree(from: starts, forward: forward, into: &walked)
+        for node in 0..<queued.cost.count {
+          #expect(queued.cost[node] == walked.cost[node])
+          guard queued.cost[node] < .infinity else { continue }
+          #expect(queued.duration[node] == walked.duration[node] && queued.distance[node] == walked.distance[node])
+          #expect(queued.parent[node] == walked.parent[node])
+          compared += 1
+        }
+      }
+    }
+    #expect(compared > 2_000)
+  }
+
   /// A fan hands its label arrays back to the engine's pool reset in place. Had it kept its own
   /// reference while the pool reset them, every search would copy graph-sized arrays (it did:
   /// a third of SearchVehicles' time on a metro's graph).

@@ -98,6 +98,40 @@ struct CCHSearch {
     }
   }
 
+  /// `upward` by the elimination tree: the starts' paths to the root relaxed bottom-up in rank
+  /// order, without a queue. Every node reached has the same label as `upward` gives it; the
+  /// rest of the path keeps an infinite cost (parent -3).
+  func upwardByTree(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
+    let nodes = chain(from: starts, into: &labels)
+    // `chain` labels the starts' costs (the first of the cheapest per node); their seconds and
+    // metres go with them.
+    var labelled: Set<Int32> = []
+    for s in starts where labels.cost[Int(s.directed)] == s.weight && labelled.insert(s.directed).inserted {
+      labels.duration[Int(s.directed)] = s.duration
+      labels.distance[Int(s.directed)] = s.distance
+    }
+    let cch = customized.cch
+    let (weights, durations, distances) =
+      forward
+      ? (customized.up, customized.upDuration, customized.upDistance)
+      : (customized.down, customized.downDuration, customized.downDistance)
+    for v in nodes {
+      let node = Int(v)
+      let cost = labels.cost[node]
+      guard cost < .infinity else { continue }
+      for e in cch.upEdges(v) {
+        let w = Int(cch.upTarget[e])
+        let candidate = cost + weights[e]
+        if candidate < labels.cost[w] {
+          labels.cost[w] = candidate
+          labels.duration[w] = labels.duration[node] + durations[e]
+          labels.distance[w] = labels.distance[node] + distances[e]
+          labels.parent[w] = Int32(e)
+        }
+      }
+    }
+  }
+
   /// Point to point by elimination-tree search (Bauer, Columbus, Rutter, Wagner 2016): each side's
   /// search space is the path from its starts to the root, scanned bottom-up without a queue, both
   /// sides in one pass by rank; a side stops relaxing from nodes no better than the best meeting.

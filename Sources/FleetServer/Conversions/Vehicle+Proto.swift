@@ -39,28 +39,40 @@ extension VehicleInput {
 
 extension Maps_Fleetengine_V1_Vehicle {
   /// The wire Vehicle for a response. Input-only fields are never returned.
-  init(_ v: Vehicle) {
+  init(_ v: Vehicle) { self.init(v, fields: nil) }
+
+  /// The wire Vehicle with only the top-level `fields` named (proto names; nil, all of them):
+  /// built field by field, since a report's acknowledgement wants one or two of them, thousands
+  /// of times a second.
+  init(_ v: Vehicle, fields: Set<String>?) {
     self.init()
-    name = v.name.description
-    vehicleState = wireEnum(v.state)
-    supportedTripTypes = v.supportedTripTypes.map(wireEnum)
-    currentTrips = v.currentTrips
-    if let location = v.lastLocation { lastLocation = location.proto }
-    maximumCapacity = v.maximumCapacity
-    attributes = v.attributes.map(\.vehicleProto)
-    vehicleType.category = wireEnum(v.category)
-    if let plate = v.licensePlate {
+    func wanted(_ field: String) -> Bool { fields?.contains(field) ?? true }
+    if wanted("name") { name = v.name.description }
+    if wanted("vehicle_state") { vehicleState = wireEnum(v.state) }
+    if wanted("supported_trip_types") { supportedTripTypes = v.supportedTripTypes.map(wireEnum) }
+    if wanted("current_trips") { currentTrips = v.currentTrips }
+    if wanted("last_location"), let location = v.lastLocation { lastLocation = location.proto }
+    if wanted("maximum_capacity") { maximumCapacity = v.maximumCapacity }
+    if wanted("attributes") { attributes = v.attributes.map(\.vehicleProto) }
+    if wanted("vehicle_type") { vehicleType.category = wireEnum(v.category) }
+    if wanted("license_plate"), let plate = v.licensePlate {
       licensePlate.countryCode = plate.countryCode
       licensePlate.lastCharacter = plate.lastCharacter
     }
-    currentRouteSegment = v.currentRouteSegment
-    if let version = v.currentRouteSegmentVersion { currentRouteSegmentVersion = version.proto }
-    if let end = v.currentRouteSegmentEndPoint { currentRouteSegmentEndPoint = end.proto }
-    if let meters = v.remainingDistanceMeters { remainingDistanceMeters = .init(meters) }
-    if let eta = v.etaToFirstWaypoint { etaToFirstWaypoint = eta.proto }
-    waypoints = v.waypoints.map(\.proto)
-    if let version = v.waypointsVersion { waypointsVersion = version.proto }
-    backToBackEnabled = v.backToBackEnabled
-    navigationStatus = wireEnum(v.navigationStatus)
+    if wanted("current_route_segment") { currentRouteSegment = v.currentRouteSegment }
+    if wanted("current_route_segment_version"), let version = v.currentRouteSegmentVersion {
+      currentRouteSegmentVersion = version.proto
+    }
+    if wanted("current_route_segment_end_point"), let end = v.currentRouteSegmentEndPoint {
+      currentRouteSegmentEndPoint = end.proto
+    }
+    if wanted("remaining_distance_meters"), let meters = v.remainingDistanceMeters {
+      remainingDistanceMeters = .init(meters)
+    }
+    if wanted("eta_to_first_waypoint"), let eta = v.etaToFirstWaypoint { etaToFirstWaypoint = eta.proto }
+    if wanted("waypoints") { waypoints = v.waypoints.map(\.proto) }
+    if wanted("waypoints_version"), let version = v.waypointsVersion { waypointsVersion = version.proto }
+    if wanted("back_to_back_enabled") { backToBackEnabled = v.backToBackEnabled }
+    if wanted("navigation_status") { navigationStatus = wireEnum(v.navigationStatus) }
   }
 }

@@ -47,35 +47,6 @@ struct VehicleReadMask: Sendable {
 
   /// The wire vehicle with only the fields named.
   func apply(to vehicle: Vehicle) -> Maps_Fleetengine_V1_Vehicle {
-    let full = Maps_Fleetengine_V1_Vehicle(vehicle)
-    guard let fields else { return full }
-    var v = Maps_Fleetengine_V1_Vehicle()
-    for field in fields {
-      switch field {
-      case "name": v.name = full.name
-      case "vehicle_state": v.vehicleState = full.vehicleState
-      case "supported_trip_types": v.supportedTripTypes = full.supportedTripTypes
-      case "current_trips": v.currentTrips = full.currentTrips
-      case "last_location": if full.hasLastLocation { v.lastLocation = full.lastLocation }
-      case "maximum_capacity": v.maximumCapacity = full.maximumCapacity
-      case "attributes": v.attributes = full.attributes
-      case "vehicle_type": if full.hasVehicleType { v.vehicleType = full.vehicleType }
-      case "license_plate": if full.hasLicensePlate { v.licensePlate = full.licensePlate }
-      case "current_route_segment": v.currentRouteSegment = full.currentRouteSegment
-      case "current_route_segment_version":
-        if full.hasCurrentRouteSegmentVersion { v.currentRouteSegmentVersion = full.currentRouteSegmentVersion }
-      case "current_route_segment_end_point":
-        if full.hasCurrentRouteSegmentEndPoint { v.currentRouteSegmentEndPoint = full.currentRouteSegmentEndPoint }
-      case "remaining_distance_meters":
-        if full.hasRemainingDistanceMeters { v.remainingDistanceMeters = full.remainingDistanceMeters }
-      case "eta_to_first_waypoint": if full.hasEtaToFirstWaypoint { v.etaToFirstWaypoint = full.etaToFirstWaypoint }
-      case "waypoints": v.waypoints = full.waypoints
-      case "waypoints_version": if full.hasWaypointsVersion { v.waypointsVersion = full.waypointsVersion }
-      case "back_to_back_enabled": v.backToBackEnabled = full.backToBackEnabled
-      case "navigation_status": v.navigationStatus = full.navigationStatus
-      default: break
-      }
-    }
-    return v
+    Maps_Fleetengine_V1_Vehicle(vehicle, fields: fields)
   }
 }

@@ -200,6 +200,9 @@ struct VehicleDriver: Sendable {
   func run(firstReportAfter offset: Duration) async throws {
     let clock = ContinuousClock()
     var state = State(parked: start)
+    // A drive under way when the run ends counts as far as the car got: rides in a metro last
+    // longer than a short run, and counting only finished drives showed almost every km empty.
+    defer { stopDriving(&state) }
     var nextReport = clock.now + offset
     while true {
       let event = eventTime(state)
