@@ -207,7 +207,12 @@ extension Fleet {
   /// by ID, so that the choice never depends on the grid's order).
   static func nearest(_ candidates: [SearchCandidate], limit: Int) -> [SearchCandidate] {
     guard candidates.count > limit else { return candidates }
-    return Array(candidates.sorted { ($0.straightMetres, $0.id) < ($1.straightMetres, $1.id) }.prefix(limit))
+    // Only the nearest are put in order: a heap of positions, popped `limit` times (sorting
+    // every candidate within the radius moved hundreds of them per search).
+    var heap = Heap(Array(candidates.indices)) { a, b in
+      (candidates[a].straightMetres, candidates[a].id) < (candidates[b].straightMetres, candidates[b].id)
+    }
+    return (0..<limit).compactMap { _ in heap.pop().map { candidates[$0] } }
   }
 
   /// The vehicles that meet every condition of the search, found through the position grid.

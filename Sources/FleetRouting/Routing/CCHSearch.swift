@@ -115,18 +115,31 @@ struct CCHSearch {
       forward
       ? (customized.up, customized.upDuration, customized.upDistance)
       : (customized.down, customized.downDuration, customized.downDistance)
-    for v in nodes {
-      let node = Int(v)
-      let cost = labels.cost[node]
-      guard cost < .infinity else { continue }
-      for e in cch.upEdges(v) {
-        let w = Int(cch.upTarget[e])
-        let candidate = cost + weights[e]
-        if candidate < labels.cost[w] {
-          labels.cost[w] = candidate
-          labels.duration[w] = labels.duration[node] + durations[e]
-          labels.distance[w] = labels.distance[node] + distances[e]
-          labels.parent[w] = Int32(e)
+    // On raw buffers, as `scan`: the labels are graph-sized and this runs for every search.
+    cch.firstUp.withUnsafeBufferPointer { firstUp in
+      cch.upTarget.withUnsafeBufferPointer { upTarget in
+        labels.cost.withUnsafeMutableBufferPointer { costs in
+          labels.duration.withUnsafeMutableBufferPointer { seconds in
+            labels.distance.withUnsafeMutableBufferPointer { metres in
+              labels.parent.withUnsafeMutableBufferPointer { parents in
+                for v in nodes {
+                  let node = Int(v)
+                  let cost = costs[node]
+                  guard cost < .infinity else { continue }
+                  for e in Int(firstUp[node])..<Int(firstUp[node + 1]) {
+                    let w = Int(upTarget[e])
+                    let candidate = cost + weights[e]
+                    if candidate < costs[w] {
+                      costs[w] = candidate
+                      seconds[w] = seconds[node] + durations[e]
+                      metres[w] = metres[node] + distances[e]
+                      parents[w] = Int32(truncatingIfNeeded: e)
+                    }
+                  }
+                }
+              }
+            }
+          }
         }
       }
     }
