@@ -37,6 +37,7 @@ public final class FleetDaemon: Sendable {
   let webhooks: WebhookWorker
   let surgeMetrics: SurgeMetrics
   let rideMetrics: RideMetrics
+  let lagMetrics: LagMetrics
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let store = try await StoreOpener.open(
@@ -118,6 +119,7 @@ public final class FleetDaemon: Sendable {
     let rideMetrics = RideMetrics(registry: registry)
     fleet.observeEvents { events in rideMetrics.record(events) }
     self.rideMetrics = rideMetrics
+    lagMetrics = LagMetrics(registry: registry)
     webhooks = WebhookWorker(
       store: store, configuration: configuration.webhooks, metrics: WebhookMetrics(registry: registry),
       logger: logger)
@@ -193,6 +195,7 @@ public final class FleetDaemon: Sendable {
     services.append(("webhooks", WebhookService(worker: webhooks, lease: shared?.webhookLease)))
     services.append(("gauges", GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
     services.append(("retention", RetentionService(fleet: fleet, logger: logger)))
+    services.append(("lag", LagService(metrics: lagMetrics, logger: logger)))
     var configuration = ServiceGroupConfiguration(
       services: services.map { name, service in .init(service: StopWatch(service: service, name: name, logger: logger))
       },
