@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -71,10 +70,8 @@ struct LagService: Service {
   }
 
   static func warn(_ logger: Logger, _ place: String, _ late: Duration) {
-    let milliseconds = Int((Double(late.components.seconds) * 1e3 + Double(late.components.attoseconds) / 1e15))
-    logger.warning(
-      "work on \(place) started \(milliseconds) ms late: something held it",
-      metadata: ["at": "\(Date().formatted(.iso8601.time(includingFractionalSeconds: true)))"])
+    let milliseconds = late.components.seconds * 1000 + late.components.attoseconds / 1_000_000_000_000_000
+    logger.warning("work on \(place) started \(milliseconds) ms late: something held it")
   }
 }
 

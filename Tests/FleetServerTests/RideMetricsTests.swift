@@ -4,24 +4,10 @@ import FleetTestSupport
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The rides' metrics at GET /metrics, from real rides over REST: requested, completed and
 /// unserved, the pickup wait, the detour of a pooled ride, the vehicles online.
 @Suite("Ride metrics")
 struct RideMetricsTests {
-  func metrics(_ server: Fleetd) async throws -> [String: Double] {
-    let (data, _) = try await URLSession.shared.data(from: server.httpURL.appendingPathComponent("metrics"))
-    var values: [String: Double] = [:]
-    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-      let parts = line.split(separator: " ")
-      if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
-    }
-    return values
-  }
-
   @Test(.timeLimit(.minutes(2)))
   func ridesAreCountedAndTheirWaitsAndDetoursMeasured() async throws {
     var options = Fleetd.Options()
@@ -69,7 +55,7 @@ struct RideMetricsTests {
         try await server.http("GET", "/fleetkit/v1/providers/acme/rides/unserved", token: token).1["state"] as? String
           == "NO_VEHICLE_FOUND"
       }
-      let values = try await metrics(server)
+      let values = try await server.metrics()
       #expect(values["fleetd_rides_requested_total"] == 3)
       #expect(values["fleetd_rides_completed_total"] == 1)
       #expect(values["fleetd_rides_no_vehicle_found_total"] == 1)
@@ -78,7 +64,7 @@ struct RideMetricsTests {
       #expect(wait >= 0 && wait < 60)
       #expect(values["fleetd_ride_detour_ratio_count"] == 1, "the pooled ride, priced with its direct route")
       try await eventually("the vehicles online", timeout: .seconds(30)) {
-        try await metrics(server)["fleetd_vehicles_online"] == 1
+        try await server.metrics()["fleetd_vehicles_online"] == 1
       }
     }
   }

@@ -76,6 +76,17 @@ public final class Fleetd: Sendable {
   public var httpURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
   public var endpoint: FleetEndpoint { FleetEndpoint(host: "127.0.0.1", port: grpcPort) }
 
+  /// GET /metrics as one value per series (the series with its labels, as Prometheus writes it).
+  public func metrics() async throws -> [String: Double] {
+    let (data, _) = try await URLSession.shared.data(from: httpURL.appendingPathComponent("metrics"))
+    var values: [String: Double] = [:]
+    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+      let parts = line.split(separator: " ")
+      if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+    }
+    return values
+  }
+
   /// The running daemon.
   public var daemon: FleetDaemon {
     get throws {
