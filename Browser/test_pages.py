@@ -36,10 +36,21 @@ VEHICLES = 8
 APP_PORT, STRANGER_PORT = None, None
 
 
+def free_ports(count):
+    """Ports free now, all different: each stays bound until all are found (the system can hand
+    out the same free port twice in a row)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def wait_for(what, predicate, timeout, interval=0.25):
@@ -100,7 +111,7 @@ class Demo:
 
     def __init__(self, cors_origins=()):
         self.dir = tempfile.mkdtemp(prefix="fleetkit-browser-")
-        self.grpc, self.http = free_port(), free_port()
+        self.grpc, self.http = free_ports(2)
         self.cors = [argument for origin in cors_origins for argument in ("--cors-origin", origin)]
         self.process = None
         self.output = []
@@ -218,7 +229,7 @@ app_servers = []
 def setUpModule():
     global demo, browser, APP_PORT, STRANGER_PORT
     os.makedirs(ARTIFACTS, exist_ok=True)
-    APP_PORT, STRANGER_PORT = free_port(), free_port()
+    APP_PORT, STRANGER_PORT = free_ports(2)
     demo = Demo(cors_origins=[f"http://127.0.0.1:{APP_PORT}"])
     demo.start()
     folder = tempfile.mkdtemp(prefix="fleetkit-app-")

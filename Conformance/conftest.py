@@ -29,10 +29,17 @@ POSTGRES = os.environ.get("CONFORMANCE_POSTGRES")
 INSTANCES = int(os.environ.get("CONFORMANCE_INSTANCES", "1"))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count):
+    """Ports free now, all different: each stays bound until all are found (the system can hand
+    out the same free port twice in a row)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 class RoundRobin(grpc.Channel):
@@ -97,7 +104,7 @@ class Instance:
     """One fleetd process."""
 
     def __init__(self, data_dir, name, arguments):
-        self.grpc_port, self.http_port = free_port(), free_port()
+        self.grpc_port, self.http_port = free_ports(2)
         self.log = open(os.path.join(data_dir, f"fleetd{name}.log"), "ab")
         self.process = subprocess.Popen(
             [FLEETD, "serve", "--data-dir", data_dir, "--grpc-port", str(self.grpc_port),

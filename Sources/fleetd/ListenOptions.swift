@@ -17,6 +17,9 @@ struct ListenOptions: ParsableArguments {
   var corsOrigin: [String] = []
 
   func validate() throws {
+    if grpcPort != 0, grpcPort == httpPort {
+      throw ValidationError("--grpc-port and --http-port are both \(grpcPort): gRPC and HTTP need a port each")
+    }
     for origin in corsOrigin {
       guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
         url.host != nil, url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil

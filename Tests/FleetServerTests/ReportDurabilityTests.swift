@@ -101,6 +101,22 @@ struct FleetdDidNotStart: Error {
   let output: String
 }
 
+/// The ports fleetd listens on: one for gRPC, another for HTTP.
+@Suite struct ListenPortTests {
+  /// Both on one port was taken before: each server bound it, and half the health checks went to
+  /// the gRPC server (a test harness handed out one free port twice).
+  @Test(.timeLimit(.minutes(1))) func oneListenPortForBothServersIsRefusedNamingTheFlags() async throws {
+    let directory = NSTemporaryDirectory() + "fleetkit-ports-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let port = try PostgresCluster.freePort()
+    let refused = try await ChildProcess.run(
+      ChildProcess.built("fleetd"),
+      ["serve", "--data-dir", directory, "--grpc-port", "\(port)", "--http-port", "\(port)"])
+    #expect(refused.status != 0)
+    #expect(refused.errors.contains("--grpc-port and --http-port are both \(port)"), "\(refused.errors)")
+  }
+}
+
 /// A `fleetd serve` process on loopback ports of its own.
 struct FleetdInstance: Sendable {
   let process: ChildProcess
@@ -113,7 +129,9 @@ struct FleetdInstance: Sendable {
     var output = ""
     for _ in 0..<3 {
       let grpcPort = try PostgresCluster.freePort()
-      let httpPort = try PostgresCluster.freePort()
+      // The system can hand the same free port out twice in a row; fleetd refuses one port for both.
+      var httpPort = try PostgresCluster.freePort()
+      while httpPort == grpcPort { httpPort = try PostgresCluster.freePort() }
       let process = try ChildProcess(
         ChildProcess.built("fleetd"),
         [
