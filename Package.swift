@@ -207,6 +207,7 @@ let package = Package(
         "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -293,7 +294,8 @@ let package = Package(
       dependencies: ["FleetGeometry", "FleetProgress", "FleetRouting", "FleetCore", "FleetStoreSQLite", "FleetTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetSimulatorTests",
-      dependencies: ["FleetAuth", "FleetClient", "FleetCore", "FleetDispatch", "FleetSimulator", "FleetPositioning", "FleetRouting", "FleetGeometry", "FleetTestSupport"],
+      dependencies: ["FleetAuth", "FleetClient", "FleetCore", "FleetDispatch", "FleetSimulator", "FleetPositioning", "FleetRouting", "FleetGeometry", "FleetProto", "FleetTestSupport",
+        .product(name: "SwiftProtobuf", package: "swift-protobuf")],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "FleetPositioningTests",

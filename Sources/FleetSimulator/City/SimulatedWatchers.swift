@@ -3,6 +3,7 @@ import FleetProto
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
+import GRPCProtobuf
 import Synchronization
 
 /// Riders' apps following their rides: every booked ride is watched over WatchTrip
@@ -92,11 +93,15 @@ public struct SimulatedWatchers: Sendable {
     request.routeFormatType = .encodedPolylineType
     do {
       let metadata: Metadata = ["authorization": "Bearer \(try await tokens.token(for: .trip(ride)))"]
-      try await Fleetkit_V1_TripUpdates.Client(wrapping: client).watchTrip(request, metadata: metadata) { response in
+      try await client.serverStreaming(
+        request: ClientRequest(message: request, metadata: metadata),
+        descriptor: Fleetkit_V1_TripUpdates.Method.WatchTrip.descriptor,
+        serializer: ProtobufSerializer<Fleetkit_V1_WatchTripRequest>(), deserializer: PushedLocationTime(),
+        options: .defaults
+      ) { response in
         var newest: Date?
-        for try await trip in response.messages {
-          guard trip.lastLocation.hasUpdateTime else { continue }
-          let sent = trip.lastLocation.updateTime.date
+        for try await pushed in response.messages {
+          guard let sent = pushed else { continue }
           defer { newest = max(newest ?? sent, sent) }
           // The first state, and pushes for other changes (a status), carry no new report.
           guard let newest, sent > newest else { continue }
