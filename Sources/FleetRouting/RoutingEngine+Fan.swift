@@ -143,14 +143,14 @@ public final class RoadFan {
     // The nodes to relax, in descending rank.
     var order: [Int32]
     if sources.count * 4 >= nodeCount {
-      order = cch.byRank.reversed()
+      order = (0..<Int32(nodeCount)).reversed()
       sweep.touched = Array(0..<Int32(nodeCount))
     } else {
       // A node's upper neighbours are all its ancestors in the elimination tree: the closure is
       // the union of the starts' paths to the root, each walked until it joins one walked before.
       for ends in starts {
         ends.forEach { end in
-          var v = end.directed
+          var v = cch.rank[Int(end.directed)]
           while v >= 0, sweep.parent[Int(v)] == -2 {
             sweep.set(v, .infinity, 0, 0, parent: -1)
             v = cch.treeParent[Int(v)]
@@ -159,10 +159,7 @@ public final class RoadFan {
       }
       // In descending rank: a bit per rank, read from the top.
       var ranks = [UInt64](repeating: 0, count: (nodeCount + 63) / 64)
-      for v in sweep.touched {
-        let r = Int(cch.rank[Int(v)])
-        ranks[r >> 6] |= 1 << UInt64(r & 63)
-      }
+      for r in sweep.touched { ranks[Int(r) >> 6] |= 1 << UInt64(r & 63) }
       order = []
       order.reserveCapacity(sweep.touched.count)
       for word in stride(from: ranks.count - 1, through: 0, by: -1) {
@@ -170,7 +167,7 @@ public final class RoadFan {
         while bits != 0 {
           let bit = 63 - bits.leadingZeroBitCount
           bits &= ~(1 << UInt64(bit))
-          order.append(cch.byRank[word * 64 + bit])
+          order.append(Int32(word * 64 + bit))
         }
       }
     }
@@ -201,12 +198,13 @@ public final class RoadFan {
       }
       starts[i].forEach { end in
         // On the target's own edge the rest of the way must leave the edge first.
+        let node = Int(cch.rank[Int(end.directed)])
         let rest =
-          backward.parent[Int(end.directed)] == -1
-          ? targetUpward[end.directed]
+          backward.parent[node] == -1
+          ? targetUpward[Int32(node)]
           : Upward(
-            cost: sweep.cost[Int(end.directed)], duration: sweep.duration[Int(end.directed)],
-            distance: sweep.distance[Int(end.directed)], edge: sweep.parent[Int(end.directed)])
+            cost: sweep.cost[node], duration: sweep.duration[node], distance: sweep.distance[node],
+            edge: sweep.parent[node])
         guard let rest, end.weight + rest.cost < found.weight else { return }
         found = Best(
           weight: end.weight + rest.cost, duration: end.duration + rest.duration,
@@ -326,7 +324,7 @@ public final class RoadFan {
     }
     let cch = engine.customized.cch
     var nodes = [start.directed]
-    var v = start.directed
+    var v = cch.rank[Int(start.directed)]
     var choice = backward.parent[Int(v)] == -1 ? (targetUpward[v]?.edge ?? -1) : sweep.parent[Int(v)]
     while choice >= 0 {
       engine.customized.unpack(Int(choice), forward: true, into: &nodes)

@@ -65,12 +65,15 @@ struct CCHTests {
     let engine = try await MonacoRoutingTests.engine()
     let cch = engine.customized.cch
     #expect(Set(cch.rank).count == cch.rank.count)
-    // Every upward edge points up, and the upper neighbours of a node are pairwise connected.
+    #expect((0..<cch.rank.count).allSatisfy { cch.byRank[Int(cch.rank[$0])] == $0 })
+    // Inside the hierarchy nodes are ranks: every upward edge points to a higher one, the
+    // parent is the lowest, and the upper neighbours of a node are pairwise connected.
     for v in 0..<cch.rank.count {
       let ups = cch.upEdges(Int32(v)).map { cch.upTarget[$0] }
-      #expect(ups.allSatisfy { cch.rank[Int($0)] > cch.rank[v] })
+      #expect(ups.allSatisfy { Int($0) > v })
+      #expect(cch.treeParent[v] == ups.min() ?? -1)
       for u in ups {
-        for w in ups where cch.rank[Int(u)] < cch.rank[Int(w)] {
+        for w in ups where u < w {
           #expect(cch.edge(u, w) != nil)
         }
       }

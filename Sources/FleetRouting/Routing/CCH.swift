@@ -9,19 +9,25 @@ import Foundation
 ///
 /// Queries are bidirectional searches that only go upward in the order, as in CH; point-to-point
 /// ones walk the elimination tree instead of keeping a queue (`CCHSearch.shortestPath`).
+///
+/// Inside the hierarchy a node is numbered by its rank, not by its turn-graph node: the top
+/// separators, which every query reaches, then sit together at the end of every array (and stay
+/// in cache between queries), and a sweep down the ranks reads its labels in order. Turn-graph
+/// nodes are converted where a query starts (`rank`) and where a path is unpacked (`byRank`).
 public struct CCH: Sendable {
   /// Rank of each turn-graph node (directed edge) in the order; higher ranks are contracted later.
   let rank: [Int32]
-  /// The nodes in rank order (lowest first).
+  /// The turn-graph node of each rank (lowest first).
   let byRank: [Int32]
-  /// Upward edges of node v (to higher ranks): `firstUp[v]..<firstUp[v + 1]`, targets sorted.
+  /// Upward edges of the node of rank r (to higher ranks): `firstUp[r]..<firstUp[r + 1]`, the
+  /// targets' ranks sorted.
   let firstUp: [Int32]
   let upTarget: [Int32]
-  /// The lower node of each upward edge (what `firstUp` says, without a search).
+  /// The rank of the lower node of each upward edge (what `firstUp` says, without a search).
   let upSource: [Int32]
-  /// Each node's parent in the elimination tree (its lowest upper neighbour), -1 at a root. A
-  /// node's upper neighbours are all its ancestors, so an upward search from v reaches exactly
-  /// the path from v to its root.
+  /// Each rank's parent in the elimination tree (its lowest upper neighbour), -1 at a root. A
+  /// node's upper neighbours are all its ancestors, so an upward search from r reaches exactly
+  /// the path from r to its root.
   let treeParent: [Int32]
 
   /// The node order: nested dissection of the turn graph by inertial flow. Metric-independent and
@@ -97,17 +103,22 @@ public struct CCH: Sendable {
       guard let lowest = up.min(by: { rank[Int($0)] < rank[Int($1)] }) else { continue }
       for w in up where w != lowest { upper[Int(lowest)].insert(w) }
     }
+    // From here on, by rank.
     var firstUp: [Int32] = []
     var upTarget: [Int32] = []
     var upSource: [Int32] = []
+    var treeParent: [Int32] = []
     firstUp.reserveCapacity(n + 1)
-    for v in 0..<n {
+    treeParent.reserveCapacity(n)
+    for (r, v) in order.enumerated() {
+      let above = upper[Int(v)].map { rank[Int($0)] }.sorted()
       firstUp.append(Int32(upTarget.count))
-      upTarget.append(contentsOf: upper[v].sorted())
-      upSource.append(contentsOf: repeatElement(Int32(v), count: upper[v].count))
+      upTarget.append(contentsOf: above)
+      upSource.append(contentsOf: repeatElement(Int32(r), count: above.count))
+      treeParent.append(above.first ?? -1)
     }
     firstUp.append(Int32(upTarget.count))
-    treeParent = (0..<n).map { v in upper[v].min(by: { rank[Int($0)] < rank[Int($1)] }) ?? -1 }
+    self.treeParent = treeParent
     self.rank = rank
     self.byRank = order
     self.firstUp = firstUp
@@ -119,7 +130,7 @@ public struct CCH: Sendable {
 
   func upEdges(_ v: Int32) -> Range<Int> { Int(firstUp[Int(v)])..<Int(firstUp[Int(v) + 1]) }
 
-  /// The upward edge v → w (w above v), if the topology has it.
+  /// The upward edge v → w (ranks, w above v), if the topology has it.
   func edge(_ v: Int32, _ w: Int32) -> Int? {
     var low = Int(firstUp[Int(v)])
     var high = Int(firstUp[Int(v) + 1])
@@ -184,8 +195,10 @@ struct CustomizedCCH: Sendable {
         else { continue }
         let weight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc]) + cost.weight
         let duration = Double(graph.arcTurnCost[arc]) + cost.duration
-        if cch.rank[v] < cch.rank[Int(w)] {
-          let e = cch.edge(Int32(v), w)!
+        let from = cch.rank[v]
+        let to = cch.rank[Int(w)]
+        if from < to {
+          let e = cch.edge(from, to)!
           if weight < up[e] {
             up[e] = weight
             upArc[e] = Int32(arc)
@@ -193,7 +206,7 @@ struct CustomizedCCH: Sendable {
             upDistance[e] = edge.length
           }
         } else {
-          let e = cch.edge(w, Int32(v))!
+          let e = cch.edge(to, from)!
           if weight < down[e] {
             down[e] = weight
             downArc[e] = Int32(arc)
@@ -203,14 +216,14 @@ struct CustomizedCCH: Sendable {
         }
       }
     }
-    // Nodes by rank; for each, every pair of its upper neighbours u < w closes a triangle.
-    for v in cch.byRank {
+    // Bottom-up; for each node, every pair of its upper neighbours u < w closes a triangle.
+    for v in 0..<Int32(cch.rank.count) {
       let edges = cch.upEdges(v)
       for i in edges {
         let u = cch.upTarget[i]
-        for j in edges where j != i {
+        for j in edges where j > i {
           let w = cch.upTarget[j]
-          guard cch.rank[Int(u)] < cch.rank[Int(w)], let uw = cch.edge(u, w) else { continue }
+          guard let uw = cch.edge(u, w) else { continue }
           // u → v → w and w → v → u.
           let via = down[i] + up[j]
           if via < up[uw] {
@@ -233,12 +246,12 @@ struct CustomizedCCH: Sendable {
     }
   }
 
-  /// The turn-graph path (directed edges after the first) that an upward edge stands for, in
+  /// The turn-graph path (turn-graph nodes after the first) that an upward edge stands for, in
   /// driving order: `forward` for v → w, else w → v.
   func unpack(_ e: Int, forward: Bool, into path: inout [Int32]) {
     let first = forward ? upFirst[e] : downFirst[e]
     guard first >= 0 else {
-      path.append(forward ? cch.upTarget[e] : cch.upSource[e])
+      path.append(cch.byRank[Int(forward ? cch.upTarget[e] : cch.upSource[e])])
       return
     }
     // u → v → w is the downward half v → u, then the upward half v → w (and w → v → u the

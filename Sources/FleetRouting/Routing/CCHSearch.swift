@@ -1,6 +1,7 @@
 import Synchronization
 
 /// Labels of one upward search, kept between queries: only the nodes a search touched are reset.
+/// Indexed by rank, as everything inside the hierarchy (`CCH`).
 struct SearchLabels: Sendable {
   var cost: [Double]
   /// Seconds and metres of the path behind `cost`.
@@ -76,11 +77,13 @@ struct CCHSearch {
   /// Explores everything above the starts; CCH search spaces are small (the separators above).
   func upward(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
     var heap = MinHeap()
-    for s in starts where s.weight < labels.cost[Int(s.directed)] {
-      labels.set(s.directed, s.weight, s.duration, s.distance, parent: s.startMark)
-      heap.push(s.weight, s.directed)
-    }
     let cch = customized.cch
+    for s in starts {
+      let start = cch.rank[Int(s.directed)]
+      guard s.weight < labels.cost[Int(start)] else { continue }
+      labels.set(start, s.weight, s.duration, s.distance, parent: s.startMark)
+      heap.push(s.weight, start)
+    }
     while !heap.isEmpty {
       let (key, v) = heap.pop()
       if key > labels.cost[Int(v)] { continue }
@@ -98,19 +101,21 @@ struct CCHSearch {
     }
   }
 
-  /// `upward` by the elimination tree: the starts' paths to the root relaxed bottom-up in rank
-  /// order, without a queue. Every node reached has the same label as `upward` gives it; the
+  /// `upward` by the elimination tree: the starts' paths to the root relaxed bottom-up, without a
+  /// queue. Every node reached has the same label as `upward` gives it; the
   /// rest of the path keeps an infinite cost (parent -3).
   func upwardByTree(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
     let nodes = chain(from: starts, into: &labels)
     // `chain` labels the starts' costs (the first of the cheapest per node); their seconds and
     // metres go with them.
-    var labelled: Set<Int32> = []
-    for s in starts where labels.cost[Int(s.directed)] == s.weight && labelled.insert(s.directed).inserted {
-      labels.duration[Int(s.directed)] = s.duration
-      labels.distance[Int(s.directed)] = s.distance
-    }
     let cch = customized.cch
+    var labelled: Set<Int32> = []
+    for s in starts {
+      let start = cch.rank[Int(s.directed)]
+      guard labels.cost[Int(start)] == s.weight, labelled.insert(start).inserted else { continue }
+      labels.duration[Int(start)] = s.duration
+      labels.distance[Int(start)] = s.distance
+    }
     let (weights, durations, distances) =
       forward
       ? (customized.up, customized.upDuration, customized.upDistance)
@@ -169,50 +174,48 @@ struct CCHSearch {
     let cch = customized.cch
     var best = best
     var meeting: Int32 = -1
-    cch.rank.withUnsafeBufferPointer { rank in
-      cch.firstUp.withUnsafeBufferPointer { firstUp in
-        cch.upTarget.withUnsafeBufferPointer { targets in
-          customized.up.withUnsafeBufferPointer { upWeights in
-            customized.down.withUnsafeBufferPointer { downWeights in
-              forward.cost.withUnsafeMutableBufferPointer { fCost in
-                forward.parent.withUnsafeMutableBufferPointer { fParent in
-                  backward.cost.withUnsafeMutableBufferPointer { bCost in
-                    backward.parent.withUnsafeMutableBufferPointer { bParent in
-                      @inline(__always)
-                      func relax(
-                        _ v: Int, _ cost: Double, _ weights: UnsafeBufferPointer<Double>,
-                        _ costs: UnsafeMutableBufferPointer<Double>, _ parents: UnsafeMutableBufferPointer<Int32>
-                      ) {
-                        for e in Int(firstUp[v])..<Int(firstUp[v + 1]) {
-                          let w = Int(targets[e])
-                          let candidate = cost + weights[e]
-                          if candidate < costs[w] {
-                            costs[w] = candidate
-                            parents[w] = Int32(truncatingIfNeeded: e)
-                          }
+    cch.firstUp.withUnsafeBufferPointer { firstUp in
+      cch.upTarget.withUnsafeBufferPointer { targets in
+        customized.up.withUnsafeBufferPointer { upWeights in
+          customized.down.withUnsafeBufferPointer { downWeights in
+            forward.cost.withUnsafeMutableBufferPointer { fCost in
+              forward.parent.withUnsafeMutableBufferPointer { fParent in
+                backward.cost.withUnsafeMutableBufferPointer { bCost in
+                  backward.parent.withUnsafeMutableBufferPointer { bParent in
+                    @inline(__always)
+                    func relax(
+                      _ v: Int, _ cost: Double, _ weights: UnsafeBufferPointer<Double>,
+                      _ costs: UnsafeMutableBufferPointer<Double>, _ parents: UnsafeMutableBufferPointer<Int32>
+                    ) {
+                      for e in Int(firstUp[v])..<Int(firstUp[v + 1]) {
+                        let w = Int(targets[e])
+                        let candidate = cost + weights[e]
+                        if candidate < costs[w] {
+                          costs[w] = candidate
+                          parents[w] = Int32(truncatingIfNeeded: e)
                         }
                       }
-                      var i = 0
-                      var j = 0
-                      while i < up.count || j < down.count {
-                        let f = i < up.count ? Int(up[i]) : -1
-                        let b = j < down.count ? Int(down[j]) : -1
-                        let v = b < 0 || (f >= 0 && rank[f] <= rank[b]) ? f : b
-                        let inForward = v == f
-                        let inBackward = v == b
-                        if inForward { i += 1 }
-                        if inBackward { j += 1 }
-                        let forwardCost = inForward ? fCost[v] : .infinity
-                        let backwardCost = inBackward ? bCost[v] : .infinity
-                        // A start and an end on the same directed edge cannot meet there: that
-                        // is the caller's same-edge path.
-                        if forwardCost + backwardCost < best && !(fParent[v] == -1 && bParent[v] == -1) {
-                          best = forwardCost + backwardCost
-                          meeting = Int32(v)
-                        }
-                        if forwardCost < best { relax(v, forwardCost, upWeights, fCost, fParent) }
-                        if backwardCost < best { relax(v, backwardCost, downWeights, bCost, bParent) }
+                    }
+                    var i = 0
+                    var j = 0
+                    while i < up.count || j < down.count {
+                      let f = i < up.count ? Int(up[i]) : -1
+                      let b = j < down.count ? Int(down[j]) : -1
+                      let v = b < 0 || (f >= 0 && f <= b) ? f : b
+                      let inForward = v == f
+                      let inBackward = v == b
+                      if inForward { i += 1 }
+                      if inBackward { j += 1 }
+                      let forwardCost = inForward ? fCost[v] : .infinity
+                      let backwardCost = inBackward ? bCost[v] : .infinity
+                      // A start and an end on the same directed edge cannot meet there: that
+                      // is the caller's same-edge path.
+                      if forwardCost + backwardCost < best && !(fParent[v] == -1 && bParent[v] == -1) {
+                        best = forwardCost + backwardCost
+                        meeting = Int32(v)
                       }
+                      if forwardCost < best { relax(v, forwardCost, upWeights, fCost, fParent) }
+                      if backwardCost < best { relax(v, backwardCost, downWeights, bCost, bParent) }
                     }
                   }
                 }
@@ -231,7 +234,7 @@ struct CCHSearch {
     let cch = customized.cch
     var nodes: [Int32] = []
     for s in starts {
-      var v = s.directed
+      var v = cch.rank[Int(s.directed)]
       var branch: [Int32] = []
       while v >= 0, labels.parent[Int(v)] == -2 {
         labels.parent[Int(v)] = -3
@@ -240,22 +243,25 @@ struct CCHSearch {
         v = cch.treeParent[Int(v)]
       }
       // Each branch is in rank order; the second joins the first's path where it stops.
-      nodes = nodes.isEmpty ? branch : Self.merged(nodes, branch, by: cch.rank)
+      nodes = nodes.isEmpty ? branch : Self.merged(nodes, branch)
     }
-    for s in starts where s.weight < labels.cost[Int(s.directed)] {
-      labels.cost[Int(s.directed)] = s.weight
-      labels.parent[Int(s.directed)] = s.startMark
+    for s in starts {
+      let start = Int(cch.rank[Int(s.directed)])
+      guard s.weight < labels.cost[start] else { continue }
+      labels.cost[start] = s.weight
+      labels.parent[start] = s.startMark
     }
     return nodes
   }
 
-  static func merged(_ a: [Int32], _ b: [Int32], by rank: [Int32]) -> [Int32] {
+  /// Two ascending lists of ranks as one.
+  static func merged(_ a: [Int32], _ b: [Int32]) -> [Int32] {
     var result: [Int32] = []
     result.reserveCapacity(a.count + b.count)
     var i = 0
     var j = 0
     while i < a.count || j < b.count {
-      if j == b.count || (i < a.count && rank[Int(a[i])] < rank[Int(b[j])]) {
+      if j == b.count || (i < a.count && a[i] < b[j]) {
         result.append(a[i])
         i += 1
       } else {
@@ -299,7 +305,7 @@ struct CCHSearch {
       upEdges.append(e)
       node = customized.cch.edgeSource(Int(e))
     }
-    var path = [node]
+    var path = [customized.cch.byRank[Int(node)]]
     for e in upEdges.reversed() { customized.unpack(Int(e), forward: true, into: &path) }
     node = meeting
     while backwardParent(node) >= 0 {
