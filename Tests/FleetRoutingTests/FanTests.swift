@@ -106,8 +106,8 @@ struct FanTests {
     #expect(try #require(around.leg(0)).geometry.count > 4)
   }
 
-  /// The fan's backward search walks the target's path up the elimination tree instead of
-  /// keeping a queue: every node the queue's search reaches has the same cost, seconds, metres
+  /// Upward searches (the fan's backward one, the matrix's) walk the start's path up the
+  /// elimination tree instead of keeping a queue: every node the queue's search reaches has the same cost, seconds, metres
   /// and edge, and no other node is reached.
   @Test func theTreeWalkLabelsWhatTheQueuedSearchLabels() async throws {
     let engine = try await MonacoRoutingTests.engine()
@@ -124,7 +124,7 @@ struct FanTests {
           : search.backwardStarts(engine.targetEndpoints(of: anchor.nearest))
         var queued = SearchLabels(count: engine.customized.cch.rank.count)
         var walked = queued
-        search.upward(from: starts, forward: forward, into: &queued)
+        search.upwardByQueue(from: starts, forward: forward, into: &queued)
         search.upwardByTree(from: starts, forward: forward, into: &walked)
         for node in 0..<queued.cost.count {
           #expect(queued.cost[node] == walked.cost[node])
@@ -222,5 +222,34 @@ struct DrivenLegTests {
     #expect(without.geometry.isEmpty && !withShape.geometry.isEmpty)
     #expect(without.spans.map(\.edge) == withShape.spans.map(\.edge))
     #expect(without.duration == withShape.duration)
+  }
+}
+
+extension CCHSearch {
+  /// The upward search with a queue, as in plain CH: what the tree walk must agree with.
+  func upwardByQueue(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
+    var heap = MinHeap()
+    let cch = customized.cch
+    for s in starts {
+      let start = cch.rank[Int(s.directed)]
+      guard s.weight < labels.cost[Int(start)] else { continue }
+      labels.set(start, s.weight, s.duration, s.distance, parent: s.startMark)
+      heap.push(s.weight, start)
+    }
+    while !heap.isEmpty {
+      let (key, v) = heap.pop()
+      if key > labels.cost[Int(v)] { continue }
+      for e in cch.upEdges(v) {
+        let w = cch.upTarget[e]
+        let candidate = key + (forward ? customized.up[e] : customized.down[e])
+        if candidate < labels.cost[Int(w)] {
+          labels.set(
+            w, candidate, labels.duration[Int(v)] + (forward ? customized.upDuration[e] : customized.downDuration[e]),
+            labels.distance[Int(v)] + (forward ? customized.upDistance[e] : customized.downDistance[e]),
+            parent: Int32(e))
+          heap.push(candidate, w)
+        }
+      }
+    }
   }
 }

@@ -74,36 +74,9 @@ struct CCHSearch {
   let network: RoadNetwork
   let graph: TurnGraph
 
-  /// Explores everything above the starts; CCH search spaces are small (the separators above).
-  func upward(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
-    var heap = MinHeap()
-    let cch = customized.cch
-    for s in starts {
-      let start = cch.rank[Int(s.directed)]
-      guard s.weight < labels.cost[Int(start)] else { continue }
-      labels.set(start, s.weight, s.duration, s.distance, parent: s.startMark)
-      heap.push(s.weight, start)
-    }
-    while !heap.isEmpty {
-      let (key, v) = heap.pop()
-      if key > labels.cost[Int(v)] { continue }
-      for e in cch.upEdges(v) {
-        let w = cch.upTarget[e]
-        let candidate = key + (forward ? customized.up[e] : customized.down[e])
-        if candidate < labels.cost[Int(w)] {
-          labels.set(
-            w, candidate, labels.duration[Int(v)] + (forward ? customized.upDuration[e] : customized.downDuration[e]),
-            labels.distance[Int(v)] + (forward ? customized.upDistance[e] : customized.downDistance[e]),
-            parent: Int32(e))
-          heap.push(candidate, w)
-        }
-      }
-    }
-  }
-
-  /// `upward` by the elimination tree: the starts' paths to the root relaxed bottom-up, without a
-  /// queue. Every node reached has the same label as `upward` gives it; the
-  /// rest of the path keeps an infinite cost (parent -3).
+  /// Everything above the starts, by the elimination tree: the starts' paths to the root relaxed
+  /// bottom-up, without a queue (a node's upper neighbours are all its ancestors). Nodes of the
+  /// path that no start reaches keep an infinite cost (parent -3).
   func upwardByTree(from starts: [Endpoint], forward: Bool, into labels: inout SearchLabels) {
     let nodes = chain(from: starts, into: &labels)
     // `chain` labels the starts' costs (the first of the cheapest per node); their seconds and
@@ -364,8 +337,8 @@ extension CCHSearch {
     var buckets: [Int32: [(target: Int, cost: Double, duration: Double, distance: Double, isStart: Bool)]] = [:]
     pool.with { backward, _ in
       for (t, ends) in targets.enumerated() {
-        upward(from: backwardStarts(ends), forward: false, into: &backward)
-        for node in backward.touched {
+        upwardByTree(from: backwardStarts(ends), forward: false, into: &backward)
+        for node in backward.touched where backward.cost[Int(node)] < .infinity {
           buckets[node, default: []].append(
             (
               t, backward.cost[Int(node)], backward.duration[Int(node)], backward.distance[Int(node)],
@@ -378,9 +351,9 @@ extension CCHSearch {
     return pool.with { forward, _ in
       var rows: [[FoundPath?]] = []
       for (s, starts) in sources.enumerated() {
-        upward(from: starts, forward: true, into: &forward)
+        upwardByTree(from: starts, forward: true, into: &forward)
         var best = (0..<targets.count).map { direct(s, $0) }
-        for node in forward.touched {
+        for node in forward.touched where forward.cost[Int(node)] < .infinity {
           guard let entries = buckets[node] else { continue }
           let f = forward.cost[Int(node)]
           let startsHere = forward.parent[Int(node)] == -1
