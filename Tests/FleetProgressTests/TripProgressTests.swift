@@ -61,7 +61,7 @@ struct TripProgressTests {
     let stream = try fleet.watchTrip(caller: rider, name: tripName("ride"))
     let received = Task {
       var seen: [TripSnapshot] = []
-      for try await snapshot in stream.updates { seen.append(snapshot) }
+      for try await update in stream.updates { seen.append(update.snapshot) }
       return seen
     }
 
@@ -274,7 +274,7 @@ struct TripProgressTests {
     update.vehicleID = ""
     _ = try await fleet.updateTrip(caller: admin, name: tripName("mine"), trip: update, mask: ["vehicle_id"])
     var iterator = stream.updates.makeAsyncIterator()
-    #expect(try await iterator.next()?.trip.vehicleID == "car")
+    #expect(try await iterator.next()?.snapshot.trip.vehicleID == "car")
     await #expect(throws: FleetError.self) { _ = try await iterator.next() }
   }
 }

@@ -150,7 +150,7 @@ struct SharedStoreTests {
     let watch = try b.watchTrip(caller: admin, name: name)
     defer { watch.stop() }
     var updates = watch.updates.makeAsyncIterator()
-    #expect(try await updates.next()?.trip.status == .new)
+    #expect(try await updates.next()?.snapshot.trip.status == .new)
     // Each change is read before the next is made, so every one must arrive, once, in order.
     for (i, status) in [TripStatus.enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff].enumerated() {
       var change = Trip(provider: "acme", id: "ride")
@@ -161,16 +161,16 @@ struct SharedStoreTests {
         mask.append("vehicle_id")
       }
       _ = try await a.updateTrip(caller: admin, name: name, trip: change, mask: mask)
-      let seen = try await updates.next()
+      let seen = try await updates.next()?.snapshot
       #expect(seen?.trip.status == status)
       #expect(seen?.trip.vehicleID == "car")
     }
     var completion = Trip(provider: "acme", id: "ride")
     completion.status = .complete
     _ = try await a.updateTrip(caller: admin, name: name, trip: completion, mask: ["trip_status"])
-    #expect(try await updates.next()?.trip.status == .complete)
+    #expect(try await updates.next()?.snapshot.trip.status == .complete)
     // A finished trip ends its stream.
-    #expect(try await updates.next()?.trip == nil)
+    #expect(try await updates.next()?.snapshot.trip == nil)
     for store in stores { await store.close() }
   }
 }

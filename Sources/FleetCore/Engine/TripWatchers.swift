@@ -36,13 +36,26 @@ extension Fleet {
   }
 }
 
+/// A watched trip's state as sent, with the fleet's change sequence it was read at. One change
+/// reaches every watcher of the trip with the same view as equal updates (the same sequence and
+/// read time), so a transport can build each one's wire form once for all of them.
+public struct TripUpdate: Sendable {
+  public var snapshot: TripSnapshot
+  public var sequence: UInt64
+
+  public init(snapshot: TripSnapshot, sequence: UInt64) {
+    self.snapshot = snapshot
+    self.sequence = sequence
+  }
+}
+
 /// An open WatchTrip stream: the trip's states, newest first when the reader falls behind, and
 /// `stop()` for the transport to call when its client hangs up or the server shuts down.
 public struct TripWatch: Sendable {
-  public let updates: AsyncThrowingStream<TripSnapshot, any Error>
+  public let updates: AsyncThrowingStream<TripUpdate, any Error>
   let stopping: @Sendable () -> Void
 
-  init(updates: AsyncThrowingStream<TripSnapshot, any Error>, stop: @escaping @Sendable () -> Void) {
+  init(updates: AsyncThrowingStream<TripUpdate, any Error>, stop: @escaping @Sendable () -> Void) {
     self.updates = updates
     self.stopping = stop
   }
@@ -55,12 +68,12 @@ public struct TripWatch: Sendable {
 final class TripWatcher: Sendable {
   let caller: Caller
   let view: TripView
-  let continuation: AsyncThrowingStream<TripSnapshot, any Error>.Continuation
+  let continuation: AsyncThrowingStream<TripUpdate, any Error>.Continuation
   /// The sequence of the state last sent: publishers racing each other never send an older one
   /// after a newer one.
   let lastSequence = Mutex<UInt64?>(nil)
 
-  init(caller: Caller, view: TripView, continuation: AsyncThrowingStream<TripSnapshot, any Error>.Continuation) {
+  init(caller: Caller, view: TripView, continuation: AsyncThrowingStream<TripUpdate, any Error>.Continuation) {
     self.caller = caller
     self.view = view
     self.continuation = continuation
@@ -70,7 +83,7 @@ final class TripWatcher: Sendable {
     lastSequence.withLock { last in
       if let last, sequence <= last { return }
       last = sequence
-      continuation.yield(snapshot)
+      continuation.yield(TripUpdate(snapshot: snapshot, sequence: sequence))
       // A finished trip changes no more (beyond feedback): its last state ends the stream.
       if snapshot.trip.status.isTerminal { continuation.finish() }
     }

@@ -15,7 +15,7 @@ extension Fleet {
     if caller.role == .consumer { try caller.checkTripAccess(tripID: name.id, assignedVehicle: nil) }
     let effectiveView: TripView = caller.role == .consumer ? .journeySharingV1S : (view == .unspecified ? .sdk : view)
     let (stream, continuation) = AsyncThrowingStream.makeStream(
-      of: TripSnapshot.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1))
+      of: TripUpdate.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1))
     let watcher = TripWatcher(caller: caller, view: effectiveView, continuation: continuation)
     // Registered before the first read, so that no change between the two is missed.
     watchers.add(watcher, for: name)

@@ -111,8 +111,8 @@ struct RESTFront: Sendable {
         do {
           try await withGracefulShutdownHandler {
             try await withTaskCancellationHandler {
-              for try await snapshot in watch.updates {
-                guard let (name, data) = try event(snapshot) else { continue }
+              for try await update in watch.updates {
+                guard let (name, data) = try event(update.snapshot) else { continue }
                 var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
                 buffer.writeBytes(data)
                 buffer.writeString("\n\n")
