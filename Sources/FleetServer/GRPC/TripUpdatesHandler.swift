@@ -76,6 +76,7 @@ final class PushedTrips: Sendable {
     var format: PolylineFormat
   }
 
+  /// The slots' count, read without taking their lock.
   let count: Int
   let slots: Mutex<[(key: Key, message: EncodedMessage)?]>
 
