@@ -10,10 +10,13 @@ public enum Assignment {
   }
 
   /// The same over each ride's candidates alone: a round's cost follows the candidates found,
-  /// not rides × fleet.
-  public static func solve(_ candidates: [Candidates], vehicles: Int, policy: DispatchPolicy) -> [Int?] {
+  /// not rides × fleet. `waitCosts` (batched only): per ride, the seconds of pickup drive that
+  /// serving it this round is worth over serving another, when not every ride can be served.
+  public static func solve(
+    _ candidates: [Candidates], vehicles: Int, policy: DispatchPolicy, waitCosts: [Double] = []
+  ) -> [Int?] {
     switch policy {
-    case .batched: optimal(candidates, vehicles: vehicles)
+    case .batched: optimal(candidates, vehicles: vehicles, waitCosts: waitCosts)
     case .greedy: greedy(candidates, vehicles: vehicles)
     }
   }
@@ -36,8 +39,8 @@ public enum Assignment {
     }
   }
 
-  public static func optimal(_ costs: [[Double?]]) -> [Int?] {
-    optimal(sparse(costs), vehicles: costs.map(\.count).max() ?? 0)
+  public static func optimal(_ costs: [[Double?]], waitCosts: [Double] = []) -> [Int?] {
+    optimal(sparse(costs), vehicles: costs.map(\.count).max() ?? 0, waitCosts: waitCosts)
   }
 
   /// The most rides served and, among such assignments, the least total cost: the assignment
@@ -46,11 +49,20 @@ public enum Assignment {
   /// its own meaning "unserved", priced above any whole assignment's cost, so serving one more
   /// ride always beats saving time on the others. O(rides · E log E) for E candidate pairs,
   /// whatever the fleet's size.
-  public static func optimal(_ candidates: [Candidates], vehicles: Int) -> [Int?] {
+  ///
+  /// `waitCosts[r]` (non-negative; none: all 0) raises ride r's "unserved" price above the
+  /// others': when there are more rides than cars, those that waited longest are served first
+  /// unless another is more than the difference nearer, so that no ride waits for ever behind
+  /// newer ones that happen to be closer to where cars free up.
+  public static func optimal(_ candidates: [Candidates], vehicles: Int, waitCosts: [Double] = []) -> [Int?] {
     let rides = candidates.count
     guard rides > 0 else { return [] }
+    precondition(waitCosts.isEmpty || waitCosts.count == rides, "one wait cost per ride")
     let worst = candidates.lazy.flatMap { $0.map(\.cost) }.max() ?? 0
-    let unserved = (worst + 1) * Double(rides + 1)
+    let waitCost = { (ride: Int) in waitCosts.isEmpty ? 0 : max(0, waitCosts[ride]) }
+    // Above any difference the served rides' costs and the other unserved rides' wait costs
+    // can make, so that serving one more ride still always wins.
+    let unserved = (worst + max(0, waitCosts.max() ?? 0) + 1) * Double(rides + 1)
     // Columns: the vehicles, then one "unserved" column per ride.
     let columns = vehicles + rides
     var rowPotential = [Double](repeating: 0, count: rides)
@@ -81,7 +93,7 @@ public enum Assignment {
           }
         }
         for candidate in candidates[row] { relax(candidate.vehicle, candidate.cost) }
-        relax(vehicles + row, unserved)
+        relax(vehicles + row, unserved + waitCost(row))
         var next = -1
         while let (d, column) = heap.pop() {
           if settled[column] || d > distance[column] { continue }

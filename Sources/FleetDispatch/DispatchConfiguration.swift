@@ -3,7 +3,8 @@ import FleetCore
 /// How rides are matched to vehicles in each round.
 public enum DispatchPolicy: String, Sendable, Hashable, CaseIterable {
   /// All waiting rides at once: the assignment with the most rides served and, among those,
-  /// the least total pickup time (an exact solution of the assignment problem).
+  /// the least total pickup time (an exact solution of the assignment problem), where a ride
+  /// left waiting costs its time waited so far (`DispatchConfiguration.waitWeight`).
   case batched
   /// One ride at a time, longest waiting first, each taking the vehicle with the nearest ETA:
   /// what a first dispatcher does, kept as the baseline.
@@ -15,6 +16,12 @@ public struct DispatchConfiguration: Sendable, Hashable {
   /// Time between rounds: requests are collected for this long and matched together.
   public var interval: Duration = .seconds(2)
   public var policy: DispatchPolicy = .batched
+  /// Seconds of pickup drive that each second a ride has already waited is worth, when a round
+  /// has more rides than cars (batched policy): the cars go to the rides waiting longest unless
+  /// another is nearer by more than the difference in their waits. Without it, a ride far from
+  /// where cars free up can lose to every newer ride nearer to them until it times out.
+  /// 0: the least total pickup time alone.
+  public var waitWeight = 1.0
   /// A ride still waiting after this long is NO_VEHICLE_FOUND and its trip CANCELED.
   public var noVehicleTimeout: Duration = .seconds(300)
   /// Which vehicles are offered, and when an assigned vehicle counts as gone.

@@ -130,6 +130,7 @@ public final class Dispatcher: Sendable {
     let rules = configuration.rules
     let fleet = self.fleet
     let policy = configuration.policy
+    let waitWeight = configuration.waitWeight
     // The matching's CPU (up to a second at a metro's size) on a thread of its own: on one of
     // the concurrency's shared threads, every request and report there would queue behind it.
     let plan = await onDedicatedThread(named: "dispatch round") {
@@ -141,7 +142,10 @@ public final class Dispatcher: Sendable {
       for (r, options) in zip(others, fleet.dispatchOptions(for: others.map { rides[$0] }, rules: rules)) {
         oneToOne[r] = options
       }
-      return Pooling.plan(rides: rides.count, shared: shared, oneToOne: oneToOne, policy: policy)
+      let now = fleet.now()
+      let waitCosts = rides.map { waitWeight * max(0, now.timeIntervalSince($0.ride.waitingSince)) }
+      return Pooling.plan(
+        rides: rides.count, shared: shared, oneToOne: oneToOne, policy: policy, waitCosts: waitCosts)
     }
     // Assigned concurrently: each is a durable write, and concurrent writes share a commit.
     let outcomes = await withTaskGroup(of: Result<[DispatchRound.Assigned], FleetError>.self) { group in
@@ -224,7 +228,7 @@ public final class Dispatcher: Sendable {
       do throws(FleetError) {
         guard try await fleet.reassign(move.ride, to: move.option) else { continue }
         done.append(.init(ride: ride.name, vehicleID: move.option.vehicleID, pickupSeconds: move.option.pickupSeconds))
-      } catch where error.code != .unavailable {
+      } catch  where error.code != .unavailable {
         logger.warning("reassignment refused: \(error.message)")
       }
     }

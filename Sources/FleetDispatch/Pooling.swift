@@ -17,8 +17,11 @@ public enum Pooling {
   ///   - rides: how many rides the round matches.
   ///   - shared: the shared rides' options, any size (`Fleet.sharedDispatchOptions`).
   ///   - oneToOne: per ride, its options when it does not pool (empty for shared rides).
+  ///   - waitCosts: per ride, what serving it now is worth in seconds of pickup when not every
+  ///     ride can be served (`Assignment.optimal`); empty: nothing.
   public static func plan(
-    rides: Int, shared: [SharedOption], oneToOne: [[DispatchOption]], policy: DispatchPolicy
+    rides: Int, shared: [SharedOption], oneToOne: [[DispatchOption]], policy: DispatchPolicy,
+    waitCosts: [Double] = []
   ) -> [Choice] {
     var usedVehicles: Set<String> = []
     var served = [Bool](repeating: false, count: rides)
@@ -57,7 +60,7 @@ public enum Pooling {
         return (vehicleIndex[entry.vehicle]!, entry.cost)
       }
     }
-    let pairs = Assignment.solve(candidates, vehicles: vehicleIDs.count, policy: policy)
+    let pairs = Assignment.solve(candidates, vehicles: vehicleIDs.count, policy: policy, waitCosts: waitCosts)
     for (r, v) in pairs.enumerated() {
       guard let v, let entry = singles[r].first(where: { $0.vehicle == vehicleIDs[v] }) else { continue }
       choices.append(entry.choice)

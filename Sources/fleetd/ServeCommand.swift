@@ -47,6 +47,11 @@ struct ServeCommand: AsyncParsableCommand {
   var dispatchInterval = 2.0
   @Option(help: "Seconds a ride may wait for a vehicle before it is NO_VEHICLE_FOUND.")
   var dispatchTimeout = 300.0
+  @Option(
+    help:
+      "Seconds of pickup drive each second a ride has waited is worth when rides outnumber cars (0-10; 0: nearest rides first)."
+  )
+  var dispatchWaitWeight = 1.0
   @Option(help: "Metres (straight line, 400-10000) within which vehicles are offered a ride.")
   var dispatchRadius: Int32 = 5000
   @Option(help: "Shared rides: seconds a rider waits at most for a car that also carries others (from the request).")
@@ -121,6 +126,10 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-timeout must be above 0 and at most 86400 seconds")
       }
       settings.noVehicleTimeout = .milliseconds(Int64(dispatchTimeout * 1000))
+      guard (0...10).contains(dispatchWaitWeight) else {
+        throw ValidationError("--dispatch-wait-weight must be between 0 and 10, got \(dispatchWaitWeight)")
+      }
+      settings.waitWeight = dispatchWaitWeight
       guard (400...10_000).contains(dispatchRadius) else {
         throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
       }

@@ -12,16 +12,16 @@ struct AssignmentTests {
   }
 
   /// Every assignment of rides to distinct vehicles (or to none): the most rides served, then
-  /// the least total cost.
-  func bruteForce(_ costs: [[Double?]]) -> (served: Int, total: Double) {
+  /// the least total cost, where a ride left unserved costs its wait cost.
+  func bruteForce(_ costs: [[Double?]], waitCosts: [Double] = []) -> (served: Int, total: Double) {
     let vehicles = costs.first?.count ?? 0
-    var best = (served: 0, total: 0.0)
+    var best = (served: 0, total: Double.infinity)
     func visit(_ ride: Int, _ used: Set<Int>, _ served: Int, _ total: Double) {
       if ride == costs.count {
         if served > best.served || (served == best.served && total < best.total) { best = (served, total) }
         return
       }
-      visit(ride + 1, used, served, total)
+      visit(ride + 1, used, served, total + (waitCosts.isEmpty ? 0 : waitCosts[ride]))
       for v in 0..<vehicles where !used.contains(v) {
         if let cost = costs[ride][v] { visit(ride + 1, used.union([v]), served + 1, total + cost) }
       }
@@ -30,11 +30,14 @@ struct AssignmentTests {
     return best
   }
 
-  func evaluate(_ costs: [[Double?]], _ chosen: [Int?]) -> (served: Int, total: Double) {
+  func evaluate(_ costs: [[Double?]], _ chosen: [Int?], waitCosts: [Double] = []) -> (served: Int, total: Double) {
     #expect(Set(chosen.compactMap { $0 }).count == chosen.compactMap { $0 }.count, "a vehicle used twice")
     var total = 0.0
     for (r, v) in chosen.enumerated() {
-      guard let v else { continue }
+      guard let v else {
+        total += waitCosts.isEmpty ? 0 : waitCosts[r]
+        continue
+      }
       let cost = costs[r][v]
       #expect(cost != nil, "ride \(r) given vehicle \(v) that cannot serve it")
       total += cost ?? 0
@@ -57,6 +60,35 @@ struct AssignmentTests {
       let greedy = evaluate(costs, Assignment.greedy(costs))
       #expect(greedy.served <= best.served)
     }
+  }
+
+  @Test func ridesLeftWaitingCostTheirWaitsAndTheMostRidesAreStillServed() {
+    var random = Seeded(state: 11)
+    for _ in 0..<300 {
+      let rides = 1 + random.next(6)
+      let vehicles = 1 + random.next(4)
+      let costs = (0..<rides).map { _ in
+        (0..<vehicles).map { _ -> Double? in random.next(4) == 0 ? nil : Double(1 + random.next(600)) }
+      }
+      let waits = (0..<rides).map { _ in Double(random.next(900)) }
+      let chosen = evaluate(costs, Assignment.optimal(costs, waitCosts: waits), waitCosts: waits)
+      let best = bruteForce(costs, waitCosts: waits)
+      #expect(chosen.served == best.served, "\(costs) \(waits)")
+      #expect(abs(chosen.total - best.total) < 1e-9, "\(costs) \(waits)")
+    }
+  }
+
+  @Test func oneCarGoesToTheRideThatWaitedLongestUnlessAnotherIsNearerByMore() {
+    // One car: ride 0 has waited 100 s and is 50 s away; ride 1 just came and is 10 s away.
+    let costs: [[Double?]] = [[50], [10]]
+    #expect(Assignment.optimal(costs) == [nil, 0])
+    #expect(Assignment.optimal(costs, waitCosts: [100, 0]) == [0, nil])
+    // Nearer by more than the difference in waits: the new ride still gets it.
+    #expect(Assignment.optimal(costs, waitCosts: [30, 0]) == [nil, 0])
+    let lists: [Assignment.Candidates] = [[(vehicle: 0, cost: 50)], [(vehicle: 0, cost: 10)]]
+    #expect(Assignment.solve(lists, vehicles: 1, policy: .batched, waitCosts: [100, 0]) == [0, nil])
+    // Greedy takes the rides in their order (longest waiting first) and ignores the costs.
+    #expect(Assignment.solve(lists, vehicles: 1, policy: .greedy, waitCosts: [0, 100]) == [0, nil])
   }
 
   @Test func greedyTakesTheNearestForTheFirstRideBatchedLooksAtAll() {

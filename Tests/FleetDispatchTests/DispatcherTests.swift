@@ -90,10 +90,13 @@ struct Harness {
     try fleet.getVehicle(caller: admin, name: ResourceName(provider: "acme", kind: .vehicles, id: id))
   }
 
-  func dispatcher(_ policy: DispatchPolicy = .batched, reassignment: Reassignment? = nil) -> Dispatcher {
+  func dispatcher(_ policy: DispatchPolicy = .batched, reassignment: Reassignment? = nil, waitWeight: Double = 1)
+    -> Dispatcher
+  {
     var configuration = DispatchConfiguration()
     configuration.policy = policy
     configuration.reassignment = reassignment
+    configuration.waitWeight = waitWeight
     var logger = Logger(label: "dispatch-test")
     logger.logLevel = .critical
     return Dispatcher(fleet: fleet, configuration: configuration, logger: logger)
@@ -267,6 +270,23 @@ struct DispatcherTests {
         #expect(pairs == ["ride-1": "A", "ride-2": "B"])
         #expect(abs(total - 420 / StraightLineTravel.defaultSpeed) < 1)
       }
+    }
+  }
+
+  @Test func theOneFreeCarGoesToTheRideThatWaitedLongestUnlessAskedForTheNearest() async throws {
+    // One car; a ride 1,000 m away has waited three minutes, a new one is 100 m away. The old
+    // ride is about 110 s farther but waited 180 s longer: it gets the car (at the default
+    // weight of a second of pickup per second waited); by pickup time alone the new one would.
+    for weight in [1.0, 0] {
+      let h = try await Harness.make()
+      defer { h.remove() }
+      try await h.vehicle("car", at: north(0))
+      try await h.book("waited", from: north(1000), to: north(3000))
+      h.clock.advance(180)
+      try await h.book("new", from: north(100), to: north(3000))
+      let round = try await h.dispatcher(waitWeight: weight).round()
+      #expect(round.waiting == 2)
+      #expect(round.assigned.map(\.ride.id) == [weight > 0 ? "waited" : "new"], "weight \(weight)")
     }
   }
 

@@ -256,7 +256,7 @@ public final class Fleet: Sendable {
 
   /// Timestamps are kept to the microsecond so that versions survive a round trip through the
   /// wire's Timestamp (seconds + nanos) and compare equal.
-  func now() -> Date {
+  public func now() -> Date {
     Date(timeIntervalSince1970: (clock().timeIntervalSince1970 * 1_000_000).rounded() / 1_000_000)
   }
 
