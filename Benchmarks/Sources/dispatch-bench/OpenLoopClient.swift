@@ -26,6 +26,9 @@ final class OpenLoopClient: Sendable {
     /// When each call slower than `OpenLoopClient.slow` answered, to set stalls beside the
     /// server's and the machine's own events.
     var slowAnswers: [Date] = []
+    /// For each of those, where its time went: waiting in this client to be sent, from being
+    /// sent to the answer's first frame (the server and the kernel), and from there to its end.
+    var slowParts: [(queued: Duration, answered: Duration, rest: Duration)] = []
   }
 
   static let slowMilliseconds = 50
@@ -65,6 +68,7 @@ final class OpenLoopClient: Sendable {
         total[label, default: Outcome()].errors += outcome.errors
         total[label, default: Outcome()].responseBytes += outcome.responseBytes
         total[label, default: Outcome()].slowAnswers += outcome.slowAnswers
+        total[label, default: Outcome()].slowParts += outcome.slowParts
       }
     }
     return total
@@ -83,6 +87,8 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
 
   struct InFlight {
     var due: NIODeadline
+    var sent: NIODeadline
+    var firstFrame: NIODeadline?
     var label: String
     var status: String?
     var bytes = 0
@@ -133,7 +139,7 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
       next += 1
       let stream = HTTP2StreamID(nextStreamID)
       nextStreamID += 2
-      inFlight[stream] = InFlight(due: call.due, label: call.label)
+      inFlight[stream] = InFlight(due: call.due, sent: now, label: call.label)
       let headers: HPACKHeaders = [
         ":method": "POST", ":scheme": "http", ":path": call.path, ":authority": "\(host):\(port)",
         "content-type": "application/grpc", "te": "trailers", "authorization": authorization,
@@ -162,6 +168,7 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     let frame = unwrapInboundIn(data)
+    if inFlight[frame.streamID]?.firstFrame == nil { inFlight[frame.streamID]?.firstFrame = NIODeadline.now() }
     switch frame.payload {
     case .headers(let headers):
       if let status = headers.headers.first(name: "grpc-status") { inFlight[frame.streamID]?.status = status }
@@ -196,9 +203,18 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
   func finish(_ stream: HTTP2StreamID) {
     guard let call = inFlight.removeValue(forKey: stream) else { return }
     if call.status == "0" {
-      let latency = Duration.nanoseconds((NIODeadline.now() - call.due).nanoseconds)
+      let end = NIODeadline.now()
+      let latency = Duration.nanoseconds((end - call.due).nanoseconds)
       outcomes[call.label, default: .init()].latencies.append(latency)
-      if latency >= OpenLoopClient.slow { outcomes[call.label, default: .init()].slowAnswers.append(Date()) }
+      if latency >= OpenLoopClient.slow {
+        outcomes[call.label, default: .init()].slowAnswers.append(Date())
+        let first = call.firstFrame ?? end
+        outcomes[call.label, default: .init()].slowParts.append(
+          (
+            .nanoseconds((call.sent - call.due).nanoseconds), .nanoseconds((first - call.sent).nanoseconds),
+            .nanoseconds((end - first).nanoseconds)
+          ))
+      }
       outcomes[call.label, default: .init()].responseBytes += call.bytes
     } else {
       outcomes[call.label, default: .init()].errors += 1

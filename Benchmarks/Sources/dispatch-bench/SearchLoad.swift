@@ -156,6 +156,13 @@ struct SearchLoad: AsyncParsableCommand {
         print()
         print("answers slower than \(OpenLoopClient.slowMilliseconds) ms, by the second they came (UTC):")
         for line in slow { print("  \(line)") }
+        let parts = orders.flatMap { outcomes[$0.0]?.slowParts ?? [] }
+        func spread(_ values: [Duration]) -> String {
+          "median \(milliseconds(values, 0.5)), max \(milliseconds(values, 1)) ms"
+        }
+        print(
+          "  where their time went: queued in this client \(spread(parts.map(\.queued))); sent to the answer's first frame \(spread(parts.map(\.answered))); first frame to the end \(spread(parts.map(\.rest)))"
+        )
       }
       let updates = outcomes["update"] ?? .init()
       print()
