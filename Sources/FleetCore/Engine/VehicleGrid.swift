@@ -127,6 +127,49 @@ struct VehicleGrid: Sendable {
     }
   }
 
+  /// As `forEach(near:radius:)`, the nearest cells first: before each cell, `more` is given a
+  /// lower bound of the distance from `center` to anything filed there (in metres, measured flat
+  /// with `metresPerDegree` at the centre, as searches measure), and the scan ends when it
+  /// answers false. A search that needs the nearest few then reads the cells around the pickup,
+  /// not every cell of the radius (thousands of vehicles in a metro's centre). Near a pole, or
+  /// for a radius wider than the grid is dense, every cell is read.
+  func forEach(
+    near center: LatLng, radius: Double, nearestFirst metresPerDegree: (latitude: Double, longitude: Double),
+    while more: (Double) -> Bool, _ body: (VehicleSummary) -> Void
+  ) {
+    let latitudeSpan = radius / metresPerDegree.latitude
+    let south = center.latitude - latitudeSpan
+    let north = center.latitude + latitudeSpan
+    let widest = max(abs(south), abs(north))
+    guard widest < 89, metresPerDegree.longitude > 0 else { return forEach(near: center, radius: radius, body) }
+    let longitudeSpan = radius / (LatLng.earthRadius * .pi / 180 * cos(widest * .pi / 180))
+    let low = Self.cell(LatLng(latitude: south, longitude: -180))
+    let high = Self.cell(LatLng(latitude: north, longitude: -180))
+    let columnsSpanned = Int(2 * longitudeSpan / Self.cellDegrees) + 2
+    guard longitudeSpan < 180, (Int(high.y - low.y) + 1) * columnsSpanned <= cells.count else {
+      return forEach(near: center, radius: radius, body)
+    }
+    let west = Self.cell(LatLng(latitude: center.latitude, longitude: Self.wrap(center.longitude - longitudeSpan)))
+    var nearby: [(bound: Double, cell: Cell)] = []
+    for column in 0..<Int32(columnsSpanned) {
+      let x = (west.x + column) % Self.columns
+      for y in low.y...high.y {
+        let cell = Cell(x: x, y: y)
+        guard cells[cell] != nil else { continue }
+        let cellSouth = Double(y) * Self.cellDegrees - 90
+        let dy = max(0, cellSouth - center.latitude, center.latitude - (cellSouth + Self.cellDegrees))
+        let dx = max(0, Self.longitudeDistance(cell, center) - Self.cellDegrees / 2)
+        let (north, east) = (dy * metresPerDegree.latitude, dx * metresPerDegree.longitude)
+        nearby.append(((north * north + east * east).squareRoot(), cell))
+      }
+    }
+    nearby.sort { $0.bound < $1.bound }
+    for (bound, cell) in nearby {
+      guard more(bound) else { return }
+      cells[cell]?.forEach(body)
+    }
+  }
+
   static func wrap(_ longitude: Double) -> Double {
     var l = longitude
     while l < -180 { l += 360 }

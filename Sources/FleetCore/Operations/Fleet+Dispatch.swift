@@ -184,8 +184,9 @@ extension Fleet {
       guard let plan else { return [] }
       // The vehicle a ride was taken from is offline or silent, so the conditions leave it
       // out; should it come back, it may serve the ride again.
-      let all = state.withLock { s in Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now) }
-      return Self.nearest(all, limit: rules.candidatesPerRide)
+      return state.withLock { s in
+        Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now, nearest: rules.candidatesPerRide)
+      }
     }
     let estimator = travel ?? StraightLineTravel()
     var originIndex: [LatLng: Int] = [:]

@@ -46,8 +46,9 @@ extension Fleet {
     let candidates: [[String]] = zip(rides, plans).map { pending, plan in
       guard let plan, Self.isPoolable(pending.ride) else { return [] }
       return state.withLock { s in
-        let all = Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now)
-        return Self.nearest(all, limit: rules.candidatesPerRide).compactMap { candidate in
+        let nearest = Self.searchCandidates(
+          plan, provider: pending.ride.provider, in: s, now: now, nearest: rules.candidatesPerRide)
+        return nearest.compactMap { candidate in
           if vehicles[candidate.id] == nil {
             guard let vehicle = PoolVehicle(candidate, provider: pending.ride.provider, in: s, now: now) else {
               return nil

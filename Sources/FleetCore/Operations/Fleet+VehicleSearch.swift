@@ -176,8 +176,10 @@ extension Fleet {
     try caller.checkProvider(provider)
     let plan = try SearchPlan(search)
     let now = now()
-    let found = state.withLock { s in Self.searchCandidates(plan, provider: provider, in: s, now: now) }
-    let candidates = Self.nearest(found, limit: max(Self.minimumRouted, Self.routedPerResult * plan.count))
+    let candidates = state.withLock { s in
+      Self.searchCandidates(
+        plan, provider: provider, in: s, now: now, nearest: max(Self.minimumRouted, Self.routedPerResult * plan.count))
+    }
     let estimator = travel ?? StraightLineTravel()
     var matches = Self.rank(
       candidates, provider: provider, plan: plan, weights: configuration.costWeights(for: provider),
@@ -218,11 +220,30 @@ extension Fleet {
   /// The vehicles that meet every condition of the search, found through the position grid.
   /// Runs under the fleet's lock: the common case (a vehicle without trips) reads only the
   /// grid's summary of it.
-  static func searchCandidates(_ plan: SearchPlan, provider: String, in s: State, now: Date) -> [SearchCandidate] {
-    guard let grid = s.grids[provider] else { return [] }
+  /// Of those, only the `limit` nearest are kept (`nearest`); the grid is read from the
+  /// pickup outwards until no farther cell can hold one nearer than the `limit`-th found.
+  static func searchCandidates(_ plan: SearchPlan, provider: String, in s: State, now: Date, nearest limit: Int)
+    -> [SearchCandidate]
+  {
+    guard let grid = s.grids[provider], limit > 0 else { return [] }
     let cutoff = now.addingTimeInterval(-plan.staleness.seconds)
     var found: [SearchCandidate] = []
-    grid.forEach(near: plan.pickup, radius: plan.radius) { v in
+    // The `limit` smallest distances found so far, the largest on top.
+    var nearestDistances = Heap<Double>([], less: >)
+    func keep(_ candidate: SearchCandidate) {
+      found.append(candidate)
+      if nearestDistances.items.count < limit {
+        nearestDistances.push(candidate.straightMetres)
+      } else if candidate.straightMetres < nearestDistances.items[0] {
+        nearestDistances.replaceTop(candidate.straightMetres)
+      }
+    }
+    // A candidate's distance may be exact rather than flat (near the radius): bounds are
+    // lowered by the flat measure's error so that they stay below it.
+    func more(_ bound: Double) -> Bool {
+      nearestDistances.items.count < limit || nearestDistances.items[0] >= bound * (1 - Self.flatError)
+    }
+    grid.forEach(near: plan.pickup, radius: plan.radius, nearestFirst: plan.metresPerDegree, while: more) { v in
       guard v.isOnline, v.supports(plan.tripType), plan.categories & (1 << UInt8(v.category.rawValue)) != 0,
         v.serverTime >= cutoff
       else { return }
@@ -237,14 +258,14 @@ extension Fleet {
         id: v.id, position: v.position, straightMetres: straight, plan: .free, maximumCapacity: v.maximumCapacity,
         backToBackAllowed: v.backToBackEnabled, stops: [])
       if !v.hasTrips {
-        if v.maximumCapacity >= plan.passengers { found.append(candidate) }
+        if v.maximumCapacity >= plan.passengers { keep(candidate) }
       } else if mayKeep(v, plan), let vehicle = s.vehicles[provider]?[v.id],
         let planned = withTrips(candidate, vehicle, plan, in: s)
       {
-        found.append(planned)
+        keep(planned)
       }
     }
-    return found
+    return nearest(found, limit: limit)
   }
 
   /// Whether `withTrips` could keep a vehicle with trips, as far as its summary tells: most
@@ -561,6 +582,23 @@ struct Heap<Element> {
     self.items = items
     self.less = less
     for i in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+  }
+
+  mutating func push(_ element: Element) {
+    items.append(element)
+    var i = items.count - 1
+    while i > 0 {
+      let parent = (i - 1) / 2
+      guard less(items[i], items[parent]) else { return }
+      items.swapAt(i, parent)
+      i = parent
+    }
+  }
+
+  /// Replaces the top with `element` (one sift instead of a pop and a push).
+  mutating func replaceTop(_ element: Element) {
+    items[0] = element
+    siftDown(0)
   }
 
   mutating func pop() -> Element? {
