@@ -8,15 +8,6 @@ import Testing
 /// hold a nearer candidate: they must keep exactly the candidates a read of every cell keeps.
 @Suite("Nearest candidates")
 struct NearestCandidatesTests {
-  /// A repeatable sequence of numbers in [0, 1).
-  struct Seeded {
-    var state: UInt64
-    mutating func unit() -> Double {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      return Double(state >> 11) / Double(1 << 53)
-    }
-  }
-
   static func metresPerDegree(at point: LatLng) -> (latitude: Double, longitude: Double) {
     let metres = LatLng.earthRadius * .pi / 180
     return (metres, metres * cos(point.latitude * .pi / 180))
@@ -35,7 +26,7 @@ struct NearestCandidatesTests {
     LatLng(latitude: 64.1, longitude: -0.0001),
   ])
   func theGridNearestFirstReadsTheSameCellsWithBoundsInOrder(center: LatLng) {
-    var random = Seeded(state: 3)
+    var random = SeededRandom(seed: 3)
     var grid = VehicleGrid()
     for i in 0..<1500 {
       var v = Vehicle(provider: provider, id: "v\(i)")
@@ -68,7 +59,7 @@ struct NearestCandidatesTests {
 
   @Test func aSearchKeepsTheNearestAsIfItReadEveryCell() async throws {
     let (fleet, _) = try await makeFleet()
-    var random = Seeded(state: 5)
+    var random = SeededRandom(seed: 5)
     for i in 0..<600 {
       var input = vehicleInput("car-\(i)", types: i % 7 == 0 ? [.shared] : [.exclusive, .shared])
       input.vehicle.lastLocation = VehicleLocation(

@@ -125,6 +125,8 @@ struct SeededRandom {
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
   }
+  /// A number in [0, 1).
+  mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
 
 @Suite("Tariff files")

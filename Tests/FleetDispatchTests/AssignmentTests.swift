@@ -45,14 +45,18 @@ struct AssignmentTests {
     return (chosen.compactMap { $0 }.count, total)
   }
 
+  /// Up to `rides` × `vehicles` costs of 1-600 s, a quarter of the pairs unable to serve.
+  func randomCosts(_ random: inout Seeded, rides: Int, vehicles: Int) -> [[Double?]] {
+    let (rides, vehicles) = (1 + random.next(rides), 1 + random.next(vehicles))
+    return (0..<rides).map { _ in
+      (0..<vehicles).map { _ -> Double? in random.next(4) == 0 ? nil : Double(1 + random.next(600)) }
+    }
+  }
+
   @Test func theHungarianMethodFindsTheBestAssignmentOnRandomInstances() {
     var random = Seeded(state: 7)
     for _ in 0..<300 {
-      let rides = 1 + random.next(6)
-      let vehicles = 1 + random.next(6)
-      let costs = (0..<rides).map { _ in
-        (0..<vehicles).map { _ -> Double? in random.next(4) == 0 ? nil : Double(1 + random.next(600)) }
-      }
+      let costs = randomCosts(&random, rides: 6, vehicles: 6)
       let optimal = evaluate(costs, Assignment.optimal(costs))
       let best = bruteForce(costs)
       #expect(optimal.served == best.served, "\(costs)")
@@ -65,12 +69,8 @@ struct AssignmentTests {
   @Test func ridesLeftWaitingCostTheirWaitsAndTheMostRidesAreStillServed() {
     var random = Seeded(state: 11)
     for _ in 0..<300 {
-      let rides = 1 + random.next(6)
-      let vehicles = 1 + random.next(4)
-      let costs = (0..<rides).map { _ in
-        (0..<vehicles).map { _ -> Double? in random.next(4) == 0 ? nil : Double(1 + random.next(600)) }
-      }
-      let waits = (0..<rides).map { _ in Double(random.next(900)) }
+      let costs = randomCosts(&random, rides: 6, vehicles: 4)
+      let waits = costs.map { _ in Double(random.next(900)) }
       let chosen = evaluate(costs, Assignment.optimal(costs, waitCosts: waits), waitCosts: waits)
       let best = bruteForce(costs, waitCosts: waits)
       #expect(chosen.served == best.served, "\(costs) \(waits)")
