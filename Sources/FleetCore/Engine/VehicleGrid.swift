@@ -91,9 +91,25 @@ struct VehicleGrid: Sendable {
     if cells[cell]!.isEmpty { cells[cell] = nil }
   }
 
-  /// Calls `body` with the vehicles in the cells that a circle of `radius` metres around
-  /// `center` touches: a superset of those within it (callers check the exact distance).
-  func forEach(near center: LatLng, radius: Double, _ body: (VehicleSummary) -> Void) {
+  /// The cells of the box around a circle of `radius` metres around `center`: its rows, and
+  /// `columns` columns from `west` eastwards (across the antimeridian).
+  struct Box {
+    var rows: ClosedRange<Int32>
+    var west: Int32
+    var columns: Int
+    /// Degrees of longitude from the centre to the circle's edge, at its widest.
+    var longitudeSpan: Double
+    var cellCount: Int { rows.count * columns }
+
+    func forEachCell(_ body: (Cell) -> Void) {
+      for column in 0..<Int32(columns) {
+        let x = (west + column) % VehicleGrid.columns
+        for y in rows { body(Cell(x: x, y: y)) }
+      }
+    }
+  }
+
+  static func box(near center: LatLng, radius: Double) -> Box {
     let metresPerDegree = LatLng.earthRadius * .pi / 180
     let latitudeSpan = radius / metresPerDegree
     let south = max(-90, center.latitude - latitudeSpan)
@@ -102,66 +118,56 @@ struct VehicleGrid: Sendable {
     let widest = max(abs(south), abs(north))
     let cosine = cos(min(widest, 89.999) * .pi / 180)
     let longitudeSpan = radius / (metresPerDegree * cosine)
-    let low = Self.cell(LatLng(latitude: south, longitude: -180))
-    let high = Self.cell(LatLng(latitude: north, longitude: -180))
-    let rows = Int(high.y - low.y) + 1
-    let columnsSpanned =
+    let columns =
       longitudeSpan >= 180 ? Int(Self.columns) : min(Int(Self.columns), Int(2 * longitudeSpan / Self.cellDegrees) + 2)
+    let west = cell(LatLng(latitude: center.latitude, longitude: wrap(center.longitude - longitudeSpan)))
+    return Box(
+      rows: cell(LatLng(latitude: south, longitude: -180)).y...cell(LatLng(latitude: north, longitude: -180)).y,
+      west: west.x, columns: columns, longitudeSpan: longitudeSpan)
+  }
+
+  /// Calls `body` with the vehicles in the cells that a circle of `radius` metres around
+  /// `center` touches: a superset of those within it (callers check the exact distance).
+  func forEach(near center: LatLng, radius: Double, _ body: (VehicleSummary) -> Void) {
+    let box = Self.box(near: center, radius: radius)
     // Near a pole, or for a radius wider than the grid is dense, scanning the occupied cells
     // is cheaper than visiting every cell of the box.
-    if rows * columnsSpanned > cells.count {
+    if box.cellCount > cells.count {
       for (cell, list) in cells
-      where cell.y >= low.y && cell.y <= high.y
-        && (longitudeSpan >= 180 || Self.longitudeDistance(cell, center) <= longitudeSpan + Self.cellDegrees)
+      where box.rows.contains(cell.y)
+        && (box.longitudeSpan >= 180
+          || Self.longitudeDistance(cell, center) <= box.longitudeSpan + Self.cellDegrees)
       {
         list.forEach(body)
       }
       return
     }
-    let west = Self.cell(LatLng(latitude: center.latitude, longitude: Self.wrap(center.longitude - longitudeSpan)))
-    for column in 0..<Int32(columnsSpanned) {
-      let x = (west.x + column) % Self.columns
-      for y in low.y...high.y {
-        cells[Cell(x: x, y: y)]?.forEach(body)
-      }
-    }
+    box.forEachCell { cells[$0]?.forEach(body) }
   }
 
   /// As `forEach(near:radius:)`, the nearest cells first: before each cell, `more` is given a
   /// lower bound of the distance from `center` to anything filed there (in metres, measured flat
   /// with `metresPerDegree` at the centre, as searches measure), and the scan ends when it
   /// answers false. A search that needs the nearest few then reads the cells around the pickup,
-  /// not every cell of the radius (thousands of vehicles in a metro's centre). Near a pole, or
-  /// for a radius wider than the grid is dense, every cell is read.
+  /// not every cell of the radius (thousands of vehicles in a metro's centre). Where
+  /// `forEach(near:radius:)` scans the occupied cells, or the box wraps the globe, every cell is
+  /// read.
   func forEach(
     near center: LatLng, radius: Double, nearestFirst metresPerDegree: (latitude: Double, longitude: Double),
     while more: (Double) -> Bool, _ body: (VehicleSummary) -> Void
   ) {
-    let latitudeSpan = radius / metresPerDegree.latitude
-    let south = center.latitude - latitudeSpan
-    let north = center.latitude + latitudeSpan
-    let widest = max(abs(south), abs(north))
-    guard widest < 89, metresPerDegree.longitude > 0 else { return forEach(near: center, radius: radius, body) }
-    let longitudeSpan = radius / (LatLng.earthRadius * .pi / 180 * cos(widest * .pi / 180))
-    let low = Self.cell(LatLng(latitude: south, longitude: -180))
-    let high = Self.cell(LatLng(latitude: north, longitude: -180))
-    let columnsSpanned = Int(2 * longitudeSpan / Self.cellDegrees) + 2
-    guard longitudeSpan < 180, (Int(high.y - low.y) + 1) * columnsSpanned <= cells.count else {
+    let box = Self.box(near: center, radius: radius)
+    guard box.longitudeSpan < 180, box.cellCount <= cells.count else {
       return forEach(near: center, radius: radius, body)
     }
-    let west = Self.cell(LatLng(latitude: center.latitude, longitude: Self.wrap(center.longitude - longitudeSpan)))
     var nearby: [(bound: Double, cell: Cell)] = []
-    for column in 0..<Int32(columnsSpanned) {
-      let x = (west.x + column) % Self.columns
-      for y in low.y...high.y {
-        let cell = Cell(x: x, y: y)
-        guard cells[cell] != nil else { continue }
-        let cellSouth = Double(y) * Self.cellDegrees - 90
-        let dy = max(0, cellSouth - center.latitude, center.latitude - (cellSouth + Self.cellDegrees))
-        let dx = max(0, Self.longitudeDistance(cell, center) - Self.cellDegrees / 2)
-        let (north, east) = (dy * metresPerDegree.latitude, dx * metresPerDegree.longitude)
-        nearby.append(((north * north + east * east).squareRoot(), cell))
-      }
+    box.forEachCell { cell in
+      guard cells[cell] != nil else { return }
+      let cellSouth = Double(cell.y) * Self.cellDegrees - 90
+      let dy = max(0, cellSouth - center.latitude, center.latitude - (cellSouth + Self.cellDegrees))
+      let dx = max(0, Self.longitudeDistance(cell, center) - Self.cellDegrees / 2)
+      let (north, east) = (dy * metresPerDegree.latitude, dx * metresPerDegree.longitude)
+      nearby.append(((north * north + east * east).squareRoot(), cell))
     }
     nearby.sort { $0.bound < $1.bound }
     for (bound, cell) in nearby {
