@@ -104,7 +104,7 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
   var nextStreamID = 1
   var outcomes: [String: OpenLoopClient.Outcome] = [:]
   var done: EventLoopPromise<[String: OpenLoopClient.Outcome]>?
-  var timer: RepeatedTask?
+  var timer: Scheduled<Void>?
   /// Response bytes not yet returned to the server's connection-level flow-control window.
   var consumed = 0
 
@@ -123,10 +123,7 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
     outcomes = [:]
     done = promise
     if calls.isEmpty { promise.succeed([:]) }
-    // Every 2 ms, whatever is due goes out.
-    timer = channel.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(2)) { [self] _ in
-      sendDue()
-    }
+    sendDue()
     return promise.futureResult
   }
 
@@ -154,9 +151,11 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
     }
     if wrote { context.flush() }
     if next == pending.count {
-      timer?.cancel()
-      timer = nil
       finishIfDone()
+    } else {
+      // Woken when the next call is due, not on a fixed tick: a 2-ms tick cost this client a
+      // sixth of a core in wake-ups at 300 calls a second, taken from the server measured.
+      timer = context.eventLoop.scheduleTask(deadline: pending[next].due) { [self] in sendDue() }
     }
   }
 
@@ -195,6 +194,7 @@ final class CallHandler: ChannelInboundHandler, @unchecked Sendable {
   }
 
   func channelInactive(context: ChannelHandlerContext) {
+    timer?.cancel()
     for stream in Array(inFlight.keys) { finish(stream) }
     next = pending.count
     finishIfDone()
