@@ -209,16 +209,21 @@ struct FleetRPCs: Sendable {
     }
   }
 
-  /// Off the event loops: a search over a city's fleet routes to many candidates.
+  /// A light search (`Fleet.isLight`: a dispatch's count, no filter expression) is done where
+  /// it arrived, in less time than the hop to NIO's thread pool and back costs a busy machine;
+  /// a larger one, which routes hundreds of candidates, off the event loops.
   func searchVehicles(_ r: Maps_Fleetengine_V1_SearchVehiclesRequest, _ caller: Caller) async throws(FleetError)
     -> Maps_Fleetengine_V1_SearchVehiclesResponse
   {
     let parent = try ProviderName(parsing: r.parent)
     let search = try VehicleSearch(r)
     let fleet = self.fleet
-    let matches = try await OffLoop.run { () throws(FleetError) in
-      try fleet.searchVehicles(caller: caller, provider: parent.provider, search: search)
-    }
+    let matches =
+      Fleet.isLight(search)
+      ? try fleet.searchVehicles(caller: caller, provider: parent.provider, search: search)
+      : try await OffLoop.run { () throws(FleetError) in
+        try fleet.searchVehicles(caller: caller, provider: parent.provider, search: search)
+      }
     var response = Maps_Fleetengine_V1_SearchVehiclesResponse()
     response.matches = matches.map(Maps_Fleetengine_V1_VehicleMatch.init)
     return response
