@@ -209,9 +209,9 @@ struct FleetRPCs: Sendable {
     }
   }
 
-  /// A light search (`Fleet.isLight`: a dispatch's count, no filter expression) is done where
-  /// it arrived, in less time than the hop to NIO's thread pool and back costs a busy machine;
-  /// a larger one, which routes hundreds of candidates, off the event loops.
+  /// A light search (`Fleet.isLight`: at most 16 vehicles asked, no filter expression) is done
+  /// where it arrived, in less time than the hop to NIO's thread pool and back costs a busy
+  /// machine; a larger one, which routes hundreds of candidates, off the event loops.
   func searchVehicles(_ r: Maps_Fleetengine_V1_SearchVehiclesRequest, _ caller: Caller) async throws(FleetError)
     -> Maps_Fleetengine_V1_SearchVehiclesResponse
   {

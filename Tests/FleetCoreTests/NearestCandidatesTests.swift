@@ -98,19 +98,3 @@ struct NearestCandidatesTests {
     #expect(cut > 40, "most searches had more candidates than they keep")
   }
 }
-
-/// fleetd does a light search where it arrives and a larger one off its event loops: light is
-/// a bounded amount of work, whatever the fleet's size.
-@Suite("Light searches")
-struct LightSearchTests {
-  @Test func aSearchIsLightUpToSixteenVehiclesAndWithoutAFilterExpression() {
-    var search = VehicleSearch()
-    search.count = 16
-    #expect(Fleet.isLight(search))
-    search.count = 17
-    #expect(!Fleet.isLight(search))
-    search.count = 1
-    search.filter = "attributes.class = \"premium\""
-    #expect(!Fleet.isLight(search))
-  }
-}
