@@ -194,7 +194,7 @@ public final class FleetDaemon: Sendable {
     }
     services.append(("webhooks", WebhookService(worker: webhooks, lease: shared?.webhookLease)))
     services.append(("gauges", GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
-    services.append(("retention", RetentionService(fleet: fleet, logger: logger)))
+    services.append(("retention", RetentionService(fleet: fleet, store: store, logger: logger)))
     services.append(("lag", LagService(metrics: lagMetrics, logger: logger)))
     var configuration = ServiceGroupConfiguration(
       services: services.map { name, service in .init(service: StopWatch(service: service, name: name, logger: logger))

@@ -102,6 +102,22 @@ enum PostgresMigrations {
         "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)"
       ]),
     Migration(identifier: "v7: webhooks", statements: WebhookTables.statements),
+    Migration(
+      identifier: "v8: tombstone times",
+      statements: StoredTable.allCases.flatMap { table in
+        let name = table.rawValue
+        // When each tombstone was written, so that the old ones can go (`Tombstones.retention`);
+        // those written before this version count from now.
+        return [
+          "ALTER TABLE \(name) ADD COLUMN deleted_at DOUBLE PRECISION",
+          "UPDATE \(name) SET deleted_at = extract(epoch FROM now())::float8 WHERE body IS NULL",
+          "CREATE INDEX \(name)_tombstones ON \(name) (deleted_at) WHERE body IS NULL",
+        ]
+      } + [
+        // The highest revision purged, so that new revisions still sort after every one stored.
+        "CREATE TABLE purged_revision (id INT PRIMARY KEY CHECK (id = 1), revision BIGINT NOT NULL)",
+        "INSERT INTO purged_revision VALUES (1, 0)",
+      ]),
   ]
 
   /// Rows written as JSON by earlier versions become binary, so that every row read is.

@@ -165,7 +165,8 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
     let rows = try await client.query(
       """
       SELECT COALESCE(MAX(r), 0) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL
-        SELECT MAX(revision) FROM vehicles UNION ALL SELECT MAX(revision) FROM rides) AS highest
+        SELECT MAX(revision) FROM vehicles UNION ALL SELECT MAX(revision) FROM rides UNION ALL
+        SELECT revision FROM purged_revision) AS highest
       """, logger: logger)
     for try await (revision) in rows.decode(Int64.self) { return UInt64(max(0, revision)) }
     return 0
@@ -239,6 +240,37 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
     }
   }
 
+  /// Under the commit lock, so that no batch reads a tombstone's revision while it goes. Every
+  /// instance sweeps; a tombstone another has purged is simply not there.
+  public func purgeTombstones(olderThan age: Duration, limit: Int) async throws -> Int {
+    let seconds = Double(age.components.seconds)
+    return try await Self.transaction(client, logger: logger) { connection in
+      try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresMigrations.commitLockKey))", logger: logger)
+      var purged = 0
+      for table in StoredTable.allCases where purged < limit {
+        let name = table.rawValue
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(seconds)
+        bindings.append(Int64(limit - purged))
+        let rows = try await connection.query(
+          PostgresQuery(
+            unsafeSQL: """
+              WITH doomed AS (
+                DELETE FROM \(name) WHERE (provider, id) IN (
+                  SELECT provider, id FROM \(name) WHERE body IS NULL AND deleted_at < extract(epoch FROM now())::float8 - $1
+                  LIMIT $2)
+                RETURNING revision),
+              raised AS (
+                UPDATE purged_revision SET revision = GREATEST(revision, (SELECT MAX(revision) FROM doomed))
+                WHERE EXISTS (SELECT 1 FROM doomed))
+              SELECT COUNT(*) FROM doomed
+              """, binds: bindings), logger: logger)
+        for try await count in rows.decode(Int64.self) { purged += Int(count) }
+      }
+      return purged
+    }
+  }
+
   /// The revision stored for every entity a batch touches (tombstones included).
   static func storedRevisions(
     of writes: [PendingWrite], on connection: PostgresConnection, logger: Logger
@@ -296,11 +328,13 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
       let name = table.rawValue
       return PostgresQuery(
         unsafeSQL: """
-          INSERT INTO \(name) (provider, id, revision, body)
-          SELECT provider, id, revision, CASE WHEN deleted THEN NULL ELSE body END
+          INSERT INTO \(name) (provider, id, revision, body, deleted_at)
+          SELECT provider, id, revision, CASE WHEN deleted THEN NULL ELSE body END,
+            CASE WHEN deleted THEN extract(epoch FROM now())::float8 END
           FROM unnest($1::text[], $2::text[], $3::int8[], $4::bytea[], $5::bool[])
             AS batch(provider, id, revision, body, deleted)
-          ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
+          ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body,
+            deleted_at = excluded.deleted_at
           WHERE excluded.revision > \(name).revision
           """, binds: bindings)
     }

@@ -104,6 +104,21 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
     migrator.registerMigration("v6: webhooks") { db in
       for statement in WebhookTables.statements { try db.execute(sql: statement) }
     }
+    migrator.registerMigration("v7: tombstone times") { db in
+      // When each tombstone was written, so that the old ones can go (`Tombstones.retention`);
+      // those written before this version count from now. The highest revision purged is kept,
+      // so that new revisions still sort after every one ever stored.
+      for table in StoredTable.allCases {
+        let name = table.rawValue
+        try db.execute(sql: "ALTER TABLE \(name) ADD COLUMN deleted_at REAL")
+        try db.execute(
+          sql: "UPDATE \(name) SET deleted_at = ? WHERE body IS NULL", arguments: [Date().timeIntervalSince1970])
+        try db.execute(sql: "CREATE INDEX \(name)_tombstones ON \(name) (deleted_at) WHERE body IS NULL")
+      }
+      try db.execute(
+        sql: "CREATE TABLE purged_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL)")
+      try db.execute(sql: "INSERT INTO purged_revision VALUES (1, 0)")
+    }
     return migrator
   }
 
@@ -129,7 +144,7 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
           db,
           sql: """
             SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles
-              UNION ALL SELECT MAX(revision) FROM rides)
+              UNION ALL SELECT MAX(revision) FROM rides UNION ALL SELECT revision FROM purged_revision)
             """)
           ?? 0)
     }
@@ -164,19 +179,21 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
   static func upsert(_ table: StoredTable) -> String {
     // Keeps the newest revision whatever order commits land in.
     """
-    INSERT INTO \(table.rawValue) (provider, id, revision, body) VALUES (?, ?, ?, ?)
-    ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body
+    INSERT INTO \(table.rawValue) (provider, id, revision, body, deleted_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (provider, id) DO UPDATE SET revision = excluded.revision, body = excluded.body,
+      deleted_at = excluded.deleted_at
     WHERE excluded.revision > \(table.rawValue).revision
     """
   }
 
   static func write(_ changes: [EncodedChange], to pool: DatabasePool) async throws {
     try await pool.write { db in
+      let now = Date().timeIntervalSince1970
       for change in changes {
         switch change {
         case .row(let row):
           try db.cachedStatement(sql: Self.upsert(row.table)).execute(
-            arguments: [row.provider, row.id, Int64(row.revision), row.body])
+            arguments: [row.provider, row.id, Int64(row.revision), row.body, row.body == nil ? now : nil])
         case .billableTrip(let provider, let id, let reportTime, let body):
           try db.cachedStatement(
             sql: "INSERT INTO billable_trips (provider, id, report_time, body) VALUES (?, ?, ?, ?)"
@@ -195,6 +212,28 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
           ])
         }
       }
+    }
+  }
+
+  // MARK: - Tombstones
+
+  public func purgeTombstones(olderThan age: Duration, limit: Int) async throws -> Int {
+    let cutoff = Date().timeIntervalSince1970 - Double(age.components.seconds)
+    return try await pool.write { db in
+      var purged = 0
+      for table in StoredTable.allCases where purged < limit {
+        let name = table.rawValue
+        let doomed = "SELECT provider, id FROM \(name) WHERE body IS NULL AND deleted_at < ? LIMIT ?"
+        let arguments: StatementArguments = [cutoff, limit - purged]
+        try db.execute(
+          sql: """
+            UPDATE purged_revision SET revision = MAX(revision, COALESCE((SELECT MAX(revision) FROM \(name)
+              WHERE (provider, id) IN (\(doomed))), 0))
+            """, arguments: arguments)
+        try db.execute(sql: "DELETE FROM \(name) WHERE (provider, id) IN (\(doomed))", arguments: arguments)
+        purged += db.changesCount
+      }
+      return purged
     }
   }
 

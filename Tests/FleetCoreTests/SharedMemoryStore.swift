@@ -82,6 +82,7 @@ final class SharedMemoryStore: SharedFleetStore, Lease {
   func loadVehicles() async throws -> [Vehicle] { [] }
   func loadRides() async throws -> [Ride] { [] }
   func highestRevision() async throws -> UInt64 { 0 }
+  func purgeTombstones(olderThan age: Duration, limit: Int) async throws -> Int { 0 }
   func signingKey(id: String) async throws -> SigningKey? { nil }
   func signingKeys() async throws -> [SigningKey] { [] }
   func saveSigningKey(_ key: SigningKey) async throws {}

@@ -12,6 +12,7 @@ final class MemoryStore: FleetStore {
   func loadVehicles() async throws -> [Vehicle] { [] }
   func loadRides() async throws -> [Ride] { [] }
   func highestRevision() async throws -> UInt64 { 0 }
+  func purgeTombstones(olderThan age: Duration, limit: Int) async throws -> Int { 0 }
   func commit(_ commit: FleetCommit) async throws {
     if failing.withLock({ $0 }) { throw CocoaError(.fileWriteUnknown) }
     committed.withLock { $0 += commit.changes }

@@ -124,6 +124,50 @@ struct StoreTests {
     }
   }
 
+  /// Tombstones go once they are older than asked (`Tombstones.retention` in fleetd; any age
+  /// here), a batch at a time. Live rows stay, the highest revision does not go down with the
+  /// tombstone that held it, and the deleted ID can be used again.
+  @Test(arguments: StoreKind.allCases)
+  func oldTombstonesArePurgedWithoutLoweringTheHighestRevision(_ kind: StoreKind) async throws {
+    let place = try await StorePlace.fresh(kind)
+    defer { place.remove() }
+    func trip(_ id: String, revision: UInt64) -> Trip {
+      var trip = Trip(provider: "p", id: id)
+      trip.revision = revision
+      return trip
+    }
+    var ride = Ride(provider: "p", id: "c", request: RideRequest())
+    ride.revision = 4
+    try await place.with { store async throws in
+      try await store.commit([
+        .putVehicle(vehicle("live", revision: 1)), .putTrip(trip("a", revision: 2)), .putTrip(trip("b", revision: 3)),
+        .putRide(ride),
+      ])
+      try await store.commit([
+        .deleteTrip(provider: "p", id: "a", revision: 5), .deleteTrip(provider: "p", id: "b", revision: 6),
+        .deleteRide(provider: "p", id: "c", revision: 7),
+      ])
+      // Written just now: kept for an hour.
+      #expect(try await store.purgeTombstones(olderThan: .seconds(3600), limit: 10) == 0)
+      try await store.commit([.putTrip(trip("a", revision: 3))])  // a write older than the deletion
+      try await Task.sleep(for: .milliseconds(20))
+      #expect(try await store.purgeTombstones(olderThan: .zero, limit: 2) == 2)
+      #expect(try await store.purgeTombstones(olderThan: .zero, limit: 2) == 1)
+      #expect(try await store.purgeTombstones(olderThan: .zero, limit: 2) == 0)
+      #expect(try await store.highestRevision() == 7)
+      // The tombstone refused it above; with the tombstone gone, the ID is free.
+      #expect(try await store.loadTrips().isEmpty)
+      try await store.commit([.putTrip(trip("a", revision: 3))])
+    }
+    try await place.with { reopened async throws in
+      #expect(try await reopened.loadTrips().map(\.id) == ["a"])
+      #expect(try await reopened.loadVehicles().map(\.id) == ["live"])
+      #expect(try await reopened.loadRides().isEmpty)
+      #expect(try await reopened.highestRevision() == 7)
+      #expect(try await reopened.purgeTombstones(olderThan: .zero, limit: 10) == 0)
+    }
+  }
+
   @Test(arguments: StoreKind.allCases)
   func olderRevisionsNeverOverwriteNewerOnes(_ kind: StoreKind) async throws {
     let place = try await StorePlace.fresh(kind)
@@ -252,6 +296,7 @@ struct PostgresStoreTests {
     #expect(
       migrations.split(separator: "\n") == [
         "v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets", "v7: webhooks",
+        "v8: tombstone times",
       ])
   }
 

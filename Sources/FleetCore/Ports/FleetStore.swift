@@ -28,9 +28,24 @@ public protocol FleetStore: Sendable {
   /// included, so that new revisions always sort after everything on disk.
   func highestRevision() async throws -> UInt64
   func commit(_ commit: FleetCommit) async throws
+  /// Forgets up to `limit` deletions made more than `age` ago by the store's clock
+  /// (`Tombstones.retention`), and returns how many went. `highestRevision()` does not go down
+  /// with them.
+  func purgeTombstones(olderThan age: Duration, limit: Int) async throws -> Int
   func signingKey(id: String) async throws -> SigningKey?
   func signingKeys() async throws -> [SigningKey]
   func saveSigningKey(_ key: SigningKey) async throws
+}
+
+/// A deletion is stored as a tombstone, the entity's row without a body, so that a write made
+/// before it and landing after it cannot bring the entity back.
+public enum Tombstones {
+  /// How long a tombstone is kept: far longer than a write made before the deletion can take to
+  /// land (a group commit, seconds) and than a shared store's change log keeps its batches (15
+  /// minutes; an instance further behind must reload before it writes again). Then it goes: at
+  /// 500 rides a minute, the retention sweep would otherwise leave about 1.4 million dead rows
+  /// a day.
+  public static let retention: Duration = .seconds(3600)
 }
 
 extension FleetStore {
