@@ -135,7 +135,7 @@ public final class FleetDaemon: Sendable {
       services: [
         TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront),
         TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront),
-        VehicleUpdatesHandler(intake: intake, window: configuration.reportWindow),
+        VehicleUpdatesHandler(intake: intake, window: configuration.reportWindow, balancer: LoopBalancer()),
       ])
 
     let router = Router(context: FleetRequestContext.self, options: .autoGenerateHeadEndpoints)

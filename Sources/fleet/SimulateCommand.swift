@@ -56,6 +56,7 @@ struct SimulateCommand: AsyncParsableCommand {
   @Option(help: "fleetd's process ID, to print its CPU and memory beside the simulator's.") var fleetdPid: Int32?
   @Option(help: "Write the run's summary as JSON to this file.") var summary: String?
   @Option(help: "Seed of the demand model and the riders' choices.") var seed: UInt64 = 1
+  @Option(help: "gRPC connections to fleetd that carry the report streams and the calls.") var connections = 2
 
   func validate() throws {
     guard (1...100_000).contains(vehicles) else { throw ValidationError("--vehicles must be between 1 and 100000") }
@@ -65,6 +66,7 @@ struct SimulateCommand: AsyncParsableCommand {
       throw ValidationError("--watchers-per-ride must be between 0 and 10")
     }
     if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
+    guard (1...64).contains(connections) else { throw ValidationError("--connections must be between 1 and 64") }
     guard printEvery >= 1 else { throw ValidationError("--print-every must be at least 1 second") }
     guard graph != nil || osm != nil else { throw ValidationError("give --graph (a road graph) or --osm (an extract)") }
   }
@@ -126,6 +128,7 @@ struct SimulateCommand: AsyncParsableCommand {
     configuration.printEvery = .milliseconds(Int64(printEvery * 1000))
     configuration.fleetdPID = fleetdPid
     configuration.seed = seed
+    configuration.connections = connections
     let simulation = try CitySimulation(
       configuration: configuration, routing: routing, places: places, demand: demand, key: serviceKey, print: say)
     let endpoint = server.grpcEndpoint

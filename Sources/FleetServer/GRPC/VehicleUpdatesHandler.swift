@@ -11,9 +11,12 @@ import Synchronization
 /// its commit is awaited in a task of its own, so that many messages share one group commit.
 /// Answers are gathered by one writer, which merges those ready together into one response.
 /// No more than `window` reports are ever unanswered: past that, the stream is not read.
+/// A stream may carry a whole fleet's reports, so its work runs on the loop `balancer` picks,
+/// not necessarily its connection's.
 struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
   let intake: ReportIntake
   let window: Int
+  let balancer: LoopBalancer
   let requestIDs = RequestIDs()
 
   func reportLocations(
@@ -21,61 +24,63 @@ struct VehicleUpdatesHandler: Fleetkit_V1_VehicleUpdates.ServiceProtocol {
   ) async throws -> StreamingServerResponse<Fleetkit_V1_ReportLocationsResponse> {
     let opening = request.metadata[stringValues: "authorization"].first(where: { _ in true })
     let requestID = request.metadata[stringValues: "x-request-id"].first(where: { _ in true }) ?? requestIDs.next()
-    return StreamingServerResponse { [intake, window] writer in
-      let credits = ReportCredits(window)
-      let outbox = ReportOutbox()
-      let tally = StreamTally()
-      // One log line per stream, when it ends (each refused report has its own).
-      defer { tally.log(intake.gate, requestID: requestID) }
-      var first = Fleetkit_V1_ReportLocationsResponse()
-      first.window = Int32(clamping: window)
-      try await writer.write(first)
-      let (submissions, submit) = AsyncStream.makeStream(of: Submission.self)
-      try await withRPCCancellationHandler {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-          group.addTask {
-            // The writer: whatever is answered when it wakes goes out as one response.
-            do {
-              for await _ in outbox.wakes {
-                guard let (response, answered) = outbox.take() else { continue }
-                try await writer.write(response)
-                credits.release(answered)
-              }
-            } catch {
-              credits.cancel()
-              throw error
-            }
-          }
-          group.addTask {
-            // The reader stops at graceful shutdown; what it took is still answered, then the
-            // stream ends and the client reconnects (to another instance, or after the restart).
-            defer { submit.finish() }
-            try await cancelWhenGracefulShutdown {
-              try await Self.read(
-                request.messages, opening: opening, requestID: requestID, intake: intake, credits: credits,
-                submit: submit)
-            }
-          }
-          // Each message's commit is awaited on its own, so that many share a group commit.
-          await withDiscardingTaskGroup { commits in
-            for await submission in submissions {
-              commits.addTask {
-                let response = await intake.answer(
-                  submission.reports, vehicles: submission.vehicles, transport: "grpc")
-                tally.count(response, caller: submission.reports.caller)
-                outbox.post(response, credits: submission.credits)
+    return StreamingServerResponse { [intake, window, balancer] writer in
+      try await balancer.run {
+        let credits = ReportCredits(window)
+        let outbox = ReportOutbox()
+        let tally = StreamTally()
+        // One log line per stream, when it ends (each refused report has its own).
+        defer { tally.log(intake.gate, requestID: requestID) }
+        var first = Fleetkit_V1_ReportLocationsResponse()
+        first.window = Int32(clamping: window)
+        try await writer.write(first)
+        let (submissions, submit) = AsyncStream.makeStream(of: Submission.self)
+        try await withRPCCancellationHandler {
+          try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+              // The writer: whatever is answered when it wakes goes out as one response.
+              do {
+                for await _ in outbox.wakes {
+                  guard let (response, answered) = outbox.take() else { continue }
+                  try await writer.write(response)
+                  credits.release(answered)
+                }
+              } catch {
+                credits.cancel()
+                throw error
               }
             }
+            group.addTask {
+              // The reader stops at graceful shutdown; what it took is still answered, then the
+              // stream ends and the client reconnects (to another instance, or after the restart).
+              defer { submit.finish() }
+              try await cancelWhenGracefulShutdown {
+                try await Self.read(
+                  request.messages, opening: opening, requestID: requestID, intake: intake, credits: credits,
+                  submit: submit)
+              }
+            }
+            // Each message's commit is awaited on its own, so that many share a group commit.
+            await withDiscardingTaskGroup { commits in
+              for await submission in submissions {
+                commits.addTask {
+                  let response = await intake.answer(
+                    submission.reports, vehicles: submission.vehicles, transport: "grpc")
+                  tally.count(response, caller: submission.reports.caller)
+                  outbox.post(response, credits: submission.credits)
+                }
+              }
+            }
+            // Every answer is posted: the writer sends the last of them and ends.
+            outbox.finish()
+            try await group.waitForAll()
           }
-          // Every answer is posted: the writer sends the last of them and ends.
+        } onCancelRPC: {
+          credits.cancel()
           outbox.finish()
-          try await group.waitForAll()
         }
-      } onCancelRPC: {
-        credits.cancel()
-        outbox.finish()
+        return [:]
       }
-      return [:]
     }
   }
 
