@@ -25,7 +25,9 @@ struct SignedTripTokens: AuthorizationTokenProvider {
 
   func source(_ fleetd: Fleetd, signer: TokenSigner) -> FleetdRideStatusSource {
     var configuration = FleetdRideStatusSource.Configuration(baseURL: fleetd.httpURL, providerID: "acme")
-    configuration.requestTimeout = .seconds(2)
+    // No test here is about a slow answer: a debug fleetd among the whole suite's processes on
+    // two slow cores can take seconds to answer, and a 2-s limit failed them (deadlineExceeded).
+    configuration.requestTimeout = .seconds(10)
     configuration.reconnectBackoff = RetryBackoff(initial: .milliseconds(50), maximum: .milliseconds(200))
     return FleetdRideStatusSource(configuration: configuration, tokenProvider: SignedTripTokens(signer: signer))
   }
