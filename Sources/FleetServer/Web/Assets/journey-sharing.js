@@ -266,6 +266,13 @@
 
     _receive(trip) {
       const previous = this.trip;
+      // The first poll and the stream run side by side: a poll answered after a newer push must
+      // not take the same vehicle back to where it was.
+      if (previous && previous.vehicleId === trip.vehicleId) {
+        const shown = locationTime(previous.lastLocation);
+        const received = locationTime(trip.lastLocation);
+        if (shown !== null && received !== null && received < shown) return;
+      }
       this.trip = trip;
       this.error = null;
       if (previous && JSON.stringify(previous) === JSON.stringify(trip)) return;
