@@ -16,8 +16,7 @@ struct BinaryRowMigrationTests {
     defer { place.remove() }
     // A store as an earlier fleetd left it: its tables, JSON rows, and no conversion yet.
     try await place.with { _ in }
-    try await place.execute(
-      "DELETE FROM \(kind == .sqlite ? "grdb_migrations" : "fleetkit_migrations") WHERE identifier = '\(kind.conversion)'")
+    try await place.forget(migration: kind.conversion)
     var trip = Trip(provider: "p", id: "t")
     trip.revision = 1
     trip.pickupPoint = TerminalLocation(point: LatLng(latitude: 43.73, longitude: 7.42))
@@ -89,6 +88,13 @@ extension StorePlace {
     case .sqlite: try await DatabaseQueue(path: sqlitePath).write { try $0.execute(sql: sql) }
     case .postgres: _ = try await PostgresCluster.start().psql(sql, database: database)
     }
+  }
+
+  /// Forgets that `migration` ran, so that the next open runs it again on what an older
+  /// fleetd left (the test first undoes what the migration did).
+  func forget(migration: String) async throws {
+    let table = kind == .sqlite ? "grdb_migrations" : "fleetkit_migrations"
+    try await execute("DELETE FROM \(table) WHERE identifier = '\(migration)'")
   }
 
   /// The distinct first bytes of a table's row bodies.

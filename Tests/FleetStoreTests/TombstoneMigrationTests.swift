@@ -18,9 +18,7 @@ struct TombstoneMigrationTests {
       try await place.execute("ALTER TABLE \(table) DROP COLUMN deleted_at")
     }
     try await place.execute("DROP TABLE purged_revision")
-    try await place.execute(
-      "DELETE FROM \(kind == .sqlite ? "grdb_migrations" : "fleetkit_migrations") WHERE identifier = '\(kind.tombstoneTimes)'"
-    )
+    try await place.forget(migration: kind.tombstoneTimes)
     try await place.execute("INSERT INTO trips (provider, id, revision, body) VALUES ('p', 'gone', 9, NULL)")
 
     try await place.with { upgraded async throws in
