@@ -88,6 +88,7 @@ let package = Package(
       dependencies: [
         "FleetCore", "FleetStoreCore",
         .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "Logging", package: "swift-log"),
       ],

@@ -702,7 +702,8 @@ class T6BookingFromTheFleetPage(unittest.TestCase):
                 "const s = document.getElementById('served'); return s && s.dataset.share"), 30)
             self.assertGreater(float(shown), 0)
             self.assertLessEqual(float(shown), 100)
-            self.assertIn("wait: mean", browser.find_element(By.ID, "wait").text)
+            # Read in the page: the panel is redrawn on every update, so a found element goes stale.
+            self.assertIn("wait: mean", js("return document.getElementById('wait').textContent"))
 
             # The sharing page shows the fare agreed at booking.
             browser.get(demo.url(f"/share/trips/{ride}#token=" + demo.token("consumer", trip=ride)))
@@ -747,6 +748,9 @@ class T4MissingLeaflet(unittest.TestCase):
             self.assertIn("apt-get install libjs-leaflet", text)
             screenshot("fleet-without-leaflet.png")
         finally:
+            # Off the page first: it polls this fleetd, and a poll refused after the stop would be
+            # logged as the next test's error.
+            browser.get("about:blank")
             process.terminate()
             process.wait(timeout=30)
 

@@ -43,10 +43,7 @@ struct TripUpdatesTests {
 
   /// Waits until fleetd has `count` open trip streams.
   func waitForWatchers(_ server: Fleetd, _ count: Int) async throws {
-    for _ in 0..<200 where (try server.daemon).fleet.openTripStreams != count {
-      try await Task.sleep(for: .milliseconds(10))
-    }
-    #expect((try server.daemon).fleet.openTripStreams == count)
+    try await eventually("\(count) open trip streams") { (try server.daemon).fleet.openTripStreams == count }
   }
 
   @Test func getTripCarriesTheRouteAndETAs() async throws {
@@ -142,8 +139,8 @@ struct TripUpdatesTests {
             var getVehicle = Maps_Fleetengine_V1_GetVehicleRequest()
             getVehicle.name = "providers/acme/vehicles/car"
             let current = try await vehicles.getVehicle(getVehicle, metadata: auth(token)).lastLocation.location
-            for _ in 0..<1000 where !seen.trips.contains(where: { $0.lastLocation.location == current }) {
-              try await Task.sleep(for: .milliseconds(20))
+            try await eventually("the rider sees the car's current location") {
+              seen.trips.contains { $0.lastLocation.location == current }
             }
             try await setStatus(.arrivedAtPickup, server, token: token)
             try await setStatus(.enrouteToDropoff, server, token: token)
