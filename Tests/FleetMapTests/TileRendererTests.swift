@@ -9,10 +9,22 @@ import Testing
 
 @Suite("Map tiles from the road graph")
 struct TileRendererTests {
-  static func renderer() async throws -> TileRenderer {
+  /// One renderer for the suite, built on a thread of its own. Tiles are drawn on one too, as
+  /// fleetd draws them: a debug build takes seconds over a tile, and on the threads that every
+  /// test in the process shares, that held the others' tasks (commits, connects) for as long.
+  static let sharedRenderer = Task {
     let engine = try await sharedRoutingEngine(graph: try await monacoGraph())
-    let areas = try await onDedicatedThread(named: "areas") { try MapAreas(reading: PBFReader(path: monacoOSM)) }
-    return TileRenderer(network: engine.network, areas: areas)
+    return try await onDedicatedThread(named: "tile-renderer") {
+      TileRenderer(network: engine.network, areas: try MapAreas(reading: PBFReader(path: monacoOSM)))
+    }
+  }
+
+  static func renderer() async throws -> TileRenderer { try await sharedRenderer.value }
+
+  /// Tile z/x/y drawn on a thread of its own.
+  static func svg(z: Int, x: Int, y: Int) async throws -> String? {
+    let renderer = try await renderer()
+    return await onDedicatedThread(named: "tile") { renderer.svg(z: z, x: x, y: y) }
   }
 
   /// Tile x/y of a position at zoom z (Web Mercator).
@@ -25,10 +37,9 @@ struct TileRendererTests {
   }
 
   @Test func aCityTileHasItsRoadsAndStreetNames() async throws {
-    let renderer = try await Self.renderer()
     // Monte-Carlo's harbour front, at street level.
     let (x, y) = Self.tile(43.7384, 7.4246, z: 17)
-    let svg = try #require(renderer.svg(z: 17, x: x, y: y))
+    let svg = try #require(await Self.svg(z: 17, x: x, y: y))
     #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
     #expect(svg.components(separatedBy: "<path d=\"M").count > 5)
     #expect(svg.contains("<textPath"), "street names from zoom 16")
@@ -37,13 +48,12 @@ struct TileRendererTests {
   }
 
   @Test func minorRoadsAndNamesWaitForTheirZoom() async throws {
-    let renderer = try await Self.renderer()
     let (x, y) = Self.tile(43.7384, 7.4246, z: 12)
-    let overview = try #require(renderer.svg(z: 12, x: x, y: y))
+    let overview = try #require(await Self.svg(z: 12, x: x, y: y))
     #expect(!overview.contains("<textPath"))
     // At zoom 12 only roads from tertiary up are drawn: fewer paths than the street-level tiles hold.
     let (x15, y15) = Self.tile(43.7384, 7.4246, z: 15)
-    let street = try #require(renderer.svg(z: 15, x: x15, y: y15))
+    let street = try #require(await Self.svg(z: 15, x: x15, y: y15))
     #expect(street.count > overview.count / 4)
     #expect(overview.contains("stroke=\"#fcd6a4\"") || overview.contains("stroke=\"#a06b00\""), "primary roads at 12")
     #expect(!overview.contains("stroke=\"#cfcac2\""), "no service roads at 12")
@@ -51,20 +61,18 @@ struct TileRendererTests {
   }
 
   @Test func waterAndGreenAreasComeFromTheExtract() async throws {
-    let renderer = try await Self.renderer()
     // Monaco's harbour and the Jardin Exotique's slopes are in view at zoom 14.
     let (x, y) = Self.tile(43.7347, 7.4206, z: 14)
-    let svg = try #require(renderer.svg(z: 14, x: x, y: y))
+    let svg = try #require(await Self.svg(z: 14, x: x, y: y))
     #expect(svg.contains("#aad3df"), "water")
     #expect(svg.contains("#cdebb0"), "green areas")
   }
 
   @Test func tilesOutsideTheWorldAreRefusedAndEmptyOnesAreLand() async throws {
-    let renderer = try await Self.renderer()
-    #expect(renderer.svg(z: 3, x: 8, y: 0) == nil)
-    #expect(renderer.svg(z: 21, x: 0, y: 0) == nil)
-    #expect(renderer.svg(z: 2, x: -1, y: 0) == nil)
-    let far = try #require(renderer.svg(z: 10, x: 0, y: 0))
+    #expect(try await Self.svg(z: 3, x: 8, y: 0) == nil)
+    #expect(try await Self.svg(z: 21, x: 0, y: 0) == nil)
+    #expect(try await Self.svg(z: 2, x: -1, y: 0) == nil)
+    let far = try #require(await Self.svg(z: 10, x: 0, y: 0))
     #expect(!far.contains("<path d=\"M"))
   }
 
@@ -78,7 +86,7 @@ struct TileRendererTests {
   @Test func theCacheServesTheSameBytes() async throws {
     let cache = TileCache(renderer: try await Self.renderer(), budgetBytes: 1 << 20)
     let (x, y) = Self.tile(43.7384, 7.4246, z: 16)
-    let first = try #require(cache.tile(z: 16, x: x, y: y))
+    let first = try #require(await onDedicatedThread(named: "tile") { cache.tile(z: 16, x: x, y: y) })
     #expect(cache.tile(z: 16, x: x, y: y) == first)
     #expect(cache.tile(z: 25, x: 0, y: 0) == nil)
   }
@@ -118,13 +126,12 @@ struct CoastlineTests {
   }
 
   @Test func monacosHarbourAndTheOpenSeaAreWater() async throws {
-    let renderer = try await TileRendererTests.renderer()
     // Port Hercule at zoom 17, and a tile of open sea south of Monaco at zoom 14.
     let (hx, hy) = TileRendererTests.tile(43.7345, 7.4230, z: 17)
-    let harbour = try #require(renderer.svg(z: 17, x: hx, y: hy))
+    let harbour = try #require(await TileRendererTests.svg(z: 17, x: hx, y: hy))
     #expect(harbour.contains("fill=\"#aad3df\""))
     let (sx, sy) = TileRendererTests.tile(43.70, 7.44, z: 14)
-    let sea = try #require(renderer.svg(z: 14, x: sx, y: sy))
+    let sea = try #require(await TileRendererTests.svg(z: 14, x: sx, y: sy))
     #expect(sea.contains("<path d=\"M-4 -4L260 -4L260 260L-4 260Z"), "the whole tile is sea")
   }
 }
