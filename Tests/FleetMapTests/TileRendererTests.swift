@@ -10,8 +10,8 @@ import Testing
 @Suite("Map tiles from the road graph")
 struct TileRendererTests {
   /// One renderer for the suite, built on a thread of its own. Tiles are drawn on one too, as
-  /// fleetd draws them: a debug build takes seconds over a tile, and on the threads that every
-  /// test in the process shares, that held the others' tasks (commits, connects) for as long.
+  /// fleetd draws them: drawing is synchronous CPU work, and on the few threads that every test
+  /// in the process shares it would hold the others' tasks until it ends.
   static let sharedRenderer = Task {
     let engine = try await sharedRoutingEngine(graph: try await monacoGraph())
     return try await onDedicatedThread(named: "tile-renderer") {
