@@ -29,6 +29,7 @@ public final class FleetDaemon: Sendable {
   let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
   let http: Application<RouterResponder<FleetRequestContext>>
   let httpPort = BoundPort()
+  let boundGRPCPort = BoundPort()
   let logger: Logger
   let runningGroup = Mutex<ServiceGroup?>(nil)
   /// The dispatcher, with `--dispatch`.
@@ -182,7 +183,9 @@ public final class FleetDaemon: Sendable {
   /// A graceful shutdown that takes longer than `stopGrace` (a client holding a stream open) is
   /// escalated to cancellation; every acknowledged write is already in the store by then.
   public func run(shutdownSignals: [UnixSignal] = [.sigterm, .sigint]) async throws {
-    var services: [(String, any Service)] = [("grpc", GRPCService(server: grpcServer)), ("http", http)]
+    var services: [(String, any Service)] = [
+      ("grpc", GRPCService(server: grpcServer, transport: grpcTransport, port: boundGRPCPort)), ("http", http),
+    ]
     let shared = store as? any SharedFleetStore
     if let shared { services.append(("sharing", SharingService(fleet: fleet, store: shared))) }
     if let dispatcher, let dispatchMetrics {
@@ -207,7 +210,7 @@ public final class FleetDaemon: Sendable {
       try await group.run()
     } catch {
       await closeStore()
-      throw error
+      throw ListenFailure(error) ?? error
     }
     await closeStore()
   }
@@ -239,15 +242,33 @@ public final class FleetDaemon: Sendable {
 
   /// The bound HTTP port (waits until the server listens).
   public func restPort() async -> Int { await httpPort.get() }
+
+  /// Both bound ports once both servers listen, for `run`'s caller to announce; nil when
+  /// cancelled first (a server that failed to bind makes `run` throw, and its caller cancels).
+  public func boundPorts() async -> (grpc: Int, http: Int)? {
+    let grpc = await boundGRPCPort.get()
+    let http = await httpPort.get()
+    return Task.isCancelled ? nil : (grpc, http)
+  }
 }
 
 /// grpc-swift's server as a swift-service-lifecycle service.
 struct GRPCService: Service {
   let server: GRPCServer<HTTP2ServerTransport.Posix>
+  let transport: HTTP2ServerTransport.Posix
+  /// Set once the transport listens. Learned beside `serve`, whose end resolves the
+  /// transport's address either way, so the child never outlives it.
+  let port: BoundPort
 
   func run() async throws {
     try await withGracefulShutdownHandler {
-      try await server.serve()
+      try await withThrowingDiscardingTaskGroup { group in
+        group.addTask {
+          guard let address = try? await transport.listeningAddress else { return }
+          port.set(address.ipv4?.port ?? address.ipv6?.port ?? 0)
+        }
+        try await server.serve()
+      }
     } onGracefulShutdown: {
       server.beginGracefulShutdown()
     }

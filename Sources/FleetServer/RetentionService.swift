@@ -23,6 +23,8 @@ struct RetentionService: Service {
             try await store.purgeTombstones(olderThan: Tombstones.retention, limit: Self.tombstonesPerPurge)
               == Self.tombstonesPerPurge
           {}
+        } catch  where Task.isCancelled {
+          // Stopping (the loop ends): not a failure.
         } catch {
           logger.warning(
             "deleting expired trips or tombstones failed; trying again later", metadata: ["error": "\(error)"])

@@ -83,9 +83,13 @@ struct DemoCommand: AsyncParsableCommand {
     configuration.osmPath = extract
     configuration.cityName =
       osm.map { URL(fileURLWithPath: $0).lastPathComponent.replacingOccurrences(of: ".osm.pbf", with: "") } ?? "Monaco"
-    try await DemoCity(configuration: configuration) { line in
-      FileHandle.standardOutput.write(Data((line + "\n").utf8))
-    }.run(logger: logger)
+    do {
+      try await DemoCity(configuration: configuration) { line in
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+      }.run(logger: logger)
+    } catch {
+      throw listen.explain(error)
+    }
   }
 
   /// The most simulated drivers the demo runs: measured on a 2-core machine (docs/benchmarks.md).

@@ -30,10 +30,25 @@ struct ListenOptions: ParsableArguments {
     }
   }
 
+  /// A server that could not listen, said with the flag that chose its port; any other error as
+  /// it came.
+  func explain(_ error: any Error) -> any Error {
+    guard let failure = error as? ListenFailure else { return error }
+    let (flag, port) = failure.server == .grpc ? ("--grpc-port", grpcPort) : ("--http-port", httpPort)
+    return CommandFailure("\(flag) \(port) on \(host): \(failure.reason)")
+  }
+
   func apply(to configuration: inout ServerConfiguration) {
     configuration.host = host
     configuration.grpcPort = grpcPort
     configuration.httpPort = httpPort
     configuration.corsOrigins = corsOrigin
   }
+}
+
+/// A failure printed as one line on standard error, exit status 1 (a `ValidationError` would
+/// add the usage, which is not what went wrong).
+struct CommandFailure: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
 }

@@ -169,13 +169,26 @@ struct ServeCommand: AsyncParsableCommand {
       configuration.graphPath = try GraphCache.graph(for: extract, in: store.dataDir, logger: logger)
     }
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: logger)
-    logger.notice(
-      "fleetd listening",
-      metadata: [
-        "grpc": "\(listen.host):\(listen.grpcPort)", "http": "\(listen.host):\(listen.httpPort)",
-        "data.dir": "\(store.dataDir)", "store": "\(configuration.postgres?.description ?? "sqlite")",
-      ])
-    try await daemon.run()
+    let (host, dataDir) = (listen.host, store.dataDir)
+    let storeName = configuration.postgres?.description ?? "sqlite"
+    try await withThrowingDiscardingTaskGroup { group in
+      group.addTask {
+        // Said once both servers are bound, with the ports they got (port 0 asks for any).
+        guard let ports = await daemon.boundPorts() else { return }
+        logger.notice(
+          "fleetd listening",
+          metadata: [
+            "grpc": "\(host):\(ports.grpc)", "http": "\(host):\(ports.http)", "data.dir": "\(dataDir)",
+            "store": "\(storeName)",
+          ])
+      }
+      do {
+        try await daemon.run()
+      } catch {
+        throw listen.explain(error)
+      }
+      group.cancelAll()
+    }
   }
 
   /// `[PROVIDER=]SECONDS,METRES`.

@@ -115,6 +115,65 @@ struct FleetdDidNotStart: Error {
     #expect(refused.status != 0)
     #expect(refused.errors.contains("--grpc-port and --http-port are both \(port)"), "\(refused.errors)")
   }
+
+  /// A port another program holds: fleetd exits at once with one line naming the flag and why,
+  /// not the transport's error, and without saying it listens.
+  @Test(.timeLimit(.minutes(1)), arguments: ["--grpc-port", "--http-port"])
+  func aPortInUseIsRefusedNamingItsFlag(flag: String) async throws {
+    let directory = NSTemporaryDirectory() + "fleetkit-ports-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let held = try ListeningSocket()
+    let other = flag == "--grpc-port" ? "--http-port" : "--grpc-port"
+    let refused = try await ChildProcess.run(
+      ChildProcess.built("fleetd"), ["serve", "--data-dir", directory, flag, "\(held.port)", other, "0"])
+    #expect(refused.status == 1)
+    #expect(
+      refused.errors.contains(
+        "Error: \(flag) \(held.port) on 127.0.0.1: the port is in use (another fleetd, or another program)"),
+      "\(refused.errors)")
+    #expect(!refused.errors.contains("fleetd listening"), "\(refused.errors)")
+    #expect(!refused.errors.contains("webhook delivery stalled"), "\(refused.errors)")
+    #expect(!refused.errors.contains("tombstones failed"), "\(refused.errors)")
+  }
+
+  /// "fleetd listening" is said once both servers are bound, with the ports they got: port 0
+  /// asks for any, and the line is how a user learns which.
+  @Test(.timeLimit(.minutes(1))) func listeningIsSaidOnceBoundWithTheBoundPorts() async throws {
+    let directory = NSTemporaryDirectory() + "fleetkit-ports-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let logPath = directory + ".log"
+    #expect(FileManager.default.createFile(atPath: logPath, contents: nil))
+    defer { try? FileManager.default.removeItem(atPath: logPath) }
+    let process = try ChildProcess(
+      ChildProcess.built("fleetd"), ["serve", "--data-dir", directory, "--grpc-port", "0", "--http-port", "0"],
+      errors: try FileHandle(forWritingTo: URL(fileURLWithPath: logPath)))
+    defer { process.kill() }
+    var said: Substring?
+    let deadline = ContinuousClock.now + .seconds(45)
+    while said == nil, ContinuousClock.now < deadline, process.isRunning {
+      said = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n")
+        .first { $0.contains("fleetd listening") }
+      if said == nil { try await Task.sleep(for: .milliseconds(100)) }
+    }
+    let line = try #require(said, "\((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+    func port(_ key: String) -> Int? {
+      line.split(separator: " ").first { $0.hasPrefix(key + "=") }?.split(separator: ":").last.flatMap { Int($0) }
+    }
+    let httpPort = try #require(port("http"), "\(line)")
+    let grpcPort = try #require(port("grpc"), "\(line)")
+    #expect(httpPort != 0 && grpcPort != 0 && httpPort != grpcPort, "\(line)")
+    let (_, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(httpPort)/healthz")!)
+    #expect((response as? HTTPURLResponse)?.statusCode == 200)
+    // The gRPC server answers there: a call without a token is refused by fleetd, not by the network.
+    try await withGRPCClient(
+      transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext)
+    ) { client in
+      var get = Maps_Fleetengine_V1_GetTripRequest()
+      get.name = "providers/acme/trips/t"
+      let trips = Maps_Fleetengine_V1_TripService.Client(wrapping: client)
+      #expect(await rpcCode { _ = try await trips.getTrip(get) } == .unauthenticated)
+    }
+  }
 }
 
 /// A `fleetd serve` process on loopback ports of its own.

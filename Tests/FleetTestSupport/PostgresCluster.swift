@@ -90,7 +90,8 @@ public final class PostgresCluster: Sendable {
   func startServer() async throws {
     let tool = "\(binaries)/pg_ctl"
     let arguments = ["-D", dataDirectory, "-l", logFile, "-w", "start", "-o", serverOptions]
-    let (command, rest) = getuid() == 0 ? ("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments) : (tool, arguments)
+    let (command, rest) =
+      getuid() == 0 ? ("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments) : (tool, arguments)
     try await onDedicatedThread(named: "pg_ctl") { try Self.spawnDetached(command, rest) }
   }
 
@@ -159,20 +160,7 @@ public final class PostgresCluster: Sendable {
   }
 
   public static func freePort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-        bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
-      }
-    }
-    guard bound else { throw ClusterError("no free port for PostgreSQL") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    try ListeningSocket().port
   }
 }
 

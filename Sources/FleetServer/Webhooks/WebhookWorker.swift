@@ -38,6 +38,8 @@ struct WebhookWorker: Sendable {
           try await store.pruneWebhookDeliveries(
             finishedBefore: Date().addingTimeInterval(-configuration.keepFinished.seconds))
         }
+      } catch  where Task.isCancelled {
+        // Stopping (the loop ends): not a stall.
       } catch {
         logger.warning("webhook delivery stalled: \(error)")
         try? await Task.sleep(for: .seconds(1))
