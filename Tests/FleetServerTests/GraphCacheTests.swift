@@ -17,17 +17,17 @@ struct GraphCacheTests {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let logger = Logger(label: "graph-cache-test")
     try await onDedicatedThread(named: "graph-cache-test") {
-      let first = try GraphCache.graph(for: monacoOSM, in: directory, logger: logger)
+      let first = try GraphCache.graph(for: monacoPortOSM, in: directory, logger: logger)
       #expect(GraphFile.hasCurrentFormat(first))
       #expect(first.hasPrefix(directory + "/graphs/"))
       let built = try FileManager.default.attributesOfItem(atPath: first)[.modificationDate] as? Date
       // Again: the same file, not rebuilt.
-      #expect(try GraphCache.graph(for: monacoOSM, in: directory, logger: logger) == first)
+      #expect(try GraphCache.graph(for: monacoPortOSM, in: directory, logger: logger) == first)
       #expect(try FileManager.default.attributesOfItem(atPath: first)[.modificationDate] as? Date == built)
       // A cached file of another format is rebuilt in place.
       try Data("FLEETKIT-GRAPH".utf8 + [0, 0, 1, 0, 0, 0]).write(to: URL(fileURLWithPath: first))
       #expect(!GraphFile.hasCurrentFormat(first))
-      #expect(try GraphCache.graph(for: monacoOSM, in: directory, logger: logger) == first)
+      #expect(try GraphCache.graph(for: monacoPortOSM, in: directory, logger: logger) == first)
       #expect(GraphFile.hasCurrentFormat(first))
       _ = try RoutingEngine(graph: first)
     }

@@ -356,6 +356,10 @@ public let projectData: URL = URL(fileURLWithPath: #filePath).deletingLastPathCo
 /// The Monaco extract's path.
 public var monacoOSM: String { projectData.appendingPathComponent("monaco.osm.pbf").path }
 
+/// A small cut of it (the port and La Condamine), for tests about building rather than routing:
+/// its graph builds in a fraction of a second, Monaco's in seconds.
+public var monacoPortOSM: String { projectData.appendingPathComponent("monaco-port.osm.pbf").path }
+
 /// The Monaco road graph's file, built once per test process from
 /// `data/monaco.osm.pbf` on a thread of its own (as `monacoGeocoding()`), so that
 /// tests waiting for it hold none of the few threads every task in the process shares.
