@@ -23,9 +23,9 @@ struct RetentionService: Service {
             try await store.purgeTombstones(olderThan: Tombstones.retention, limit: Self.tombstonesPerPurge)
               == Self.tombstonesPerPurge
           {}
-        } catch  where Task.isCancelled {
-          // Stopping (the loop ends): not a failure.
         } catch {
+          // Cancelled: stopping (the loop ends), not a failure.
+          guard !Task.isCancelled else { continue }
           logger.warning(
             "deleting expired trips or tombstones failed; trying again later", metadata: ["error": "\(error)"])
         }

@@ -38,9 +38,9 @@ struct WebhookWorker: Sendable {
           try await store.pruneWebhookDeliveries(
             finishedBefore: Date().addingTimeInterval(-configuration.keepFinished.seconds))
         }
-      } catch  where Task.isCancelled {
-        // Stopping (the loop ends): not a stall.
       } catch {
+        // Cancelled: stopping (the loop ends), not a stall.
+        guard !Task.isCancelled else { continue }
         logger.warning("webhook delivery stalled: \(error)")
         try? await Task.sleep(for: .seconds(1))
       }
