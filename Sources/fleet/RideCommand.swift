@@ -105,7 +105,8 @@ struct RideCommand: AsyncParsableCommand {
   }
 
   /// Prints the ride's changes (read with GetRide) and its trip's (the Consumer SDK) until
-  /// the ride ends; returns how it ended.
+  /// the ride ends; returns how it ended. The ride's end is the last line: the trip's own last
+  /// push can come after the read that saw the ride end, so the trip's lines stop first.
   func followRide(_ booked: Fleetkit_V1_Ride, endpoint: FleetEndpoint, tokens: ServiceAccountTokenProvider)
     async throws -> Fleetkit_V1_Ride.State
   {
@@ -114,7 +115,7 @@ struct RideCommand: AsyncParsableCommand {
     let model = try services.tripService.tripModel(forTripName: booked.trip)
     let printer = await TripStatusPrinter(tripID: id)
     await model.register(printer)
-    return try await withThrowingTaskGroup(of: Fleetkit_V1_Ride.State?.self) { group in
+    let ended = try await withThrowingTaskGroup(of: Fleetkit_V1_Ride?.self) { group -> Fleetkit_V1_Ride? in
       group.addTask {
         try await services.run()
         return nil
@@ -130,23 +131,27 @@ struct RideCommand: AsyncParsableCommand {
           while true {
             let ride = try await rides.getRide(
               request, metadata: ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"])
+            if [.completed, .canceled, .noVehicleFound].contains(ride.state) { return ride }
             if last.map({ $0 != (ride.state, ride.vehicleID) }) ?? true {
               last = (ride.state, ride.vehicleID)
               say(describe(ride))
             }
-            if [.completed, .canceled, .noVehicleFound].contains(ride.state) { return ride.state }
             try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
           }
         }
       }
       while let next = try await group.next() {
-        if let state = next {
+        if let ride = next {
           group.cancelAll()
-          return state
+          return ride
         }
       }
-      return .unspecified
+      return nil
     }
+    await model.unregister(printer)
+    guard let ended else { return .unspecified }
+    say(describe(ended))
+    return ended.state
   }
 
   func describe(_ ride: Fleetkit_V1_Ride) -> String {
