@@ -16,14 +16,21 @@ public struct TokenSigner: Sendable {
     email = file.clientEmail
   }
 
-  /// `tripID` / `vehicleID` become the private claims `authorization.tripid` / `.vehicleid`.
+  /// `tripID` / `vehicleID` become the private claims `authorization.tripid` / `.vehicleid`; the
+  /// Deliveries API's `deliveryVehicleID`, `taskID`, `taskIDs` and `trackingID` become
+  /// `deliveryvehicleid`, `taskid`, `taskids` and `trackingid`.
   public func token(
-    tripID: String? = nil, vehicleID: String? = nil, lifetime: TimeInterval = 3600,
+    tripID: String? = nil, vehicleID: String? = nil, deliveryVehicleID: String? = nil, taskID: String? = nil,
+    taskIDs: [String]? = nil, trackingID: String? = nil, lifetime: TimeInterval = 3600,
     audience: String = TokenSigner.fleetEngineAudience, now: Date = Date()
   ) throws -> String {
-    var authorization: [String: String] = [:]
+    var authorization: [String: Any] = [:]
     authorization["tripid"] = tripID
     authorization["vehicleid"] = vehicleID
+    authorization["deliveryvehicleid"] = deliveryVehicleID
+    authorization["taskid"] = taskID
+    authorization["taskids"] = taskIDs
+    authorization["trackingid"] = trackingID
     let iat = Int(now.timeIntervalSince1970)
     var claims: [String: Any] = [
       "iss": email, "sub": email, "aud": audience, "iat": iat, "exp": iat + Int(lifetime),

@@ -167,7 +167,9 @@ public final class TokenVerifier: Sendable {
     let authorization = claims["authorization"] as? [String: Any] ?? [:]
     return Caller(
       provider: key.provider, role: key.role, tripID: authorization["tripid"] as? String,
-      vehicleID: authorization["vehicleid"] as? String, subject: sub)
+      vehicleID: authorization["vehicleid"] as? String,
+      deliveryVehicleID: authorization["deliveryvehicleid"] as? String, taskID: authorization["taskid"] as? String,
+      taskIDs: authorization["taskids"] as? [String], trackingID: authorization["trackingid"] as? String, subject: sub)
   }
 
   func publicKey(_ keyID: String, now: Date) async throws(FleetError) -> (SigningKey, _RSA.Signing.PublicKey) {

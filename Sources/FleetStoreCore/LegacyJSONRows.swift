@@ -22,6 +22,9 @@ public enum LegacyJSONRows {
     case .trips: Data(try decoder.decode(Trip.self, from: body).rowBytes)
     case .vehicles: Data(try decoder.decode(Vehicle.self, from: body).rowBytes)
     case .rides: Data(try decoder.decode(Ride.self, from: body).rowBytes)
+    // Written binary from the start.
+    case .deliveryVehicles, .tasks:
+      throw RowFormatError(offset: 0, reason: "\(table.rawValue) rows were never written as JSON")
     }
   }
 

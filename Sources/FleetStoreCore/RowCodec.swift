@@ -510,3 +510,160 @@ extension FleetEvent: RowCodable {
     return try T(row: &reader)
   }
 }
+
+extension TimeWindow: RowCodable {
+  func write(to row: inout RowWriter) {
+    row.date(start)
+    row.date(end)
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) { self.init(start: try row.date(), end: try row.date()) }
+}
+
+extension Visibility: RowCodable {
+  func write(to row: inout RowWriter) {
+    switch self {
+    case .remainingStopCountAtMost(let n):
+      row.varint(1)
+      row.int32(n)
+    case .durationUntilArrivalAtMost(let seconds):
+      row.varint(2)
+      row.double(seconds)
+    case .remainingDrivingDistanceAtMost(let metres):
+      row.varint(3)
+      row.int32(metres)
+    case .always: row.varint(4)
+    case .never: row.varint(5)
+    }
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    switch try row.varint() {
+    case 1: self = .remainingStopCountAtMost(try row.int32())
+    case 2: self = .durationUntilArrivalAtMost(try row.double())
+    case 3: self = .remainingDrivingDistanceAtMost(try row.int32())
+    case 4: self = .always
+    case 5: self = .never
+    case let other: throw row.damaged("unknown visibility option \(other)")
+    }
+  }
+}
+
+extension TaskTrackingViewConfig: RowCodable {
+  func write(to row: inout RowWriter) {
+    for option in [
+      routePolylinePoints, estimatedArrivalTime, estimatedTaskCompletionTime, remainingDrivingDistance,
+      remainingStopCount, vehicleLocation,
+    ] {
+      row.optional(option, Visibility.write)
+    }
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    self.init()
+    routePolylinePoints = try row.optional(Visibility.read)
+    estimatedArrivalTime = try row.optional(Visibility.read)
+    estimatedTaskCompletionTime = try row.optional(Visibility.read)
+    remainingDrivingDistance = try row.optional(Visibility.read)
+    remainingStopCount = try row.optional(Visibility.read)
+    vehicleLocation = try row.optional(Visibility.read)
+  }
+}
+
+extension JourneySegment: RowCodable {
+  func write(to row: inout RowWriter) {
+    stop.plannedLocation.write(to: &row)
+    row.array(stop.tasks) { $0.string($1.taskID) }
+    row.enumValue(stop.state)
+    row.optional(drivingDistanceMeters) { $0.int32($1) }
+    row.optional(drivingDuration) { $0.double($1) }
+    row.array(path, LatLng.write)
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    let planned = try LatLng(row: &row)
+    let tasks = try row.array { r throws(RowFormatError) in VehicleStop.TaskInfo(taskID: try r.string()) }
+    self.init(stop: VehicleStop(plannedLocation: planned, tasks: tasks, state: try row.enumValue()))
+    drivingDistanceMeters = try row.optional { r throws(RowFormatError) in try r.int32() }
+    drivingDuration = try row.optional { r throws(RowFormatError) in try r.double() }
+    path = try row.array(LatLng.read)
+  }
+}
+
+extension DeliveryVehicle: RowCodable {
+  func write(to row: inout RowWriter) {
+    row.string(provider)
+    row.string(id)
+    row.optional(lastLocation, VehicleLocation.write)
+    row.enumValue(navigationStatus)
+    row.array(currentRouteSegment) { $0.varint(UInt64($1)) }
+    row.optional(currentRouteSegmentEndPoint, LatLng.write)
+    row.optional(remainingDistanceMeters) { $0.int32($1) }
+    row.optional(remainingDuration) { $0.double($1) }
+    row.array(journey, JourneySegment.write)
+    row.array(attributes, Attribute.write)
+    row.enumValue(type)
+    row.date(createTime)
+    row.date(updateTime)
+    row.varint(revision)
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    self.init(provider: try row.string(), id: try row.string())
+    lastLocation = try row.optional(VehicleLocation.read)
+    navigationStatus = try row.enumValue()
+    currentRouteSegment = try row.array { r throws(RowFormatError) in UInt8(truncatingIfNeeded: try r.varint()) }
+    currentRouteSegmentEndPoint = try row.optional(LatLng.read)
+    remainingDistanceMeters = try row.optional { r throws(RowFormatError) in try r.int32() }
+    remainingDuration = try row.optional { r throws(RowFormatError) in try r.double() }
+    journey = try row.array(JourneySegment.read)
+    attributes = try row.array(Attribute.read)
+    type = try row.enumValue()
+    createTime = try row.date()
+    updateTime = try row.date()
+    revision = try row.varint()
+  }
+}
+
+extension DeliveryTask: RowCodable {
+  func write(to row: inout RowWriter) {
+    row.string(provider)
+    row.string(id)
+    row.enumValue(type)
+    row.enumValue(state)
+    row.enumValue(outcome)
+    row.optional(outcomeTime) { $0.date($1) }
+    row.optional(outcomeLocation, LatLng.write)
+    row.enumValue(outcomeLocationSource)
+    row.string(trackingID)
+    row.string(deliveryVehicleID)
+    row.optional(plannedLocation, LatLng.write)
+    row.double(duration)
+    row.optional(targetTimeWindow, TimeWindow.write)
+    row.optional(trackingViewConfig, TaskTrackingViewConfig.write)
+    row.array(attributes, Attribute.write)
+    row.date(createTime)
+    row.date(updateTime)
+    row.varint(revision)
+  }
+
+  init(row: inout RowReader) throws(RowFormatError) {
+    self.init(provider: try row.string(), id: try row.string())
+    type = try row.enumValue()
+    state = try row.enumValue()
+    outcome = try row.enumValue()
+    outcomeTime = try row.optional { r throws(RowFormatError) in try r.date() }
+    outcomeLocation = try row.optional(LatLng.read)
+    outcomeLocationSource = try row.enumValue()
+    trackingID = try row.string()
+    deliveryVehicleID = try row.string()
+    plannedLocation = try row.optional(LatLng.read)
+    duration = try row.double()
+    targetTimeWindow = try row.optional(TimeWindow.read)
+    trackingViewConfig = try row.optional(TaskTrackingViewConfig.read)
+    attributes = try row.array(Attribute.read)
+    createTime = try row.date()
+    updateTime = try row.date()
+    revision = try row.varint()
+  }
+}

@@ -4,12 +4,20 @@ import Foundation
 /// The tables every store keeps entities in, by provider and ID, each row with its revision.
 public enum StoredTable: String, Sendable, CaseIterable {
   case trips, vehicles, rides
+  case deliveryVehicles = "delivery_vehicles"
+  case tasks
+
+  /// The tables the schema had before the Deliveries API: what the migrations written before it
+  /// go over (the later tables do not exist yet when they run on a new database).
+  public static let beforeDeliveries: [StoredTable] = [.trips, .vehicles, .rides]
 
   public init(_ kind: EntityKind) {
     switch kind {
     case .trip: self = .trips
     case .vehicle: self = .vehicles
     case .ride: self = .rides
+    case .deliveryVehicle: self = .deliveryVehicles
+    case .task: self = .tasks
     }
   }
 
@@ -18,6 +26,8 @@ public enum StoredTable: String, Sendable, CaseIterable {
     case .trips: .trip
     case .vehicles: .vehicle
     case .rides: .ride
+    case .deliveryVehicles: .deliveryVehicle
+    case .tasks: .task
     }
   }
 }
@@ -109,6 +119,12 @@ public enum StoredRows {
           provider: r.provider, id: r.billableTripID, reportTime: r.reportTime.timeIntervalSince1970,
           body: Data(r.rowBytes))
       case .putEvent(let event): .event(EncodedEvent(event))
+      case .putDeliveryVehicle(let v): .row(row(.deliveryVehicles, v.provider, v.id, v.revision, v))
+      case .deleteDeliveryVehicle(let provider, let id, let revision):
+        .row(StoredRow(table: .deliveryVehicles, provider: provider, id: id, revision: revision, body: nil))
+      case .putTask(let t): .row(row(.tasks, t.provider, t.id, t.revision, t))
+      case .deleteTask(let provider, let id, let revision):
+        .row(StoredRow(table: .tasks, provider: provider, id: id, revision: revision, body: nil))
       }
     }
   }
@@ -126,18 +142,25 @@ public enum StoredRows {
       case .trips: return .deleteTrip(provider: row.provider, id: row.id, revision: row.revision)
       case .vehicles: return .deleteVehicle(provider: row.provider, id: row.id, revision: row.revision)
       case .rides: return .deleteRide(provider: row.provider, id: row.id, revision: row.revision)
+      case .deliveryVehicles:
+        return .deleteDeliveryVehicle(provider: row.provider, id: row.id, revision: row.revision)
+      case .tasks: return .deleteTask(provider: row.provider, id: row.id, revision: row.revision)
       }
     }
     switch row.table {
     case .trips: return .putTrip(try trip(from: body))
     case .vehicles: return .putVehicle(try vehicle(from: body))
     case .rides: return .putRide(try ride(from: body))
+    case .deliveryVehicles: return .putDeliveryVehicle(try deliveryVehicle(from: body))
+    case .tasks: return .putTask(try task(from: body))
     }
   }
 
   public static func trip(from body: Data) throws -> Trip { try decode(body) }
   public static func vehicle(from body: Data) throws -> Vehicle { try decode(body) }
   public static func ride(from body: Data) throws -> Ride { try decode(body) }
+  public static func deliveryVehicle(from body: Data) throws -> DeliveryVehicle { try decode(body) }
+  public static func task(from body: Data) throws -> DeliveryTask { try decode(body) }
   public static func billableTrip(from body: Data) throws -> BillableTripReport { try decode(body) }
   public static func event(from body: Data) throws -> FleetEvent { try decode(body) }
 

@@ -104,7 +104,7 @@ enum PostgresMigrations {
     Migration(identifier: "v7: webhooks", statements: WebhookTables.statements),
     Migration(
       identifier: "v8: tombstone times",
-      statements: StoredTable.allCases.flatMap { table in
+      statements: StoredTable.beforeDeliveries.flatMap { table in
         let name = table.rawValue
         // When each tombstone was written, so that the old ones can go (`Tombstones.retention`);
         // those written before this version count from now.
@@ -118,11 +118,22 @@ enum PostgresMigrations {
         "CREATE TABLE purged_revision (id INT PRIMARY KEY CHECK (id = 1), revision BIGINT NOT NULL)",
         "INSERT INTO purged_revision VALUES (1, 0)",
       ]),
+    Migration(
+      identifier: "v9: deliveries",
+      statements: [StoredTable.deliveryVehicles, .tasks].flatMap { table in
+        // The Deliveries API's vehicles and tasks, kept by revision like trips and vehicles.
+        let name = table.rawValue
+        return [
+          entityTable(name),
+          "ALTER TABLE \(name) ADD COLUMN deleted_at DOUBLE PRECISION",
+          "CREATE INDEX \(name)_tombstones ON \(name) (deleted_at) WHERE body IS NULL",
+        ]
+      }),
   ]
 
   /// Rows written as JSON by earlier versions become binary, so that every row read is.
   static func convertJSONRows(_ connection: PostgresConnection, logger: Logger) async throws {
-    for table in StoredTable.allCases {
+    for table in StoredTable.beforeDeliveries {
       let rows = try await connection.query(
         PostgresQuery(
           unsafeSQL:

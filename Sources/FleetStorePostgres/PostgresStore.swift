@@ -151,6 +151,10 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
   public func loadTrips() async throws -> [Trip] { try await load(.trips, StoredRows.trip(from:)) }
   public func loadVehicles() async throws -> [Vehicle] { try await load(.vehicles, StoredRows.vehicle(from:)) }
   public func loadRides() async throws -> [Ride] { try await load(.rides, StoredRows.ride(from:)) }
+  public func loadDeliveryVehicles() async throws -> [DeliveryVehicle] {
+    try await load(.deliveryVehicles, StoredRows.deliveryVehicle(from:))
+  }
+  public func loadTasks() async throws -> [DeliveryTask] { try await load(.tasks, StoredRows.task(from:)) }
 
   func load<T>(_ table: StoredTable, _ decode: (Data) throws -> T) async throws -> [T] {
     let rows = try await client.query(
@@ -172,6 +176,7 @@ public final class PostgresStore: SharedFleetStore, APIKeyStore, SecretStore, We
       """
       SELECT COALESCE(MAX(r), 0) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL
         SELECT MAX(revision) FROM vehicles UNION ALL SELECT MAX(revision) FROM rides UNION ALL
+        SELECT MAX(revision) FROM delivery_vehicles UNION ALL SELECT MAX(revision) FROM tasks UNION ALL
         SELECT revision FROM purged_revision) AS highest
       """, logger: logger)
     for try await (revision) in rows.decode(Int64.self) { return UInt64(max(0, revision)) }

@@ -80,7 +80,7 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
     }
     migrator.registerMigration("v4: binary rows") { db in
       // Rows written as JSON by earlier versions become binary, so that every row read is.
-      for table in StoredTable.allCases {
+      for table in StoredTable.beforeDeliveries {
         let rows = try Row.fetchAll(
           db, sql: "SELECT provider, id, body FROM \(table.rawValue) WHERE substr(body, 1, 1) = CAST('{' AS BLOB)")
         for row in rows {
@@ -108,7 +108,7 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
       // When each tombstone was written, so that the old ones can go (`Tombstones.retention`);
       // those written before this version count from now. The highest revision purged is kept,
       // so that new revisions still sort after every one ever stored.
-      for table in StoredTable.allCases {
+      for table in StoredTable.beforeDeliveries {
         let name = table.rawValue
         try db.execute(sql: "ALTER TABLE \(name) ADD COLUMN deleted_at REAL")
         try db.execute(
@@ -118,6 +118,19 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
       try db.execute(
         sql: "CREATE TABLE purged_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL)")
       try db.execute(sql: "INSERT INTO purged_revision VALUES (1, 0)")
+    }
+    migrator.registerMigration("v8: deliveries") { db in
+      // The Deliveries API's vehicles and tasks, kept by revision like trips and vehicles.
+      for table in [StoredTable.deliveryVehicles, .tasks] {
+        let name = table.rawValue
+        try db.execute(
+          sql: """
+            CREATE TABLE \(name) (
+              provider TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL, body BLOB, deleted_at REAL,
+              PRIMARY KEY (provider, id)) WITHOUT ROWID
+            """)
+        try db.execute(sql: "CREATE INDEX \(name)_tombstones ON \(name) (deleted_at) WHERE body IS NULL")
+      }
     }
     return migrator
   }
@@ -136,6 +149,10 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
   public func loadTrips() async throws -> [Trip] { try await load(.trips, StoredRows.trip(from:)) }
   public func loadVehicles() async throws -> [Vehicle] { try await load(.vehicles, StoredRows.vehicle(from:)) }
   public func loadRides() async throws -> [Ride] { try await load(.rides, StoredRows.ride(from:)) }
+  public func loadDeliveryVehicles() async throws -> [DeliveryVehicle] {
+    try await load(.deliveryVehicles, StoredRows.deliveryVehicle(from:))
+  }
+  public func loadTasks() async throws -> [DeliveryTask] { try await load(.tasks, StoredRows.task(from:)) }
 
   public func highestRevision() async throws -> UInt64 {
     try await pool.read { db in
@@ -144,7 +161,8 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
           db,
           sql: """
             SELECT MAX(r) FROM (SELECT MAX(revision) AS r FROM trips UNION ALL SELECT MAX(revision) FROM vehicles
-              UNION ALL SELECT MAX(revision) FROM rides UNION ALL SELECT revision FROM purged_revision)
+              UNION ALL SELECT MAX(revision) FROM rides UNION ALL SELECT MAX(revision) FROM delivery_vehicles
+              UNION ALL SELECT MAX(revision) FROM tasks UNION ALL SELECT revision FROM purged_revision)
             """)
           ?? 0)
     }

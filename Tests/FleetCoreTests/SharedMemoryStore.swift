@@ -81,6 +81,8 @@ final class SharedMemoryStore: SharedFleetStore, Lease {
   func loadTrips() async throws -> [Trip] { [] }
   func loadVehicles() async throws -> [Vehicle] { [] }
   func loadRides() async throws -> [Ride] { [] }
+  func loadDeliveryVehicles() async throws -> [DeliveryVehicle] { [] }
+  func loadTasks() async throws -> [DeliveryTask] { [] }
   func highestRevision() async throws -> UInt64 { 0 }
   func purgeTombstones(olderThan age: Duration, limit: Int) async throws -> Int { 0 }
   func signingKey(id: String) async throws -> SigningKey? { nil }

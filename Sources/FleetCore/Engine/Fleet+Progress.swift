@@ -36,7 +36,8 @@ extension Fleet {
         trips.insert(ResourceName(provider: provider, kind: .trips, id: id))
       case .deleteVehicle(let provider, let id, _):
         progressEngine?.forget(ResourceName(provider: provider, kind: .vehicles, id: id))
-      case .putBillableTrip, .putRide, .deleteRide, .putEvent:
+      case .putBillableTrip, .putRide, .deleteRide, .putEvent, .putDeliveryVehicle, .deleteDeliveryVehicle, .putTask,
+        .deleteTask:
         break
       }
     }

@@ -6,6 +6,8 @@ enum Entity: Sendable {
   case trip(Trip)
   case vehicle(Vehicle)
   case ride(Ride)
+  case deliveryVehicle(DeliveryVehicle)
+  case task(DeliveryTask)
   case absent(EntityKey)
 
   /// Its revision; 0 when absent (what a write that creates it expects).
@@ -14,6 +16,8 @@ enum Entity: Sendable {
     case .trip(let t): t.revision
     case .vehicle(let v): v.revision
     case .ride(let r): r.revision
+    case .deliveryVehicle(let v): v.revision
+    case .task(let t): t.revision
     case .absent: 0
     }
   }
@@ -24,9 +28,14 @@ enum Entity: Sendable {
     case .putTrip(let t): self = .trip(t)
     case .putVehicle(let v): self = .vehicle(v)
     case .putRide(let r): self = .ride(r)
+    case .putDeliveryVehicle(let v): self = .deliveryVehicle(v)
+    case .putTask(let t): self = .task(t)
     case .deleteTrip(let provider, let id, _): self = .absent(EntityKey(.trip, provider: provider, id: id))
     case .deleteVehicle(let provider, let id, _): self = .absent(EntityKey(.vehicle, provider: provider, id: id))
     case .deleteRide(let provider, let id, _): self = .absent(EntityKey(.ride, provider: provider, id: id))
+    case .deleteDeliveryVehicle(let provider, let id, _):
+      self = .absent(EntityKey(.deliveryVehicle, provider: provider, id: id))
+    case .deleteTask(let provider, let id, _): self = .absent(EntityKey(.task, provider: provider, id: id))
     case .putBillableTrip, .putEvent: return nil
     }
   }

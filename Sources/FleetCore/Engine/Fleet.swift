@@ -12,6 +12,11 @@ public final class Fleet: Sendable {
     var vehicles: [String: [String: Vehicle]] = [:]
     /// Booked rides (fleetd's dispatcher), by provider and ID.
     var rides: [String: [String: Ride]] = [:]
+    /// The Deliveries API's vehicles and tasks, by provider and ID.
+    var deliveryVehicles: [String: [String: DeliveryVehicle]] = [:]
+    var tasks: [String: [String: DeliveryTask]] = [:]
+    /// Task IDs by provider and tracking ID (several tasks may share one).
+    var tasksByTrackingID: [String: [String: Set<String>]] = [:]
     /// Rides the dispatcher still has to watch (scheduled, waiting, or assigned and not yet
     /// picked up), so that its rounds scan the rides still in dispatch, not every ride on the
     /// road. Kept as rides and their trips change.
@@ -78,6 +83,38 @@ public final class Fleet: Sendable {
       return .putRide(ride)
     }
 
+    /// Stores a changed delivery vehicle under a new revision and returns the change to commit.
+    mutating func put(_ vehicle: DeliveryVehicle) -> StoredChange {
+      var vehicle = vehicle
+      vehicle.revision = change(EntityKey(.deliveryVehicle, provider: vehicle.provider, id: vehicle.id))
+      install(.deliveryVehicle(vehicle))
+      return .putDeliveryVehicle(vehicle)
+    }
+
+    /// Stores a changed task under a new revision and returns the change to commit.
+    mutating func put(_ task: DeliveryTask) -> StoredChange {
+      var task = task
+      task.revision = change(EntityKey(.task, provider: task.provider, id: task.id))
+      install(.task(task))
+      return .putTask(task)
+    }
+
+    /// Forgets a deleted delivery vehicle and returns the change to commit.
+    mutating func removeDeliveryVehicle(provider: String, id: String) -> StoredChange {
+      let key = EntityKey(.deliveryVehicle, provider: provider, id: id)
+      let revision = change(key)
+      install(.absent(key))
+      return .deleteDeliveryVehicle(provider: provider, id: id, revision: revision)
+    }
+
+    /// Forgets a deleted task and returns the change to commit.
+    mutating func removeTask(provider: String, id: String) -> StoredChange {
+      let key = EntityKey(.task, provider: provider, id: id)
+      let revision = change(key)
+      install(.absent(key))
+      return .deleteTask(provider: provider, id: id, revision: revision)
+    }
+
     /// Forgets a deleted vehicle and returns the change to commit.
     mutating func removeVehicle(provider: String, id: String) -> StoredChange {
       let key = EntityKey(.vehicle, provider: provider, id: id)
@@ -129,6 +166,10 @@ public final class Fleet: Sendable {
       case .ride(let ride):
         rides[ride.provider, default: [:]][ride.id] = ride
         reviewDispatch(provider: ride.provider, id: ride.id)
+      case .deliveryVehicle(let vehicle):
+        deliveryVehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      case .task(let task):
+        file(task)
       case .absent(let key):
         switch key.kind {
         case .trip:
@@ -141,6 +182,12 @@ public final class Fleet: Sendable {
         case .ride:
           rides[key.provider]?[key.id] = nil
           ridesInDispatch.remove(ResourceName(provider: key.provider, kind: .rides, id: key.id))
+        case .deliveryVehicle:
+          deliveryVehicles[key.provider]?[key.id] = nil
+        case .task:
+          if let old = tasks[key.provider]?.removeValue(forKey: key.id), !old.trackingID.isEmpty {
+            tasksByTrackingID[key.provider]?[old.trackingID]?.remove(key.id)
+          }
         }
       }
     }
@@ -153,6 +200,14 @@ public final class Fleet: Sendable {
         ridesInDispatch.insert(name)
       } else {
         ridesInDispatch.remove(name)
+      }
+    }
+
+    /// Puts a task in memory with its tracking ID (which never changes).
+    mutating func file(_ task: DeliveryTask) {
+      tasks[task.provider, default: [:]][task.id] = task
+      if !task.trackingID.isEmpty {
+        tasksByTrackingID[task.provider, default: [:]][task.trackingID, default: []].insert(task.id)
       }
     }
 
@@ -170,6 +225,8 @@ public final class Fleet: Sendable {
       case .trip: trips[key.provider]?[key.id].map(Entity.trip) ?? .absent(key)
       case .vehicle: vehicles[key.provider]?[key.id].map(Entity.vehicle) ?? .absent(key)
       case .ride: rides[key.provider]?[key.id].map(Entity.ride) ?? .absent(key)
+      case .deliveryVehicle: deliveryVehicles[key.provider]?[key.id].map(Entity.deliveryVehicle) ?? .absent(key)
+      case .task: tasks[key.provider]?[key.id].map(Entity.task) ?? .absent(key)
       }
     }
 
@@ -240,6 +297,14 @@ public final class Fleet: Sendable {
       initial.rides[ride.provider, default: [:]][ride.id] = ride
       initial.reviewDispatch(provider: ride.provider, id: ride.id)
       initial.revision = max(initial.revision, ride.revision)
+    }
+    for vehicle in try await store.loadDeliveryVehicles() {
+      initial.deliveryVehicles[vehicle.provider, default: [:]][vehicle.id] = vehicle
+      initial.revision = max(initial.revision, vehicle.revision)
+    }
+    for task in try await store.loadTasks() {
+      initial.file(task)
+      initial.revision = max(initial.revision, task.revision)
     }
     self.state = Mutex(initial)
     self.store = store

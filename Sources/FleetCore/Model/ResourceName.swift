@@ -47,6 +47,8 @@ public struct ProviderName: Sendable, Hashable {
 
 public enum ResourceKind: String, Sendable {
   case trips, vehicles, billableTrips, rides
+  /// The Deliveries API's.
+  case deliveryVehicles, tasks, taskTrackingInfo
 }
 
 /// A name such as `providers/p/trips/t`.

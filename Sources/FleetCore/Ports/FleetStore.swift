@@ -15,6 +15,11 @@ public enum StoredChange: Sendable, Hashable {
   case deleteRide(provider: String, id: String, revision: UInt64)
   /// An event for webhooks, into the outbox (`WebhookStore`).
   case putEvent(FleetEvent)
+  /// The Deliveries API's vehicles and tasks.
+  case putDeliveryVehicle(DeliveryVehicle)
+  case deleteDeliveryVehicle(provider: String, id: String, revision: UInt64)
+  case putTask(DeliveryTask)
+  case deleteTask(provider: String, id: String, revision: UInt64)
 }
 
 /// The store port of the domain. `commit` returns only once the changes are durable.
@@ -24,7 +29,9 @@ public protocol FleetStore: Sendable {
   func loadTrips() async throws -> [Trip]
   func loadVehicles() async throws -> [Vehicle]
   func loadRides() async throws -> [Ride]
-  /// The highest revision ever stored (trips, vehicles, rides), deletions (tombstones)
+  func loadDeliveryVehicles() async throws -> [DeliveryVehicle]
+  func loadTasks() async throws -> [DeliveryTask]
+  /// The highest revision ever stored (every entity table), deletions (tombstones)
   /// included, so that new revisions always sort after everything on disk.
   func highestRevision() async throws -> UInt64
   func commit(_ commit: FleetCommit) async throws
@@ -55,7 +62,7 @@ extension FleetStore {
 
 /// The kinds of entity a change writes.
 public enum EntityKind: String, Sendable, Hashable, CaseIterable, Codable {
-  case trip, vehicle, ride
+  case trip, vehicle, ride, deliveryVehicle, task
 }
 
 /// One stored entity: its kind, provider and ID.
@@ -85,6 +92,11 @@ extension StoredChange {
     case .deleteVehicle(let provider, let id, let revision):
       (EntityKey(.vehicle, provider: provider, id: id), revision)
     case .deleteRide(let provider, let id, let revision): (EntityKey(.ride, provider: provider, id: id), revision)
+    case .putDeliveryVehicle(let v): (EntityKey(.deliveryVehicle, provider: v.provider, id: v.id), v.revision)
+    case .deleteDeliveryVehicle(let provider, let id, let revision):
+      (EntityKey(.deliveryVehicle, provider: provider, id: id), revision)
+    case .putTask(let t): (EntityKey(.task, provider: t.provider, id: t.id), t.revision)
+    case .deleteTask(let provider, let id, let revision): (EntityKey(.task, provider: provider, id: id), revision)
     case .putBillableTrip, .putEvent: nil
     }
   }
