@@ -16,6 +16,8 @@ from google.protobuf import field_mask_pb2
 from google.maps import fleetengine_v1 as fe
 from google.maps.fleetengine_v1.services.trip_service.transports import TripServiceGrpcTransport
 from google.maps.fleetengine_v1.services.vehicle_service.transports import VehicleServiceGrpcTransport
+from google.maps import fleetengine_delivery_v1 as fd
+from google.maps.fleetengine_delivery_v1.services.delivery_service.transports import DeliveryServiceGrpcTransport
 
 FLEETD = os.environ.get("FLEETD_BINARY", os.path.join(os.path.dirname(__file__), "..", ".build", "debug", "fleetd"))
 PROVIDER = "conformance"
@@ -198,6 +200,7 @@ class Fleetd:
         self.channel = first.channel if self.count == 1 else RoundRobin([i.channel for i in self.instances])
         self.trips = fe.TripServiceClient(transport=TripServiceGrpcTransport(channel=self.channel))
         self.vehicles = fe.VehicleServiceClient(transport=VehicleServiceGrpcTransport(channel=self.channel))
+        self.deliveries = fd.DeliveryServiceClient(transport=DeliveryServiceGrpcTransport(channel=self.channel))
         return self
 
     def client(self, instance):
@@ -206,15 +209,17 @@ class Fleetd:
         return (fe.TripServiceClient(transport=TripServiceGrpcTransport(channel=channel)),
                 fe.VehicleServiceClient(transport=VehicleServiceGrpcTransport(channel=channel)))
 
-    def token(self, role="server", provider=PROVIDER, trip=None, vehicle=None, lifetime=3600, now=None, **overrides):
-        """A Fleet Engine JWT minted with google-auth from the key file."""
+    def token(self, role="server", provider=PROVIDER, trip=None, vehicle=None, lifetime=3600, now=None,
+              authorization=None, **overrides):
+        """A Fleet Engine JWT minted with google-auth from the key file; `authorization` adds the
+        Deliveries API's claims (deliveryvehicleid, taskid, taskids, trackingid)."""
         path = self.keys.get((provider, role)) or self.add_key(role, provider)
         info = json.load(open(path))
         signer = crypt.RSASigner.from_service_account_info(info)
         iat = int(now if now is not None else time.time())
         claims = {"iss": info["client_email"], "sub": info["client_email"],
                   "aud": "https://fleetengine.googleapis.com/", "iat": iat, "exp": iat + lifetime}
-        authorization = {}
+        authorization = dict(authorization or {})
         if trip:
             authorization["tripid"] = trip
         if vehicle:

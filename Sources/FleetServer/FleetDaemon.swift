@@ -135,7 +135,7 @@ public final class FleetDaemon: Sendable {
       transport: grpcTransport,
       services: [
         TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront),
-        TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront),
+        TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront), DeliveryServiceHandler(front: grpcFront),
         VehicleUpdatesHandler(intake: intake, window: configuration.reportWindow, balancer: LoopBalancer()),
       ])
 

@@ -12,6 +12,12 @@ struct TokenCommand: AsyncParsableCommand {
   var trip: String?
   @Option(help: "Vehicle ID for authorization.vehicleid ('*' for any).")
   var vehicle: String?
+  @Option(help: "Delivery vehicle ID for authorization.deliveryvehicleid ('*' for any).")
+  var deliveryVehicle: String?
+  @Option(help: "Task ID for authorization.taskid ('*' for any).")
+  var task: String?
+  @Option(help: "Tracking ID for authorization.trackingid ('*' for any).")
+  var trackingId: String?
   @Option(help: "Lifetime in seconds (at most 3600).")
   var ttl: Int = 3600
   @Option(help: "Audience.")
@@ -20,6 +26,9 @@ struct TokenCommand: AsyncParsableCommand {
   func run() async throws {
     guard (1...3600).contains(ttl) else { throw ValidationError("--ttl must be within 1...3600 seconds") }
     let signer = try TokenSigner(key: try ServiceAccountKey.load(path: key))
-    print(try signer.token(tripID: trip, vehicleID: vehicle, lifetime: TimeInterval(ttl), audience: audience))
+    print(
+      try signer.token(
+        tripID: trip, vehicleID: vehicle, deliveryVehicleID: deliveryVehicle, taskID: task, trackingID: trackingId,
+        lifetime: TimeInterval(ttl), audience: audience))
   }
 }

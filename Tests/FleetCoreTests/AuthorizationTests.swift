@@ -8,6 +8,18 @@ struct AuthorizationTests {
   static let reads: Set<FleetOperation> = [
     .getTrip, .watchTrip, .searchTrips, .getVehicle, .listVehicles, .searchVehicles, .listAreas,
   ]
+  // Google's IAM permissions of the delivery roles (roles/fleetengine.delivery*): the fleet
+  // reader's are also the Fleet Engine Viewer's delivery reads.
+  static let deliveryReads: Set<FleetOperation> = [
+    .getDeliveryVehicle, .listDeliveryVehicles, .getTask, .listTasks, .getTaskTrackingInfo,
+  ]
+  static let deliveryAll: Set<FleetOperation> = deliveryReads.union([
+    .createDeliveryVehicle, .updateDeliveryVehicle, .deleteDeliveryVehicle, .createTask, .batchCreateTasks,
+    .updateTask, .deleteTask,
+  ])
+  static let trustedDriverOps: Set<FleetOperation> = [
+    .createDeliveryVehicle, .getDeliveryVehicle, .updateDeliveryVehicle, .createTask, .batchCreateTasks, .updateTask,
+  ]
   // A driver's app reports its vehicle's positions over the stream as with UpdateVehicle.
   static let driverOps: Set<FleetOperation> = [
     .getTrip, .watchTrip, .updateTrip, .searchTrips, .getVehicle, .updateVehicle, .updateVehicleAttributes,
@@ -19,11 +31,16 @@ struct AuthorizationTests {
     let expected: Bool =
       switch role {
       case .admin, .server: true
-      case .viewer: Self.reads.contains(operation)
+      case .viewer: Self.reads.union(Self.deliveryReads).contains(operation)
       case .driver: Self.driverOps.contains(operation)
       // Fleet Engine's Consumer SDK User role also searches vehicles (nearby cars); FleetKit's
       // rider reads its own ride (the fare) and the areas served.
       case .consumer: [.getTrip, .watchTrip, .searchVehicles, .getRide, .listAreas].contains(operation)
+      case .deliveryAdmin: Self.deliveryAll.contains(operation)
+      case .deliveryFleetReader: Self.deliveryReads.contains(operation)
+      case .deliveryTrustedDriver: Self.trustedDriverOps.contains(operation)
+      case .deliveryUntrustedDriver: [.getDeliveryVehicle, .updateDeliveryVehicle].contains(operation)
+      case .deliveryConsumer: operation == .getTaskTrackingInfo
       }
     #expect(operation.isAllowed(for: role) == expected)
   }
@@ -45,6 +62,28 @@ struct AuthorizationTests {
     try driver.checkTripAccess(tripID: "t", assignedVehicle: "v1")
     #expect(throws: FleetError.self) { try driver.checkTripAccess(tripID: "t", assignedVehicle: "v2") }
     #expect(throws: FleetError.self) { try driver.checkTripAccess(tripID: "t", assignedVehicle: "") }
+  }
+
+  @Test func deliveryClaimsNameTheirResources() throws {
+    let untrusted = Caller(provider: "p", role: .deliveryUntrustedDriver, deliveryVehicleID: "van-1")
+    try untrusted.checkDeliveryVehicleAccess("van-1")
+    #expect(throws: FleetError.self) { try untrusted.checkDeliveryVehicleAccess("van-2") }
+    #expect(throws: FleetError.self) {
+      try Caller(provider: "p", role: .deliveryTrustedDriver).checkDeliveryVehicleAccess("van-1")
+    }
+    // Admin principals' claims are not checked.
+    try Caller(provider: "p", role: .deliveryAdmin, deliveryVehicleID: "other").checkDeliveryVehicleAccess("van-1")
+
+    let consumer = Caller(provider: "p", role: .deliveryConsumer, trackingID: "ship-1")
+    try consumer.checkTrackingAccess("ship-1")
+    #expect(throws: FleetError.self) { try consumer.checkTrackingAccess("ship-2") }
+
+    let batch = Caller(provider: "p", role: .deliveryTrustedDriver, taskIDs: ["a", "b"])
+    try batch.checkTaskAccess("a", batch: true, assignedVehicle: nil)
+    #expect(throws: FleetError.self) { try batch.checkTaskAccess("c", batch: true, assignedVehicle: nil) }
+    let driver = Caller(provider: "p", role: .deliveryTrustedDriver, deliveryVehicleID: "van-1")
+    try driver.checkTaskAccess("t", assignedVehicle: "van-1")
+    #expect(throws: FleetError.self) { try driver.checkTaskAccess("t", assignedVehicle: "van-2") }
   }
 
   @Test func providersAreSeparate() {

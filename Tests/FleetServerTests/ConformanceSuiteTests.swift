@@ -20,7 +20,11 @@ struct ConformanceSuiteTests {
     var ready = FileManager.default.isExecutableFile(atPath: python)
     if ready {
       let imports = try? await ChildProcess.run(
-        python, ["-c", "import google.maps.fleetengine_v1, pytest, cryptography, standardwebhooks"])
+        python,
+        [
+          "-c",
+          "import google.maps.fleetengine_v1, google.maps.fleetengine_delivery_v1, pytest, cryptography, standardwebhooks",
+        ])
       ready = imports?.status == 0
     }
     if !ready {
@@ -61,12 +65,15 @@ struct ConformanceSuiteTests {
       "CONFORMANCE_PG_RESTART": cluster.restartCommand,
     ]
     try await passesTheSuite(
-      environment: environment, files: ["Conformance/test_conformance.py", "Conformance/test_instances.py"])
+      environment: environment,
+      files: ["Conformance/test_conformance.py", "Conformance/test_instances.py", "Conformance/test_deliveries.py"])
   }
 
   func passesTheSuite(
     environment: [String: String],
-    files: [String] = ["Conformance/test_conformance.py", "Conformance/test_key_files.py"]
+    files: [String] = [
+      "Conformance/test_conformance.py", "Conformance/test_key_files.py", "Conformance/test_deliveries.py",
+    ]
   ) async throws {
     try await Self.runPytest(environment: environment, files: files)
   }

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetStorePostgres
 import FleetStoreSQLite
 import FleetTestSupport
@@ -91,6 +92,58 @@ struct StoreTests {
       #expect(rides.first?.directSeconds == 612.5)
       #expect(rides.first?.pooling == PoolingBounds(maximumWait: .seconds(420), maximumDetour: 1.25))
       #expect(try await reopened.highestRevision() == 3)
+    }
+  }
+
+  /// The Deliveries API's vehicles and tasks: every field survives reopening, a deletion is kept
+  /// as a tombstone that an older write cannot undo, and their revisions count in the highest.
+  @Test(arguments: StoreKind.allCases)
+  func deliveryVehiclesAndTasksSurviveReopening(_ kind: StoreKind) async throws {
+    let place = try await StorePlace.fresh(kind)
+    defer { place.remove() }
+    var van = DeliveryVehicle(provider: "p", id: "van")
+    van.lastLocation = VehicleLocation(location: LatLng(latitude: 43.73, longitude: 7.42))
+    van.currentRouteSegment = Array("_p~iF~ps|U".utf8) + [0xff, 0x00]
+    van.remainingDuration = 61.5
+    van.type = .twoWheeler
+    var segment = JourneySegment(
+      stop: VehicleStop(
+        plannedLocation: LatLng(latitude: 43.74, longitude: 7.43), tasks: [.init(taskID: "t")], state: .enroute))
+    segment.drivingDistanceMeters = 1200
+    segment.drivingDuration = 180
+    segment.path = [LatLng(latitude: 43.73, longitude: 7.42), LatLng(latitude: 43.74, longitude: 7.43)]
+    van.journey = [segment]
+    van.attributes = [Attribute(key: "zone", value: .string("north"))]
+    van.revision = 5
+    var task = DeliveryTask(provider: "p", id: "t")
+    task.type = .delivery
+    task.state = .open
+    task.outcome = .failed
+    task.outcomeTime = Date(timeIntervalSince1970: 1_800_000_000)
+    task.outcomeLocationSource = .lastVehicleLocation
+    task.trackingID = "ship"
+    task.deliveryVehicleID = "van"
+    task.plannedLocation = LatLng(latitude: 43.74, longitude: 7.43)
+    task.duration = 90
+    task.targetTimeWindow = TimeWindow(
+      start: Date(timeIntervalSince1970: 1_800_000_000), end: Date(timeIntervalSince1970: 1_800_003_600))
+    var config = TaskTrackingViewConfig()
+    config.vehicleLocation = .remainingStopCountAtMost(2)
+    config.estimatedArrivalTime = .durationUntilArrivalAtMost(600)
+    config.routePolylinePoints = .never
+    task.trackingViewConfig = config
+    task.revision = 6
+    var gone = DeliveryTask(provider: "p", id: "gone")
+    gone.revision = 4
+    try await place.with { store async throws in
+      try await store.commit([.putDeliveryVehicle(van), .putTask(task), .putTask(gone)])
+      try await store.commit([.deleteTask(provider: "p", id: "gone", revision: 7)])
+      try await store.commit([.putTask(gone)])  // older than the deletion: ignored
+    }
+    try await place.with { reopened async throws in
+      #expect(try await reopened.loadDeliveryVehicles() == [van])
+      #expect(try await reopened.loadTasks() == [task])
+      #expect(try await reopened.highestRevision() == 7)
     }
   }
 

@@ -58,8 +58,18 @@ extension Fleet {
         throw FleetError(.unavailable, "store failed earlier (\(failure)); restart fleetd to recover")
       }
       s.touched = [:]
-      defer { s.touched = nil }
-      var (result, changes) = try body(&s, now)
+      defer {
+        s.touched = nil
+        s.pendingBefore = [:]
+      }
+      var (result, changes): (T, [StoredChange])
+      do throws(FleetError) {
+        (result, changes) = try body(&s, now)
+      } catch {
+        // A write checks before it changes, but one that throws halfway must change nothing.
+        s.rollBack()
+        throw error
+      }
       if !changes.isEmpty {
         changes += settleRides(in: &s, now: now)
         changes += events(of: s.touched ?? [:], in: s, now: now).map(StoredChange.putEvent)

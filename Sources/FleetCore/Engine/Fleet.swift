@@ -48,6 +48,9 @@ public final class Fleet: Sendable {
     var uncommitted: [EntityKey: Uncommitted] = [:]
     /// While a write runs: each entity it touches as it was before it.
     var touched: [EntityKey: Entity]?
+    /// While a write runs: each touched entity's uncommitted record before it (nil: none), so
+    /// that a write that fails halfway leaves memory as it found it.
+    var pendingBefore: [EntityKey: Uncommitted?] = [:]
 
     struct Uncommitted {
       var revision: UInt64
@@ -144,13 +147,24 @@ public final class Fleet: Sendable {
     mutating func change(_ key: EntityKey) -> UInt64 {
       let before = entity(key)
       let revision = nextRevision()
-      if touched != nil, touched![key] == nil { touched![key] = before }
+      if touched != nil, touched![key] == nil {
+        touched![key] = before
+        pendingBefore.updateValue(uncommitted[key], forKey: key)
+      }
       if uncommitted[key] != nil {
         uncommitted[key]!.revision = revision
       } else {
         uncommitted[key] = Uncommitted(revision: revision, committed: before)
       }
       return revision
+    }
+
+    /// Undoes a write that threw after changing some entities: they, and their uncommitted
+    /// records, are as before it.
+    mutating func rollBack() {
+      for (_, before) in touched ?? [:] { install(before) }
+      for (key, pending) in pendingBefore { uncommitted[key] = pending }
+      pendingBefore = [:]
     }
 
     /// Puts an entity (or its absence) in memory, with its indexes.

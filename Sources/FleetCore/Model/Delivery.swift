@@ -68,6 +68,12 @@ public struct VehicleStop: Sendable, Hashable {
 
   public struct TaskInfo: Sendable, Hashable {
     public var taskID: String
+    /// Answered, never stored: the task's own duration (seconds) and time window.
+    public var duration: Double?
+    public var targetTimeWindow: TimeWindow?
+    /// Answered, never stored: an UNAVAILABLE task (the driver's break).
+    public var isBreak = false
+
     public init(taskID: String) { self.taskID = taskID }
   }
 

@@ -10,6 +10,8 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
   indirect enum Node: Sendable, Hashable {
     /// `attributes.key = value`, or `!=` when `negated`.
     case restriction(key: String, value: String, negated: Bool)
+    /// `name = value` on one of the filtered resource's own properties (ListTasks' `state`, …).
+    case property(name: String, value: String, negated: Bool)
     case not(Node)
     case and([Node])
     case or([Node])
@@ -26,8 +28,8 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
 
   /// Parses `text`; errors are INVALID_ARGUMENT naming `field`, the 1-based character position and
   /// what was expected there.
-  public init(parsing text: String, field: String = "filter") throws(FleetError) {
-    var parser = Parser(text: text, field: field)
+  public init(parsing text: String, field: String = "filter", properties: Set<String> = []) throws(FleetError) {
+    var parser = Parser(text: text, field: field, properties: properties)
     root = try parser.parseFilter()
     self.text = text
   }
@@ -35,17 +37,24 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
   public var description: String { text }
 
   /// Whether a vehicle with these attributes passes the filter.
-  public func matches(_ attributes: [Attribute]) -> Bool { Self.evaluate(root, attributes) }
+  public func matches(_ attributes: [Attribute]) -> Bool { Self.evaluate(root, attributes) { _ in nil } }
 
-  static func evaluate(_ node: Node, _ attributes: [Attribute]) -> Bool {
+  /// Whether a resource with these attributes and these properties (each as its string, nil when
+  /// unset) passes the filter.
+  public func matches(_ attributes: [Attribute], properties: (String) -> String?) -> Bool {
+    Self.evaluate(root, attributes, properties)
+  }
+
+  static func evaluate(_ node: Node, _ attributes: [Attribute], _ properties: (String) -> String?) -> Bool {
     switch node {
     case .restriction(let key, let value, let negated):
       // A vehicle lacking the key has no attribute equal to the value: `!=` holds for it.
       let equal = attributes.contains { $0.key == key && $0.value.description == value }
       return equal != negated
-    case .not(let inner): return !evaluate(inner, attributes)
-    case .and(let nodes): return nodes.allSatisfy { evaluate($0, attributes) }
-    case .or(let nodes): return nodes.contains { evaluate($0, attributes) }
+    case .property(let name, let value, let negated): return (properties(name) == value) != negated
+    case .not(let inner): return !evaluate(inner, attributes, properties)
+    case .and(let nodes): return nodes.allSatisfy { evaluate($0, attributes, properties) }
+    case .or(let nodes): return nodes.contains { evaluate($0, attributes, properties) }
     }
   }
 }
@@ -83,14 +92,17 @@ extension AttributeFilter {
   ///     restriction = "attributes" "." key ("=" | "!=") value
   struct Parser {
     let field: String
+    /// The resource's own properties a restriction may name besides `attributes.KEY`.
+    var properties: Set<String> = []
     var tokens: [Token] = []
     var index = 0
     var restrictions = 0
     var depth = 0
     var tokenizeError: FleetError?
 
-    init(text: String, field: String) {
+    init(text: String, field: String, properties: Set<String> = []) {
       self.field = field
+      self.properties = properties
       do throws(FleetError) {
         tokens = try Self.tokenize(text, field: field)
       } catch {
@@ -184,7 +196,13 @@ extension AttributeFilter {
         throw error("expected a restriction such as attributes.KEY = \"VALUE\"")
       }
       if ["AND", "OR", "NOT"].contains(name) { throw error("expected a restriction before \(name)") }
+      if properties.contains(name) { return try parsePropertyRestriction(name, start: start) }
       guard name == "attributes" else {
+        if !properties.isEmpty {
+          throw .invalid(
+            "\(field): at position \(start.position): '\(name)' cannot be filtered; filter on attributes.KEY or one of \(properties.sorted().joined(separator: ", "))"
+          )
+        }
         throw .invalid(
           "\(field): at position \(start.position): only vehicle attributes can be filtered (attributes.KEY = \"VALUE\"), got '\(name)'"
         )
@@ -232,6 +250,34 @@ extension AttributeFilter {
         )
       }
       return .restriction(key: key, value: value, negated: negated)
+    }
+
+    /// `name = value` (or `!=`) on one of `properties`: a value is a word (`OPEN`) or quoted.
+    mutating func parsePropertyRestriction(_ name: String, start: Token) throws(FleetError) -> Node {
+      index += 1
+      let negated: Bool
+      switch current.kind {
+      case .symbol("="): negated = false
+      case .symbol("!="): negated = true
+      case .symbol(let s):
+        throw .invalid("\(field): at position \(current.position): \(name) supports only '=' and '!=', got '\(s)'")
+      default: throw error("expected '=' or '!=' after \(name)")
+      }
+      index += 1
+      let value: String
+      switch current.kind {
+      case .quoted(let q): value = q
+      case .word(let w) where !["AND", "OR", "NOT"].contains(w): value = w
+      default: throw error("expected a value after the comparator")
+      }
+      index += 1
+      restrictions += 1
+      guard restrictions <= AttributeFilter.maximumRestrictions else {
+        throw .invalid(
+          "\(field): at position \(start.position): a filter may hold at most \(AttributeFilter.maximumRestrictions) restrictions"
+        )
+      }
+      return .property(name: name, value: value, negated: negated)
     }
 
     /// Words (letters, digits and `_ - . + @`), quoted strings ("…" or '…' with backslash

@@ -221,6 +221,19 @@ struct RESTRoute: Sendable {
     case cancelRide(String)
     case quoteRide(parent: String)
     case listAreas(parent: String)
+    // The Deliveries API (delivery_api.proto).
+    case createDeliveryVehicle(parent: String)
+    case getDeliveryVehicle(String)
+    case updateDeliveryVehicle(String)
+    case deleteDeliveryVehicle(String)
+    case listDeliveryVehicles(parent: String)
+    case createTask(parent: String)
+    case batchCreateTasks(parent: String)
+    case getTask(String)
+    case updateTask(String)
+    case deleteTask(String)
+    case listTasks(parent: String)
+    case getTaskTrackingInfo(String)
   }
 
   let target: Target
@@ -239,7 +252,7 @@ struct RESTRoute: Sendable {
   /// The methods `path` allows; nil when it is none of fleetd's REST paths.
   static func methods(_ path: String) -> [HTTPRequest.Method]? {
     let targets = targets(path: path)
-    return targets.isEmpty ? nil : [.get, .post, .put, .delete].filter { targets[$0] != nil }
+    return targets.isEmpty ? nil : [.get, .post, .put, .patch, .delete].filter { targets[$0] != nil }
   }
 
   /// Every RPC a path names, by method.
@@ -279,6 +292,17 @@ struct RESTRoute: Sendable {
     case (false, 4, "vehicles", ""):
       return [.get: .getVehicle(name), .put: .updateVehicle(name), .delete: .deleteVehicle(name)]
     case (false, 4, "vehicles", "updateAttributes"): return [.post: .updateVehicleAttributes(name)]
+    // The Deliveries API's DeliveryService (delivery_api.proto); its updates are PATCH.
+    case (false, 3, "deliveryVehicles", ""):
+      return [.post: .createDeliveryVehicle(parent: parent), .get: .listDeliveryVehicles(parent: parent)]
+    case (false, 4, "deliveryVehicles", ""):
+      return [
+        .get: .getDeliveryVehicle(name), .patch: .updateDeliveryVehicle(name), .delete: .deleteDeliveryVehicle(name),
+      ]
+    case (false, 3, "tasks", ""): return [.post: .createTask(parent: parent), .get: .listTasks(parent: parent)]
+    case (false, 3, "tasks", "batchCreate"): return [.post: .batchCreateTasks(parent: parent)]
+    case (false, 4, "tasks", ""): return [.get: .getTask(name), .patch: .updateTask(name), .delete: .deleteTask(name)]
+    case (false, 4, "taskTrackingInfo", ""): return [.get: .getTaskTrackingInfo(name)]
     // FleetKit's own: trip watch, ride status, the location batch, the booking API.
     case (true, 4, "trips", "watch"): return [.get: .watchTrip(name)]
     case (true, 4, "trips", "rideStatus"): return [.get: .rideStatus(name)]
@@ -317,6 +341,18 @@ struct RESTRoute: Sendable {
     case .cancelRide: .cancelRide
     case .quoteRide: .quoteRide
     case .listAreas: .listAreas
+    case .createDeliveryVehicle: .createDeliveryVehicle
+    case .getDeliveryVehicle: .getDeliveryVehicle
+    case .updateDeliveryVehicle: .updateDeliveryVehicle
+    case .deleteDeliveryVehicle: .deleteDeliveryVehicle
+    case .listDeliveryVehicles: .listDeliveryVehicles
+    case .createTask: .createTask
+    case .batchCreateTasks: .batchCreateTasks
+    case .getTask: .getTask
+    case .updateTask: .updateTask
+    case .deleteTask: .deleteTask
+    case .listTasks: .listTasks
+    case .getTaskTrackingInfo: .getTaskTrackingInfo
     }
   }
 }
@@ -397,6 +433,62 @@ struct RESTCall: Sendable {
       var r = try decodeBody(Maps_Fleetengine_V1_SearchVehiclesRequest.self)
       r.parent = parent
       return try encode(try await rpcs.searchVehicles(r, caller))
+    case .createDeliveryVehicle(let parent):
+      var r = Maps_Fleetengine_Delivery_V1_CreateDeliveryVehicleRequest()
+      r.parent = parent
+      r.deliveryVehicleID = queryValue("deliveryVehicleId", "delivery_vehicle_id")
+      r.deliveryVehicle = try decodeBody(DeliveryProtoVehicle.self)
+      return try encode(try await rpcs.createDeliveryVehicle(r, caller))
+    case .getDeliveryVehicle(let name):
+      var r: Maps_Fleetengine_Delivery_V1_GetDeliveryVehicleRequest = try fromQuery()
+      r.name = name
+      return try encode(try rpcs.getDeliveryVehicle(r, caller))
+    case .updateDeliveryVehicle(let name):
+      var r = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest()
+      r.deliveryVehicle = try decodeBody(DeliveryProtoVehicle.self, required: true)
+      r.deliveryVehicle.name = name
+      r.updateMask.paths = updateMask()
+      return try encode(try await rpcs.updateDeliveryVehicle(r, caller))
+    case .deleteDeliveryVehicle(let name):
+      var r = Maps_Fleetengine_Delivery_V1_DeleteDeliveryVehicleRequest()
+      r.name = name
+      return try encode(try await rpcs.deleteDeliveryVehicle(r, caller))
+    case .listDeliveryVehicles(let parent):
+      var r: Maps_Fleetengine_Delivery_V1_ListDeliveryVehiclesRequest = try fromQuery()
+      r.parent = parent
+      return try encode(try rpcs.listDeliveryVehicles(r, caller))
+    case .createTask(let parent):
+      var r = Maps_Fleetengine_Delivery_V1_CreateTaskRequest()
+      r.parent = parent
+      r.taskID = queryValue("taskId", "task_id")
+      r.task = try decodeBody(DeliveryProtoTask.self, required: true)
+      return try encode(try await rpcs.createTask(r, caller))
+    case .batchCreateTasks(let parent):
+      var r = try decodeBody(Maps_Fleetengine_Delivery_V1_BatchCreateTasksRequest.self, required: true)
+      r.parent = parent
+      return try encode(try await rpcs.batchCreateTasks(r, caller))
+    case .getTask(let name):
+      var r: Maps_Fleetengine_Delivery_V1_GetTaskRequest = try fromQuery()
+      r.name = name
+      return try encode(try rpcs.getTask(r, caller))
+    case .updateTask(let name):
+      var r = Maps_Fleetengine_Delivery_V1_UpdateTaskRequest()
+      r.task = try decodeBody(DeliveryProtoTask.self, required: true)
+      r.task.name = name
+      r.updateMask.paths = updateMask()
+      return try encode(try await rpcs.updateTask(r, caller))
+    case .deleteTask(let name):
+      var r = Maps_Fleetengine_Delivery_V1_DeleteTaskRequest()
+      r.name = name
+      return try encode(try await rpcs.deleteTask(r, caller))
+    case .listTasks(let parent):
+      var r: Maps_Fleetengine_Delivery_V1_ListTasksRequest = try fromQuery()
+      r.parent = parent
+      return try encode(try rpcs.listTasks(r, caller))
+    case .getTaskTrackingInfo(let name):
+      var r: Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest = try fromQuery()
+      r.name = name
+      return try encode(try rpcs.getTaskTrackingInfo(r, caller))
     case .watchTrip, .watchRideStatus, .reportLocations:
       throw FleetError(.internal, "served by RESTFront itself")
     case .createRide(let parent):
@@ -471,7 +563,8 @@ struct RESTCall: Sendable {
   /// through the proto3 JSON mapping so names and enum values are checked the same way.
   func fromQuery<M: SwiftProtobuf.Message>(repeated: Set<String> = []) throws(FleetError) -> M {
     var root: [String: Any] = [:]
-    for (key, value) in query where !key.isEmpty {
+    // `$alt` and `alt` are Google's system parameters (the response format), not the request's.
+    for (key, value) in query where !key.isEmpty && !key.hasPrefix("$") && key != "alt" {
       let path = key.split(separator: ".").map(String.init)
       let scalar: Any = value == "true" ? true as Any : (value == "false" ? false as Any : value as Any)
       Self.insert(scalar, at: path[...], into: &root, repeated: repeated.contains(key))
