@@ -370,6 +370,22 @@ def test_tracking_follows_the_view_config(fleetd):
     # Two stops away: beyond its threshold of one, and never its arrival time.
     assert "vehicle_location" not in far and "estimated_arrival_time" not in far
     assert far.remaining_stop_count == 2 and far.estimated_task_completion_time
+    # The van moves: the drive to its first stop is estimated again from where it is.
+    before = near.remaining_driving_distance_meters
+    halfway = {"latitude": (DEPOT["latitude"] + STOP_A["latitude"]) / 2, "longitude": (DEPOT["longitude"] + STOP_A["longitude"]) / 2}
+    fleetd.deliveries.update_delivery_vehicle(request=fd.UpdateDeliveryVehicleRequest(
+        delivery_vehicle=fd.DeliveryVehicle(name=f"{P}/deliveryVehicles/van", last_location=fd.DeliveryVehicleLocation(location=halfway)),
+        update_mask=mask("last_location")), metadata=md)
+    assert 0 < info("near").remaining_driving_distance_meters < before
+    # The driver app's own route and what it says is left of it stand for the first drive.
+    route = b"_p~iF~ps|U_ulLnnqC"  # Google's polyline example: (38.5, -120.2), (40.7, -120.95)
+    fleetd.deliveries.update_delivery_vehicle(request=fd.UpdateDeliveryVehicleRequest(
+        delivery_vehicle=fd.DeliveryVehicle(name=f"{P}/deliveryVehicles/van", current_route_segment=route,
+                                            remaining_distance_meters=321, remaining_duration=seconds(60)),
+        update_mask=mask("current_route_segment", "remaining_distance_meters", "remaining_duration")), metadata=md)
+    near = info("near")
+    assert near.remaining_driving_distance_meters == 321
+    assert [(round(p.latitude, 2), round(p.longitude, 2)) for p in near.route_polyline_points] == [(38.5, -120.2), (40.7, -120.95)]
     with pytest.raises(gx.InvalidArgument, match="always cannot be false"):
         create_task(fleetd, "bad", shipment(tracking="bad", task_tracking_view_config=fd.TaskTrackingViewConfig(
             vehicle_location_visibility=fd.TaskTrackingViewConfig.VisibilityOption(always=False))), md)

@@ -130,6 +130,18 @@ extension Fleet {
         : try read { s throws(FleetError) in try Self.existingDeliveryVehicle(name, in: s).lastLocation?.location }
       estimateDrives(&journey, from: from)
     }
+    // A new position with the stops kept: the drive to the first stop is estimated again from
+    // it, so that the tracking of the tasks there moves with the vehicle.
+    var firstDrive: (stop: VehicleStop, segment: JourneySegment)?
+    let moved = mask.contains("last_location") || mask.contains("past_locations")
+    if moved, !mask.contains("remaining_vehicle_journey_segments"),
+      let position = v.lastLocation?.location ?? input.pastLocations.last?.location,
+      let first = try read({ s throws(FleetError) in try Self.existingDeliveryVehicle(name, in: s).journey.first })
+    {
+      var drive = [first]
+      estimateDrives(&drive, from: position)
+      firstDrive = (first.stop, drive[0])
+    }
 
     return try await write { s, now throws(FleetError) in
       var vehicle = try Self.existingDeliveryVehicle(name, in: s)
@@ -147,6 +159,9 @@ extension Fleet {
         if let newest, (vehicle.lastLocation?.updateTime ?? .distantPast) < newest.updateTime! {
           vehicle.lastLocation = Self.received(newest, now: now)
         }
+      }
+      if let firstDrive, vehicle.journey.first?.stop == firstDrive.stop {
+        vehicle.journey[0] = firstDrive.segment
       }
       if mask.contains("navigation_status") { vehicle.navigationStatus = v.navigationStatus }
       if mask.contains("current_route_segment") { vehicle.currentRouteSegment = v.currentRouteSegment }

@@ -391,6 +391,15 @@ extension Fleet {
     else { return nil }
     let shown = deliveryVehicleShown(vehicle, in: s)
     var segments = Array(shown.journey[...index])
+    // Fleet Engine: the driver app's route to the next stop, and what it says is left of it,
+    // stand for the first segment's drive when it sends them.
+    if !vehicle.currentRouteSegment.isEmpty,
+      let path = Polyline.decode(String(decoding: vehicle.currentRouteSegment, as: UTF8.self)), !path.isEmpty
+    {
+      segments[0].path = path
+      if let metres = vehicle.remainingDistanceMeters { segments[0].drivingDistanceMeters = metres }
+      if let seconds = vehicle.remainingDuration { segments[0].drivingDuration = seconds }
+    }
     for i in segments.indices {
       for j in segments[i].stop.tasks.indices {
         let id = segments[i].stop.tasks[j].taskID
