@@ -445,3 +445,88 @@ def test_acknowledged_delivery_writes_survive_kill_9():
         assert len(states) == 20
     finally:
         server.stop()
+
+
+def test_tracking_is_pushed_as_server_sent_events(fleetd):
+    """fleetd's own push of GetTaskTrackingInfo (`…/taskTrackingInfo/{id}:watch`), as a browser's
+    EventSource reads it: the info now, after each change that moves it, and the stream's end
+    once the task is closed."""
+    import http.client
+    import json
+
+    md = fleetd.md()
+    fleetd.deliveries.create_delivery_vehicle(request=fd.CreateDeliveryVehicleRequest(
+        parent=P, delivery_vehicle_id="van", delivery_vehicle=fd.DeliveryVehicle(
+            last_location=fd.DeliveryVehicleLocation(location=DEPOT))), metadata=md)
+    create_task(fleetd, "parcel", shipment(tracking="ship-9"), md)
+    set_stops(fleetd, "van", [stop(STOP_A, "parcel", state=fd.VehicleStop.State.ENROUTE)], md)
+
+    token = fleetd.token(role="deliveryconsumer", authorization={"trackingid": "ship-9"})
+    connection = http.client.HTTPConnection("127.0.0.1", fleetd.http_port, timeout=30)
+    connection.request("GET", f"/fleetkit/v1/{P}/taskTrackingInfo/ship-9:watch?access_token={token}")
+    response = connection.getresponse()
+    assert response.status == 200 and response.getheader("Content-Type") == "text/event-stream"
+
+    def next_event():
+        name, data = None, None
+        while True:
+            line = response.readline().decode()
+            assert line, "the stream ended"
+            if line.startswith("event: "):
+                name = line[7:].strip()
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+            elif line == "\n" and name:
+                return name, data
+
+    name, first = next_event()
+    assert name == "taskTrackingInfo" and first["trackingId"] == "ship-9" and first["remainingStopCount"] == 1
+    halfway = {"latitude": (DEPOT["latitude"] + STOP_A["latitude"]) / 2, "longitude": (DEPOT["longitude"] + STOP_A["longitude"]) / 2}
+    fleetd.deliveries.update_delivery_vehicle(request=fd.UpdateDeliveryVehicleRequest(
+        delivery_vehicle=fd.DeliveryVehicle(name=f"{P}/deliveryVehicles/van", last_location=fd.DeliveryVehicleLocation(location=halfway)),
+        update_mask=mask("last_location")), metadata=md)
+    _, moved = next_event()
+    assert moved["vehicleLocation"]["location"]["latitude"] == pytest.approx(halfway["latitude"])
+    assert moved["remainingDrivingDistanceMeters"] < first["remainingDrivingDistanceMeters"]
+    fleetd.deliveries.update_task(request=fd.UpdateTaskRequest(
+        task=fd.Task(name=f"{P}/tasks/parcel", task_outcome=fd.Task.TaskOutcome.SUCCEEDED), update_mask=mask("task_outcome")), metadata=md)
+    _, outcome = next_event()
+    assert outcome["taskOutcome"] == "SUCCEEDED" and outcome["state"] == "OPEN"
+    set_stops(fleetd, "van", [], md)
+    _, closed = next_event()
+    assert closed["state"] == "CLOSED" and "vehicleLocation" not in closed
+    assert response.readline() == b""  # the stream ends with the shipment
+    connection.close()
+
+    # Another shipment's stream is refused with Google's error body.
+    connection = http.client.HTTPConnection("127.0.0.1", fleetd.http_port, timeout=30)
+    connection.request("GET", f"/fleetkit/v1/{P}/taskTrackingInfo/ship-1:watch?access_token={token}")
+    refused = connection.getresponse()
+    assert refused.status == 403 and json.loads(refused.read())["error"]["status"] == "PERMISSION_DENIED"
+    connection.close()
+
+
+def test_tracking_is_pushed_over_grpc(fleetd):
+    """fleetkit.v1.TaskTracking/WatchTaskTrackingInfo on the delivery messages Google's client defines."""
+    md = fleetd.md()
+    fleetd.deliveries.create_delivery_vehicle(request=fd.CreateDeliveryVehicleRequest(
+        parent=P, delivery_vehicle_id="van", delivery_vehicle=fd.DeliveryVehicle(
+            last_location=fd.DeliveryVehicleLocation(location=DEPOT))), metadata=md)
+    create_task(fleetd, "parcel", shipment(tracking="ship-7"), md)
+    set_stops(fleetd, "van", [stop(STOP_A, "parcel")], md)
+    watch = fleetd.channel.unary_stream(
+        "/fleetkit.v1.TaskTracking/WatchTaskTrackingInfo",
+        request_serializer=fd.GetTaskTrackingInfoRequest.serialize, response_deserializer=fd.TaskTrackingInfo.deserialize)
+    stream = watch(fd.GetTaskTrackingInfoRequest(name=f"{P}/taskTrackingInfo/ship-7"),
+                   metadata=fleetd.md(role="deliveryconsumer", authorization={"trackingid": "ship-7"}))
+    first = next(stream)
+    assert first.name == f"{P}/taskTrackingInfo/ship-7" and first.remaining_stop_count == 1
+    fleetd.deliveries.update_delivery_vehicle(request=fd.UpdateDeliveryVehicleRequest(
+        delivery_vehicle=fd.DeliveryVehicle(name=f"{P}/deliveryVehicles/van", last_location=fd.DeliveryVehicleLocation(location=STOP_B)),
+        update_mask=mask("last_location")), metadata=md)
+    assert next(stream).vehicle_location.location.latitude == pytest.approx(STOP_B["latitude"])
+    stream.cancel()
+    with pytest.raises(Exception) as refused:
+        next(watch(fd.GetTaskTrackingInfoRequest(name=f"{P}/taskTrackingInfo/ship-7"),
+                   metadata=fleetd.md(role="deliveryconsumer", authorization={"trackingid": "other"})))
+    assert refused.value.code().name == "PERMISSION_DENIED"

@@ -140,6 +140,14 @@ extension FleetRPCs {
     return Google_Protobuf_Empty()
   }
 
+  /// fleetkit.v1.TaskTracking/WatchTaskTrackingInfo (and its server-sent events).
+  func watchTaskTrackingInfo(_ r: Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest, _ caller: Caller)
+    throws(FleetError) -> TrackingWatch
+  {
+    let name = try ResourceName(parsing: r.name, kind: .taskTrackingInfo)
+    return try fleet.watchTaskTrackingInfo(caller: caller, provider: name.provider, trackingID: name.id)
+  }
+
   func getTaskTrackingInfo(_ r: Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest, _ caller: Caller)
     throws(FleetError) -> Maps_Fleetengine_Delivery_V1_TaskTrackingInfo
   {

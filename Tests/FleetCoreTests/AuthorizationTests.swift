@@ -11,7 +11,7 @@ struct AuthorizationTests {
   // Google's IAM permissions of the delivery roles (roles/fleetengine.delivery*): the fleet
   // reader's are also the Fleet Engine Viewer's delivery reads.
   static let deliveryReads: Set<FleetOperation> = [
-    .getDeliveryVehicle, .listDeliveryVehicles, .getTask, .listTasks, .getTaskTrackingInfo,
+    .getDeliveryVehicle, .listDeliveryVehicles, .getTask, .listTasks, .getTaskTrackingInfo, .watchTaskTrackingInfo,
   ]
   static let deliveryAll: Set<FleetOperation> = deliveryReads.union([
     .createDeliveryVehicle, .updateDeliveryVehicle, .deleteDeliveryVehicle, .createTask, .batchCreateTasks,
@@ -40,7 +40,7 @@ struct AuthorizationTests {
       case .deliveryFleetReader: Self.deliveryReads.contains(operation)
       case .deliveryTrustedDriver: Self.trustedDriverOps.contains(operation)
       case .deliveryUntrustedDriver: [.getDeliveryVehicle, .updateDeliveryVehicle].contains(operation)
-      case .deliveryConsumer: operation == .getTaskTrackingInfo
+      case .deliveryConsumer: operation == .getTaskTrackingInfo || operation == .watchTaskTrackingInfo
       }
     #expect(operation.isAllowed(for: role) == expected)
   }

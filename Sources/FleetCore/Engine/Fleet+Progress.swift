@@ -42,6 +42,7 @@ extension Fleet {
       }
     }
     publish(trips)
+    publishTracking(trackingNames(touchedBy: changes))
   }
 
   /// Keeps computed progress, unless its vehicle changed again meanwhile: that newer change

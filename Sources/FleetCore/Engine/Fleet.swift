@@ -273,6 +273,7 @@ public final class Fleet: Sendable {
   let travel: (any TravelEstimator)?
   let configuration: FleetConfiguration
   let watchers = TripWatchers()
+  let trackingWatchers = TrackingWatchers()
   /// Following the other instances' commits, when the store is shared.
   let follower: (any CommitFollower)?
   /// This instance's tag among the instances sharing the store.

@@ -69,11 +69,15 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case listTasks = "ListTasks"
   case deleteTask = "DeleteTask"
   case getTaskTrackingInfo = "GetTaskTrackingInfo"
+  /// FleetKit's push stream of a shipment's tracking (fleetkit.v1.TaskTracking).
+  case watchTaskTrackingInfo = "WatchTaskTrackingInfo"
 
   public var bucket: QuotaBucket {
     switch self {
     case .createTrip, .createVehicle, .createRide, .createDeliveryVehicle, .createTask, .batchCreateTasks: .create
-    case .getTrip, .getVehicle, .watchTrip, .getRide, .getDeliveryVehicle, .getTask, .getTaskTrackingInfo: .read
+    case .getTrip, .getVehicle, .watchTrip, .getRide, .getDeliveryVehicle, .getTask, .getTaskTrackingInfo,
+      .watchTaskTrackingInfo:
+      .read
     case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle, .cancelRide,
       .reportLocations, .updateDeliveryVehicle, .deleteDeliveryVehicle, .updateTask, .deleteTask:
       .update
@@ -85,7 +89,9 @@ public enum FleetOperation: String, Sendable, CaseIterable {
 
   /// Which roles may call the RPC at all; resource checks follow in `Caller`.
   public func isAllowed(for role: Role) -> Bool {
-    switch role {
+    // Watching a shipment is allowed wherever reading it is.
+    if self == .watchTaskTrackingInfo { return Self.getTaskTrackingInfo.isAllowed(for: role) }
+    return switch role {
     case .admin, .server: true
     case .viewer:
       [
@@ -121,7 +127,7 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     switch self {
     case .createDeliveryVehicle, .getDeliveryVehicle, .updateDeliveryVehicle, .listDeliveryVehicles,
       .deleteDeliveryVehicle, .createTask, .batchCreateTasks, .getTask, .updateTask, .listTasks, .deleteTask,
-      .getTaskTrackingInfo:
+      .getTaskTrackingInfo, .watchTaskTrackingInfo:
       true
     default: false
     }

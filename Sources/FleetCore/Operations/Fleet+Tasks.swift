@@ -294,9 +294,7 @@ extension Fleet {
 
   // MARK: - GetTaskTrackingInfo
 
-  /// What a consumer may see of a shipment. Several tasks may share a tracking ID (a pickup and
-  /// its delivery, a redelivery): the one shown is the open one whose stop comes first, else an
-  /// open unassigned one, else the one closed last.
+  /// What a consumer may see of a shipment.
   public func getTaskTrackingInfo(caller: Caller, provider: String, trackingID: String) throws(FleetError)
     -> TaskTrackingInfo
   {
@@ -306,22 +304,63 @@ extension Fleet {
     try caller.checkTrackingAccess(trackingID)
     let now = now()
     return try read { s throws(FleetError) in
-      let tasks = (s.tasksByTrackingID[provider]?[trackingID] ?? []).compactMap { s.tasks[provider]?[$0] }
-      guard !tasks.isEmpty else {
-        throw .notFound(
-          "no task has tracking ID '\(trackingID)' (providers/\(provider)/taskTrackingInfo/\(trackingID))")
-      }
-      let journeys = tasks.map { ($0, Self.journey(of: $0, in: s)) }
-      let chosen =
-        journeys.filter { $0.1 != nil }.min { a, b in
-          (a.1!.segments.count, a.0.id) < (b.1!.segments.count, b.0.id)
-        }
-        ?? journeys.filter { $0.0.state == .open }.min { $0.0.id < $1.0.id }
-        ?? journeys.max { a, b in
-          (a.0.outcomeTime ?? a.0.updateTime, a.0.id) < (b.0.outcomeTime ?? b.0.updateTime, b.0.id)
-        }!
-      return Self.trackingInfo(chosen.0, journey: chosen.1, now: now)
+      try Self.trackingInfo(provider: provider, trackingID: trackingID, in: s, now: now)
     }
+  }
+
+  /// fleetkit.v1.TaskTracking/WatchTaskTrackingInfo: GetTaskTrackingInfo now and after every change
+  /// that moves it; the stream ends once the shipment's task is closed.
+  public func watchTaskTrackingInfo(caller: Caller, provider: String, trackingID: String) throws(FleetError)
+    -> TrackingWatch
+  {
+    try caller.mayCall(.watchTaskTrackingInfo)
+    try caller.checkProvider(provider)
+    try ResourceID.validate(trackingID, field: "name")
+    try caller.checkTrackingAccess(trackingID)
+    let name = ResourceName(provider: provider, kind: .taskTrackingInfo, id: trackingID)
+    let (stream, continuation) = AsyncThrowingStream.makeStream(
+      of: TaskTrackingInfo.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1))
+    let watcher = TrackingWatcher(caller: caller, continuation: continuation)
+    // Registered before the first read, so that no change between the two is missed.
+    trackingWatchers.add(watcher, for: name)
+    continuation.onTermination = { [trackingWatchers] _ in trackingWatchers.remove(watcher, for: name) }
+    let watch = TrackingWatch(updates: stream) { [trackingWatchers] in
+      trackingWatchers.remove(watcher, for: name)
+      continuation.finish()
+    }
+    let now = now()
+    do {
+      let (info, sequence) = try read { s throws(FleetError) in
+        (try Self.trackingInfo(provider: provider, trackingID: trackingID, in: s, now: now), s.sequence)
+      }
+      watcher.send(info, sequence: sequence)
+    } catch {
+      watch.stop()
+      throw error
+    }
+    return watch
+  }
+
+  /// The tracking info of a tracking ID. Several tasks may share one (a pickup and its delivery,
+  /// a redelivery): the one shown is the open one whose stop comes first, else an open unassigned
+  /// one, else the one closed last.
+  static func trackingInfo(provider: String, trackingID: String, in s: State, now: Date) throws(FleetError)
+    -> TaskTrackingInfo
+  {
+    let tasks = (s.tasksByTrackingID[provider]?[trackingID] ?? []).compactMap { s.tasks[provider]?[$0] }
+    guard !tasks.isEmpty else {
+      throw .notFound("no task has tracking ID '\(trackingID)' (providers/\(provider)/taskTrackingInfo/\(trackingID))")
+    }
+    let journeys = tasks.map { ($0, journey(of: $0, in: s)) }
+    let chosen =
+      journeys.filter { $0.1 != nil }.min { a, b in
+        (a.1!.segments.count, a.0.id) < (b.1!.segments.count, b.0.id)
+      }
+      ?? journeys.filter { $0.0.state == .open }.min { $0.0.id < $1.0.id }
+      ?? journeys.max { a, b in
+        (a.0.outcomeTime ?? a.0.updateTime, a.0.id) < (b.0.outcomeTime ?? b.0.updateTime, b.0.id)
+      }!
+    return trackingInfo(chosen.0, journey: chosen.1, now: now)
   }
 
   /// The tracking info of `task`, each element shown as its view config says.

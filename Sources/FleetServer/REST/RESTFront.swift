@@ -36,6 +36,7 @@ struct RESTFront: Sendable {
       switch route.target {
       case .watchTrip(let name): return try await watch(name, request, requestID: requestID)
       case .watchRideStatus(let name): return try await watchRideStatus(name, request, requestID: requestID)
+      case .watchTaskTrackingInfo(let name): return try await watchTracking(name, request, requestID: requestID)
       case .reportLocations(let parent): return await reportLocations(parent, request, context, requestID: requestID)
       default: break
       }
@@ -93,12 +94,43 @@ struct RESTFront: Sendable {
     }
   }
 
+  /// `GET /fleetkit/v1/providers/{p}/taskTrackingInfo/{id}:watch`: fleetkit.v1.TaskTracking as
+  /// server-sent events, one `taskTrackingInfo` event (TaskTrackingInfo as proto3 JSON) per
+  /// change; the token as for `trips/{t}:watch`.
+  func watchTracking(_ name: String, _ request: Request, requestID: String) async throws(FleetError) -> Response {
+    let query = Self.query(of: request)
+    let token = query.first { $0.0 == "access_token" }.map { "Bearer \($0.1)" }
+    let watch = try await gate.run(
+      .watchTaskTrackingInfo, transport: "rest", authorization: request.headers[.authorization] ?? token,
+      requestID: requestID, timeout: nil
+    ) { [rpcs] caller throws(FleetError) in
+      var r = Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest()
+      r.name = name
+      return try rpcs.watchTaskTrackingInfo(r, caller)
+    }
+    return Self.serverSentEvents(watch.updates, stop: watch.stop, requestID: requestID) { info in
+      (
+        "taskTrackingInfo",
+        try Maps_Fleetengine_Delivery_V1_TaskTrackingInfo(info).jsonUTF8Data(options: RESTCall.encoding)
+      )
+    }
+  }
+
   /// A trip watch as server-sent events: `event(snapshot)` names each change's event and its
   /// data (nil skips the change); a failure ends the stream with an `error` event (Google's error
   /// body). Graceful shutdown (SIGTERM) and the client going away end the stream.
   static func serverSentEvents(
     _ watch: TripWatch, requestID: String,
     _ event: @escaping @Sendable (TripSnapshot) throws -> (name: String, data: Data)?
+  ) -> Response {
+    let updates = watch.updates.map { $0.snapshot }
+    return serverSentEvents(updates, stop: watch.stop, requestID: requestID, event)
+  }
+
+  /// Any watch's updates as server-sent events, as above.
+  static func serverSentEvents<Updates: AsyncSequence & Sendable>(
+    _ updates: Updates, stop: @escaping @Sendable () -> Void, requestID: String,
+    _ event: @escaping @Sendable (Updates.Element) throws -> (name: String, data: Data)?
   ) -> Response {
     var headers = HTTPFields()
     headers[.contentType] = "text/event-stream"
@@ -107,22 +139,22 @@ struct RESTFront: Sendable {
     return Response(
       status: .ok, headers: headers,
       body: ResponseBody { writer in
-        defer { watch.stop() }
+        defer { stop() }
         do {
           try await withGracefulShutdownHandler {
             try await withTaskCancellationHandler {
-              for try await update in watch.updates {
-                guard let (name, data) = try event(update.snapshot) else { continue }
+              for try await update in updates {
+                guard let (name, data) = try event(update) else { continue }
                 var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
                 buffer.writeBytes(data)
                 buffer.writeString("\n\n")
                 try await writer.write(buffer)
               }
             } onCancel: {
-              watch.stop()
+              stop()
             }
           } onGracefulShutdown: {
-            watch.stop()
+            stop()
           }
         } catch let error as FleetError {
           var buffer = ByteBuffer(string: "event: error\ndata: ")
@@ -234,6 +266,7 @@ struct RESTRoute: Sendable {
     case deleteTask(String)
     case listTasks(parent: String)
     case getTaskTrackingInfo(String)
+    case watchTaskTrackingInfo(String)
   }
 
   let target: Target
@@ -303,6 +336,7 @@ struct RESTRoute: Sendable {
     case (false, 3, "tasks", "batchCreate"): return [.post: .batchCreateTasks(parent: parent)]
     case (false, 4, "tasks", ""): return [.get: .getTask(name), .patch: .updateTask(name), .delete: .deleteTask(name)]
     case (false, 4, "taskTrackingInfo", ""): return [.get: .getTaskTrackingInfo(name)]
+    case (true, 4, "taskTrackingInfo", "watch"): return [.get: .watchTaskTrackingInfo(name)]
     // FleetKit's own: trip watch, ride status, the location batch, the booking API.
     case (true, 4, "trips", "watch"): return [.get: .watchTrip(name)]
     case (true, 4, "trips", "rideStatus"): return [.get: .rideStatus(name)]
@@ -353,6 +387,7 @@ struct RESTRoute: Sendable {
     case .deleteTask: .deleteTask
     case .listTasks: .listTasks
     case .getTaskTrackingInfo: .getTaskTrackingInfo
+    case .watchTaskTrackingInfo: .watchTaskTrackingInfo
     }
   }
 }
@@ -489,7 +524,7 @@ struct RESTCall: Sendable {
       var r: Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest = try fromQuery()
       r.name = name
       return try encode(try rpcs.getTaskTrackingInfo(r, caller))
-    case .watchTrip, .watchRideStatus, .reportLocations:
+    case .watchTrip, .watchRideStatus, .reportLocations, .watchTaskTrackingInfo:
       throw FleetError(.internal, "served by RESTFront itself")
     case .createRide(let parent):
       var r = Fleetkit_V1_CreateRideRequest()
