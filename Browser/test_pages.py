@@ -755,5 +755,100 @@ class T4MissingLeaflet(unittest.TestCase):
             process.wait(timeout=30)
 
 
+class T8TrackingPage(unittest.TestCase):
+    """The shipment tracking page follows a delivery: the van coming, the stops before this one,
+    the outcome; and says so for a link that is not valid, not for this shipment or unknown."""
+
+    DEPOT = {"latitude": 43.7347, "longitude": 7.4206}
+    FIRST = {"latitude": 43.7384, "longitude": 7.4246}
+    HOME = {"latitude": 43.7396, "longitude": 7.4275}
+
+    @classmethod
+    def setUpClass(cls):
+        # A recipient's key: a deliveryconsumer token names one tracking ID.
+        cls.key = os.path.join(demo.dir, "tracking-consumer.json")
+        subprocess.run([FLEETD, "keys", "add", "--data-dir", os.path.join(demo.dir, "data"), "--provider", "demo",
+                        "--role", "deliveryconsumer", "--out", cls.key], check=True, capture_output=True)
+
+    def token(self, tracking, ttl=3600):
+        return subprocess.run([FLEETD, "token", "--key", self.key, "--tracking-id", tracking, "--ttl", str(ttl)],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    def state(self):
+        return js("""
+          const v = window.fleetkitTrack && window.fleetkitTrack.view;
+          const ll = (m) => m && v.map.hasLayer(m) ? [m.getLatLng().lat, m.getLatLng().lng] : null;
+          return {banner: document.getElementById('banner').textContent,
+                  status: document.getElementById('banner').dataset.status,
+                  stops: document.getElementById('stops').dataset.count,
+                  meters: document.getElementById('distance').dataset.meters,
+                  seconds: document.getElementById('eta').dataset.seconds,
+                  message: document.getElementById('message').hidden ? '' : document.getElementById('message').textContent,
+                  vehicle: v ? ll(v.vehicle) : null, destination: v ? ll(v.destination) : null,
+                  route: v ? v.route.getLatLngs().length : 0};
+        """)
+
+    def move(self, where):
+        demo.call("PATCH", "/v1/providers/demo/deliveryVehicles/browser-van?updateMask=lastLocation",
+                  {"lastLocation": {"location": where}})
+
+    def stops(self, *segments):
+        demo.call("PATCH", "/v1/providers/demo/deliveryVehicles/browser-van?updateMask=remainingVehicleJourneySegments",
+                  {"remainingVehicleJourneySegments": [
+                      {"stop": {"plannedLocation": {"point": where}, "tasks": [{"taskId": t}], "state": state}}
+                      for where, t, state in segments]})
+
+    def test_a_delivery_is_followed_to_the_door(self):
+        demo.call("POST", "/v1/providers/demo/deliveryVehicles?deliveryVehicleId=browser-van",
+                  {"lastLocation": {"location": self.DEPOT}})
+        for task, where, tracking in (("browser-first", self.FIRST, "browser-other"), ("browser-parcel", self.HOME, "browser-ship")):
+            demo.call("POST", f"/v1/providers/demo/tasks?taskId={task}", {
+                "type": "DELIVERY", "state": "OPEN", "trackingId": tracking, "taskDuration": "120s",
+                "plannedLocation": {"point": where}})
+        self.stops((self.FIRST, "browser-first", "ENROUTE"), (self.HOME, "browser-parcel", "NEW"))
+
+        browser.get("about:blank")
+        browser.get(demo.url("/track/browser-ship#token=" + self.token("browser-ship")))
+        first = wait_for("the first stop ahead", lambda: (lambda s: s if s["stops"] == "1" else None)(self.state()), 20)
+        self.assertEqual(first["banner"], "Out for delivery: 1 stop before yours")
+        self.assertAlmostEqual(first["destination"][0], self.HOME["latitude"], places=4)
+        self.assertAlmostEqual(first["vehicle"][0], self.DEPOT["latitude"], places=4)
+        self.assertGreater(int(first["meters"]), 0)
+        # The way to this stop, over the first one, on Monaco's roads (more than the three points).
+        self.assertGreater(first["route"], 3)
+        screenshot("track-on-the-way.png")
+
+        # The first stop is made: this one is next, and the van is seen moving towards it.
+        self.move(self.FIRST)
+        self.stops((self.HOME, "browser-parcel", "ENROUTE"))
+        nearer = wait_for("this delivery next", lambda: (lambda s: s if s["stops"] == "0" else None)(self.state()), 20)
+        self.assertEqual(nearer["banner"], "Your delivery is next")
+        self.assertAlmostEqual(nearer["vehicle"][0], self.FIRST["latitude"], places=4)
+        self.assertLess(int(nearer["meters"]), int(first["meters"]))
+
+        demo.call("PATCH", "/v1/providers/demo/tasks/browser-parcel?updateMask=taskOutcome",
+                  {"taskOutcome": "SUCCEEDED"})
+        demo.call("PATCH", "/v1/providers/demo/deliveryVehicles/browser-van?updateMask=remainingVehicleJourneySegments", {})
+        done = wait_for("the delivery done", lambda: (lambda s: s if s["status"] == "DELIVERED" else None)(self.state()), 20)
+        self.assertEqual(done["banner"], "Delivered")
+        self.assertIn("Delivered at", done["message"])
+        self.assertIsNone(done["vehicle"])  # the van is no longer shown once it is over
+        self.assertEqual(done["route"], 0)
+        screenshot("track-delivered.png")
+        self.assertEqual(console_errors(), [])
+
+    def message(self, path):
+        browser.get("about:blank")
+        browser.get(demo.url(path))
+        return wait_for("an error message", lambda: js(
+            "const m = document.getElementById('message'); return !m.hidden && m.textContent"), 20)
+
+    def test_bad_foreign_and_unknown_tracking_links_say_so(self):
+        self.assertIn("not valid", self.message("/track/browser-ship#token=garbage"))
+        self.assertIn("not for this shipment", self.message("/track/browser-ship#token=" + self.token("someone-elses")))
+        self.assertIn("no shipment with this tracking number", self.message("/track/nobody#token=" + self.token("nobody")))
+        screenshot("track-error.png")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

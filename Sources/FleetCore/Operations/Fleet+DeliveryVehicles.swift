@@ -267,8 +267,9 @@ extension Fleet {
     return changes
   }
 
-  /// Fills each segment's drive: from `start` (the vehicle) to the first stop, then stop to
-  /// stop, on the road graph when there is one. A segment without a route keeps no estimate.
+  /// Fills each segment's drive and its shape: from `start` (the vehicle) to the first stop,
+  /// then stop to stop, on the road graph when there is one. A segment without a route keeps no
+  /// estimate.
   func estimateDrives(_ journey: inout [JourneySegment], from start: LatLng?) {
     guard !journey.isEmpty else { return }
     let estimator = travel ?? StraightLineTravel()
@@ -283,10 +284,11 @@ extension Fleet {
     }
     guard points.count >= 2 else { return }
     for (k, pair) in zip(points, points.dropFirst()).enumerated() {
-      guard let leg = estimator.legs(through: [pair.0, pair.1], now: now)?.first else { continue }
+      guard let drive = estimator.drive(from: pair.0, to: pair.1, now: now) else { continue }
       let i = k + offset
-      journey[i].drivingDistanceMeters = Int32(clamping: Int(leg.metres.rounded()))
-      journey[i].drivingDuration = leg.seconds
+      journey[i].drivingDistanceMeters = Int32(clamping: Int(drive.estimate.metres.rounded()))
+      journey[i].drivingDuration = drive.estimate.seconds
+      journey[i].path = drive.path
     }
   }
 

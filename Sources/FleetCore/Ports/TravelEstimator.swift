@@ -33,6 +33,15 @@ public protocol TravelEstimator: Sendable {
   func matrix(_ points: [LatLng]) -> [[TravelEstimate?]]
   /// Free-flow drives from each source to each target, in one query.
   func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]]
+  /// One drive with live traffic and the shape it follows; nil when there is no route.
+  func drive(from: LatLng, to: LatLng, now: Date) -> (estimate: TravelEstimate, path: [LatLng])?
+}
+
+extension TravelEstimator {
+  /// Without a road graph, or where only the time matters: the leg, on a straight line.
+  public func drive(from: LatLng, to: LatLng, now: Date) -> (estimate: TravelEstimate, path: [LatLng])? {
+    legs(through: [from, to], now: now)?.first.map { ($0, [from, to]) }
+  }
 }
 
 /// The result of one many-to-one query.

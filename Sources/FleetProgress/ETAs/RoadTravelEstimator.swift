@@ -57,6 +57,11 @@ public final class RoadTravelEstimator: TravelEstimator {
     return legs.map { withTraffic($0, now: now) }
   }
 
+  public func drive(from: LatLng, to: LatLng, now: Date) -> (estimate: TravelEstimate, path: [LatLng])? {
+    guard let route = try? routing.route([from, to]), let leg = route.legs.first else { return nil }
+    return (withTraffic(leg, now: now), route.geometry)
+  }
+
   public func matrix(_ points: [LatLng]) -> [[TravelEstimate?]] { matrix(from: points, to: points) }
 
   public func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]] {

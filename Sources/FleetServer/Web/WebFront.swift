@@ -6,7 +6,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// fleetd's web pages on the HTTP port: the trip sharing page (`/share/trips/{trip}`), the fleet
+/// fleetd's web pages on the HTTP port: the trip sharing page (`/share/trips/{trip}`), the
+/// shipment tracking page (`/track/{tracking_id}`), the fleet
 /// page (`/fleet`), the journey-sharing library they are built on
 /// (`/web/fleetkit/journey-sharing.js`), Leaflet from the system's libjs-leaflet
 /// (`/web/leaflet/…`), and map tiles drawn from the road graph (`/tiles/{z}/{x}/{y}.svg`).
@@ -28,6 +29,7 @@ struct WebFront: Sendable {
   func addRoutes(to routes: Routes) {
     routes.add("/fleet", crossOrigin: false) { _, _ in Self.asset("fleet.html") }
     routes.add("/share/trips/:trip", crossOrigin: false) { _, _ in Self.asset("share.html") }
+    routes.add("/track/:tracking", crossOrigin: false) { _, _ in Self.asset("track.html") }
     routes.add("/web/fleetkit/:file") { _, context in
       Self.asset(context.parameters.get("file") ?? "")
     }

@@ -11,6 +11,8 @@
  * `authTokenFetcher({context: {tripId}})` returns (a promise of) `{token, expiresInSeconds}`.
  * Trips come from fleetd's server-sent events (GET /fleetkit/v1/…/trips/{trip}:watch); while that stream is
  * down the provider polls GetTrip in the JOURNEY_SHARING view every `pollingIntervalMillis`.
+ * A shipment is followed the same way with FleetEngineShipmentLocationProvider({providerId,
+ * trackingId, authTokenFetcher}) (GetTaskTrackingInfo, and …/taskTrackingInfo/{id}:watch).
  * Needs Leaflet (window.L) for the map view; the providers need nothing.
  */
 (function (global) {
@@ -107,19 +109,20 @@
   }
 
   /**
-   * One trip, live: `update` events carry `{trip}` (Fleet Engine's Trip in proto3 JSON),
-   * `error` events `{error}` (a FleetEngineError). Starts when a map view takes it, or on start().
+   * One resource followed live (a trip, a shipment): fleetd's server-sent events while they flow,
+   * polling the Fleet Engine read every `pollingIntervalMillis` while they do not. A subclass says
+   * where the resource lives (`_path`), which event carries it, and when it is over (`_finished`).
+   * Starts when a map view takes it, or on start().
    */
-  class FleetEngineTripLocationProvider extends LocationProvider {
-    constructor(options) {
-      options = options || {};
+  class StreamedLocationProvider extends LocationProvider {
+    constructor(options, id, context) {
       super(options);
-      this._tripId = options.tripId || '';
+      this._id = id || '';
       this.pollingIntervalMillis = pollingInterval(options.pollingIntervalMillis, MINIMUM_POLLING_INTERVAL_MILLIS);
       this.useServerSentEvents = options.useServerSentEvents !== false && typeof EventSource !== 'undefined';
       this.staleLocationThresholdMillis = options.staleLocationThresholdMillis || 60000;
-      this._tokens = new TokenCache(options.authTokenFetcher, () => ({ tripId: this._tripId }));
-      this.trip = null;
+      this._tokens = new TokenCache(options.authTokenFetcher, context);
+      this._value = null;
       this.isStreaming = false;
       this._started = false;
       this._generation = 0;
@@ -128,11 +131,10 @@
       this._retryMillis = 1000;
     }
 
-    get tripId() { return this._tripId; }
-    set tripId(id) {
-      if (id === this._tripId) return;
-      this._tripId = id || '';
-      this.trip = null;
+    _setId(id) {
+      if (id === this._id) return;
+      this._id = id || '';
+      this._value = null;
       this._tokens.invalidate();
       if (this._started) { this._close(); this._open(); }
     }
@@ -148,17 +150,11 @@
       this._close();
     }
 
-    /** Reads the trip now. */
+    /** Reads the resource now. */
     refresh() { return this._poll(); }
 
-    /** The trip's address under Fleet Engine's `/v1` (GetTrip) or FleetKit's `/fleetkit/v1` (its stream). */
-    _path(suffix, api = '/v1') {
-      return `${this.serverUrl}${api}/providers/${encodeURIComponent(this.providerId)}/trips/` +
-        `${encodeURIComponent(this._tripId)}${suffix}`;
-    }
-
     _open() {
-      if (!this._tripId) return;
+      if (!this._id) return;
       const generation = ++this._generation;
       this._poll(); // at once: the first picture, and any error, without waiting for the stream
       if (this.pollingIntervalMillis === Infinity) return;
@@ -179,14 +175,11 @@
       this.isStreaming = false;
     }
 
-    _finished() { return this.trip && TERMINAL.includes(this.trip.tripStatus); }
-
     async _openStream(generation) {
       let token;
       try { token = await this._tokens.get(); } catch (e) { this._fail(e); return; }
       if (generation !== this._generation || this._finished()) return;
-      const url = this._path(':watch', '/fleetkit/v1') + '?view=JOURNEY_SHARING_V1S&route_format_type=ENCODED_POLYLINE_TYPE&access_token=' +
-        encodeURIComponent(token);
+      const url = this._path(':watch', '/fleetkit/v1') + this._watchQuery + 'access_token=' + encodeURIComponent(token);
       const stream = new EventSource(url);
       this._stream = stream;
       const reopen = (delay) => {
@@ -197,7 +190,7 @@
           if (generation === this._generation && !this._finished()) this._openStream(generation);
         }, delay));
       };
-      stream.addEventListener('trip', (event) => {
+      stream.addEventListener(this._eventName, (event) => {
         if (generation !== this._generation) return;
         this.isStreaming = true;
         this._retryMillis = 1000;
@@ -236,12 +229,12 @@
     }
 
     async _poll(retried) {
-      if (!this._tripId) return;
+      if (!this._id) return;
       const generation = this._generation;
       let response;
       try {
         const token = await this._tokens.get();
-        response = await fetch(this._path('?view=JOURNEY_SHARING_V1S'), {
+        response = await fetch(this._path(this._pollQuery), {
           headers: { Authorization: 'Bearer ' + token }, cache: 'no-store',
         });
       } catch (e) {
@@ -264,19 +257,19 @@
       this._fail(error);
     }
 
-    _receive(trip) {
-      const previous = this.trip;
+    _receive(value) {
+      const previous = this._value;
       // The first poll and the stream run side by side: a poll answered after a newer push must
       // not take the same vehicle back to where it was.
-      if (previous && previous.vehicleId === trip.vehicleId) {
-        const shown = locationTime(previous.lastLocation);
-        const received = locationTime(trip.lastLocation);
+      if (previous && this._sameVehicle(previous, value)) {
+        const shown = locationTime(this._vehicleLocation(previous));
+        const received = locationTime(this._vehicleLocation(value));
         if (shown !== null && received !== null && received < shown) return;
       }
-      this.trip = trip;
+      this._value = value;
       this.error = null;
-      if (previous && JSON.stringify(previous) === JSON.stringify(trip)) return;
-      this._emit('update', { trip });
+      if (previous && JSON.stringify(previous) === JSON.stringify(value)) return;
+      this._emit('update', this._updateEvent(value));
       if (this._finished()) this._close();
     }
 
@@ -284,6 +277,66 @@
       this.error = error;
       this._emit('error', { error });
     }
+  }
+
+  /**
+   * One trip, live: `update` events carry `{trip}` (Fleet Engine's Trip in proto3 JSON),
+   * `error` events `{error}` (a FleetEngineError); GetTrip in the JOURNEY_SHARING view, or
+   * fleetd's `trips/{trip}:watch`.
+   */
+  class FleetEngineTripLocationProvider extends StreamedLocationProvider {
+    constructor(options) {
+      options = options || {};
+      super(options, options.tripId, () => ({ tripId: this._id }));
+      this._eventName = 'trip';
+      this._pollQuery = '?view=JOURNEY_SHARING_V1S';
+      this._watchQuery = '?view=JOURNEY_SHARING_V1S&route_format_type=ENCODED_POLYLINE_TYPE&';
+    }
+
+    get tripId() { return this._id; }
+    set tripId(id) { this._setId(id); }
+    get trip() { return this._value; }
+
+    /** The trip's address under Fleet Engine's `/v1` (GetTrip) or FleetKit's `/fleetkit/v1` (its stream). */
+    _path(suffix, api = '/v1') {
+      return `${this.serverUrl}${api}/providers/${encodeURIComponent(this.providerId)}/trips/` +
+        `${encodeURIComponent(this._id)}${suffix}`;
+    }
+
+    _finished() { return this.trip && TERMINAL.includes(this.trip.tripStatus); }
+    _sameVehicle(a, b) { return a.vehicleId === b.vehicleId; }
+    _vehicleLocation(trip) { return trip.lastLocation; }
+    _updateEvent(trip) { return { trip }; }
+  }
+
+  /**
+   * One shipment, live, as Google's shipment-tracking library follows it: `update` events carry
+   * `{taskTrackingInfo}` (Fleet Engine's TaskTrackingInfo in proto3 JSON), `error` events
+   * `{error}`; GetTaskTrackingInfo, or fleetd's `taskTrackingInfo/{id}:watch`. The token is a
+   * `deliveryconsumer` token for the tracking ID. Over once the task is CLOSED.
+   */
+  class FleetEngineShipmentLocationProvider extends StreamedLocationProvider {
+    constructor(options) {
+      options = options || {};
+      super(options, options.trackingId, () => ({ trackingId: this._id }));
+      this._eventName = 'taskTrackingInfo';
+      this._pollQuery = '';
+      this._watchQuery = '?';
+    }
+
+    get trackingId() { return this._id; }
+    set trackingId(id) { this._setId(id); }
+    get taskTrackingInfo() { return this._value; }
+
+    _path(suffix, api = '/v1') {
+      return `${this.serverUrl}${api}/providers/${encodeURIComponent(this.providerId)}/taskTrackingInfo/` +
+        `${encodeURIComponent(this._id)}${suffix}`;
+    }
+
+    _finished() { return this._value && this._value.state === 'CLOSED'; }
+    _sameVehicle() { return true; }
+    _vehicleLocation(info) { return info.vehicleLocation; }
+    _updateEvent(taskTrackingInfo) { return { taskTrackingInfo }; }
   }
 
   /**
@@ -811,6 +864,7 @@
   global.fleetkit = global.fleetkit || {};
   global.fleetkit.journeySharing = {
     FleetEngineTripLocationProvider,
+    FleetEngineShipmentLocationProvider,
     FleetEngineFleetLocationProvider,
     JourneySharingMapView,
     FleetEngineError,
@@ -823,6 +877,7 @@
     fragmentCredentials,
     addBasemap,
     fetchMapInfo,
+    icons: defaultIcons,
     missingLeafletMessage,
     formatMoney,
     DEFAULT_POLLING_INTERVAL_MILLIS,
