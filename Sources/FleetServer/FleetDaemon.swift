@@ -136,7 +136,7 @@ public final class FleetDaemon: Sendable {
       services: [
         TripServiceHandler(front: grpcFront), VehicleServiceHandler(front: grpcFront),
         TripUpdatesHandler(front: grpcFront), RidesHandler(front: grpcFront), DeliveryServiceHandler(front: grpcFront),
-        TaskTrackingHandler(front: grpcFront),
+        TaskTrackingHandler(front: grpcFront), StopOrderingHandler(front: grpcFront),
         VehicleUpdatesHandler(intake: intake, window: configuration.reportWindow, balancer: LoopBalancer()),
       ])
 

@@ -140,6 +140,33 @@ extension FleetRPCs {
     return Google_Protobuf_Empty()
   }
 
+  /// fleetkit.v1.StopOrdering/OptimizeStops: computed off the event loops (a matrix and a
+  /// search that grow with the stops).
+  func optimizeStops(_ r: Fleetkit_V1_OptimizeStopsRequest, _ caller: Caller) async throws(FleetError)
+    -> Fleetkit_V1_OptimizeStopsResponse
+  {
+    let name = try ResourceName(parsing: r.name, kind: .deliveryVehicles)
+    let fleet = self.fleet
+    var outcome = try await OffLoop.run { () throws(FleetError) in try fleet.orderStops(caller: caller, name: name) }
+    if r.apply { outcome = try await fleet.applyStopOrder(outcome, caller: caller, name: name) }
+    func measures(_ m: StopOrdering.Measures) -> Fleetkit_V1_StopOrderMeasures {
+      var p = Fleetkit_V1_StopOrderMeasures()
+      p.driveDuration = durationProto(m.driveSeconds.isFinite ? m.driveSeconds : 0)
+      p.driveDistanceMeters = m.driveMetres.isFinite ? Int64(m.driveMetres.rounded()) : 0
+      p.timeWindowViolations = Int32(m.violations)
+      p.lateness = durationProto(m.lateSeconds.isFinite ? m.lateSeconds : 0)
+      p.finishTime = outcome.start.addingTimeInterval(m.finishSeconds.isFinite ? m.finishSeconds : 0).proto
+      return p
+    }
+    var response = Fleetkit_V1_OptimizeStopsResponse()
+    response.remainingVehicleJourneySegments = outcome.journey.map { $0.proto() }
+    response.current = measures(outcome.current)
+    response.optimized = measures(outcome.optimized)
+    response.driveDurationLowerBound = durationProto(outcome.driveLowerBound.isFinite ? outcome.driveLowerBound : 0)
+    response.applied = outcome.applied
+    return response
+  }
+
   /// fleetkit.v1.TaskTracking/WatchTaskTrackingInfo (and its server-sent events).
   func watchTaskTrackingInfo(_ r: Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest, _ caller: Caller)
     throws(FleetError) -> TrackingWatch

@@ -15,10 +15,11 @@ struct AuthorizationTests {
   ]
   static let deliveryAll: Set<FleetOperation> = deliveryReads.union([
     .createDeliveryVehicle, .updateDeliveryVehicle, .deleteDeliveryVehicle, .createTask, .batchCreateTasks,
-    .updateTask, .deleteTask,
+    .updateTask, .deleteTask, .optimizeStops,
   ])
   static let trustedDriverOps: Set<FleetOperation> = [
     .createDeliveryVehicle, .getDeliveryVehicle, .updateDeliveryVehicle, .createTask, .batchCreateTasks, .updateTask,
+    .optimizeStops,
   ]
   // A driver's app reports its vehicle's positions over the stream as with UpdateVehicle.
   static let driverOps: Set<FleetOperation> = [

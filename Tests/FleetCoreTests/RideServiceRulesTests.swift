@@ -115,7 +115,7 @@ struct FareTests {
 }
 
 /// A small deterministic generator for property tests.
-struct SeededRandom {
+struct SeededRandom: RandomNumberGenerator {
   var state: UInt64
   init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
   mutating func next() -> UInt64 {

@@ -69,6 +69,8 @@ public enum FleetOperation: String, Sendable, CaseIterable {
   case listTasks = "ListTasks"
   case deleteTask = "DeleteTask"
   case getTaskTrackingInfo = "GetTaskTrackingInfo"
+  /// FleetKit's stop ordering of a delivery vehicle (fleetkit.v1.StopOrdering).
+  case optimizeStops = "OptimizeStops"
   /// FleetKit's push stream of a shipment's tracking (fleetkit.v1.TaskTracking).
   case watchTaskTrackingInfo = "WatchTaskTrackingInfo"
 
@@ -81,7 +83,7 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     case .updateTrip, .updateVehicle, .updateVehicleAttributes, .deleteTrip, .deleteVehicle, .cancelRide,
       .reportLocations, .updateDeliveryVehicle, .deleteDeliveryVehicle, .updateTask, .deleteTask:
       .update
-    case .searchTrips, .searchVehicles, .quoteRide: .search
+    case .searchTrips, .searchVehicles, .quoteRide, .optimizeStops: .search
     case .listVehicles, .listRides, .listAreas, .listDeliveryVehicles, .listTasks: .list
     case .reportBillableTrip: .billing
     }
@@ -114,7 +116,7 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     case .deliveryTrustedDriver:
       [
         .createDeliveryVehicle, .getDeliveryVehicle, .updateDeliveryVehicle, .createTask, .batchCreateTasks,
-        .updateTask,
+        .updateTask, .optimizeStops,
       ]
       .contains(self)
     case .deliveryUntrustedDriver: [.getDeliveryVehicle, .updateDeliveryVehicle].contains(self)
@@ -127,7 +129,7 @@ public enum FleetOperation: String, Sendable, CaseIterable {
     switch self {
     case .createDeliveryVehicle, .getDeliveryVehicle, .updateDeliveryVehicle, .listDeliveryVehicles,
       .deleteDeliveryVehicle, .createTask, .batchCreateTasks, .getTask, .updateTask, .listTasks, .deleteTask,
-      .getTaskTrackingInfo, .watchTaskTrackingInfo:
+      .getTaskTrackingInfo, .watchTaskTrackingInfo, .optimizeStops:
       true
     default: false
     }

@@ -94,6 +94,15 @@ extension Fleet {
   public func updateDeliveryVehicle(
     caller: Caller, name: ResourceName, input: DeliveryVehicleInput, mask rawMask: [String]
   ) async throws(FleetError) -> DeliveryVehicle {
+    try await updateDeliveryVehicle(caller: caller, name: name, input: input, mask: rawMask, expectingStops: nil)
+  }
+
+  /// `expectingStops`: the stops the vehicle must still have (in any order), else ABORTED; what
+  /// a new order of them was computed from.
+  func updateDeliveryVehicle(
+    caller: Caller, name: ResourceName, input: DeliveryVehicleInput, mask rawMask: [String],
+    expectingStops: [VehicleStop]?
+  ) async throws(FleetError) -> DeliveryVehicle {
     try caller.mayCall(.updateDeliveryVehicle)
     try caller.checkProvider(name.provider)
     try caller.checkDeliveryVehicleAccess(name.id)
@@ -145,6 +154,9 @@ extension Fleet {
 
     return try await write { s, now throws(FleetError) in
       var vehicle = try Self.existingDeliveryVehicle(name, in: s)
+      if let expectingStops, Set(vehicle.journey.map(\.stop)) != Set(expectingStops) {
+        throw FleetError(.aborted, "the stops of delivery vehicle \(name) changed meanwhile; order them again")
+      }
       var changes: [StoredChange] = []
       if mask.contains("remaining_vehicle_journey_segments") {
         changes += try Self.assignJourney(journey, to: vehicle, in: &s, now: now)

@@ -267,6 +267,7 @@ struct RESTRoute: Sendable {
     case listTasks(parent: String)
     case getTaskTrackingInfo(String)
     case watchTaskTrackingInfo(String)
+    case optimizeStops(String)
   }
 
   let target: Target
@@ -337,6 +338,7 @@ struct RESTRoute: Sendable {
     case (false, 4, "tasks", ""): return [.get: .getTask(name), .patch: .updateTask(name), .delete: .deleteTask(name)]
     case (false, 4, "taskTrackingInfo", ""): return [.get: .getTaskTrackingInfo(name)]
     case (true, 4, "taskTrackingInfo", "watch"): return [.get: .watchTaskTrackingInfo(name)]
+    case (true, 4, "deliveryVehicles", "optimizeStops"): return [.post: .optimizeStops(name)]
     // FleetKit's own: trip watch, ride status, the location batch, the booking API.
     case (true, 4, "trips", "watch"): return [.get: .watchTrip(name)]
     case (true, 4, "trips", "rideStatus"): return [.get: .rideStatus(name)]
@@ -388,6 +390,7 @@ struct RESTRoute: Sendable {
     case .listTasks: .listTasks
     case .getTaskTrackingInfo: .getTaskTrackingInfo
     case .watchTaskTrackingInfo: .watchTaskTrackingInfo
+    case .optimizeStops: .optimizeStops
     }
   }
 }
@@ -524,6 +527,10 @@ struct RESTCall: Sendable {
       var r: Maps_Fleetengine_Delivery_V1_GetTaskTrackingInfoRequest = try fromQuery()
       r.name = name
       return try encode(try rpcs.getTaskTrackingInfo(r, caller))
+    case .optimizeStops(let name):
+      var r = try decodeBody(Fleetkit_V1_OptimizeStopsRequest.self)
+      r.name = name
+      return try encode(try await rpcs.optimizeStops(r, caller))
     case .watchTrip, .watchRideStatus, .reportLocations, .watchTaskTrackingInfo:
       throw FleetError(.internal, "served by RESTFront itself")
     case .createRide(let parent):
