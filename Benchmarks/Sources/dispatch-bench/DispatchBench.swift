@@ -13,6 +13,7 @@ struct DispatchBench: AsyncParsableCommand {
       "SearchVehicles and QuoteRide under load against a running fleetd, and dispatch quality in a simulated hour.",
     subcommands: [
       SearchLoad.self, QuoteLoad.self, SearchInProcess.self, AreaLookup.self, SolverLoad.self, DispatchQuality.self,
+      StopOrderingBench.self,
     ])
 }
 
