@@ -349,7 +349,7 @@ struct PostgresStoreTests {
     #expect(
       migrations.split(separator: "\n") == [
         "v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets", "v7: webhooks",
-        "v8: tombstone times",
+        "v8: tombstone times", "v9: deliveries",
       ])
   }
 

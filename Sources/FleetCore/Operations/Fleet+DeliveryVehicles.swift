@@ -336,15 +336,14 @@ extension Fleet {
         }
         return filter?.matches(v.attributes) ?? true
       }.sorted { $0.id < $1.id }
-      let remaining = matching.filter { v in after.map { v.id > $0 } ?? true }
-      let page = remaining.prefix(pageSize).map { v in
+      let (page, next) = PageToken.page(matching, id: \.id, size: pageSize, after: after, query: fingerprint)
+      let listed = page.map { v in
         var listed = v
         listed.journey = []
         listed.currentRouteSegment = []
         return listed
       }
-      let next = remaining.count > pageSize ? PageToken.encode(after: page.last!.id, query: fingerprint) : ""
-      return (page, next, matching.count)
+      return (listed, next, matching.count)
     }
   }
 

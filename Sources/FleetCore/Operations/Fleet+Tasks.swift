@@ -257,10 +257,8 @@ extension Fleet {
       let matching = (s.tasks[provider] ?? [:]).values.filter { task in
         filter?.matches(task.attributes) { Self.filterProperty($0, of: task) } ?? true
       }.sorted { $0.id < $1.id }
-      let remaining = matching.filter { t in after.map { t.id > $0 } ?? true }
-      let page = remaining.prefix(pageSize).map { TaskView(task: $0, journey: Self.journey(of: $0, in: s)) }
-      let next = remaining.count > pageSize ? PageToken.encode(after: page.last!.task.id, query: fingerprint) : ""
-      return (page, next, matching.count)
+      let (page, next) = PageToken.page(matching, id: \.id, size: pageSize, after: after, query: fingerprint)
+      return (page.map { TaskView(task: $0, journey: Self.journey(of: $0, in: s)) }, next, matching.count)
     }
   }
 

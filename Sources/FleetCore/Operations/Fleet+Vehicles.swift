@@ -372,10 +372,8 @@ extension Fleet {
         }
         return attributes.matches(v.attributes)
       }.sorted { $0.id < $1.id }
-      let remaining = matching.filter { v in after.map { v.id > $0 } ?? true }
-      let page = remaining.prefix(pageSize).map { Self.decorated($0, in: s) }
-      let next = remaining.count > pageSize ? PageToken.encode(after: page.last!.id, query: fingerprint) : ""
-      return (page, next, matching.count)
+      let (page, next) = PageToken.page(matching, id: \.id, size: pageSize, after: after, query: fingerprint)
+      return (page.map { Self.decorated($0, in: s) }, next, matching.count)
     }
   }
 

@@ -243,13 +243,18 @@ extension AttributeFilter {
       default: throw error("expected a value after the comparator")
       }
       index += 1
+      try countRestriction(at: start)
+      return .restriction(key: key, value: value, negated: negated)
+    }
+
+    /// Fleet Engine's limit on restrictions, counted as each is read.
+    mutating func countRestriction(at start: Token) throws(FleetError) {
       restrictions += 1
       guard restrictions <= AttributeFilter.maximumRestrictions else {
         throw .invalid(
           "\(field): at position \(start.position): a filter may hold at most \(AttributeFilter.maximumRestrictions) restrictions"
         )
       }
-      return .restriction(key: key, value: value, negated: negated)
     }
 
     /// `name = value` (or `!=`) on one of `properties`: a value is a word (`OPEN`) or quoted.
@@ -271,12 +276,7 @@ extension AttributeFilter {
       default: throw error("expected a value after the comparator")
       }
       index += 1
-      restrictions += 1
-      guard restrictions <= AttributeFilter.maximumRestrictions else {
-        throw .invalid(
-          "\(field): at position \(start.position): a filter may hold at most \(AttributeFilter.maximumRestrictions) restrictions"
-        )
-      }
+      try countRestriction(at: start)
       return .property(name: name, value: value, negated: negated)
     }
 

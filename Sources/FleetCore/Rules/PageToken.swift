@@ -22,6 +22,16 @@ struct PageToken: Codable {
       .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
   }
 
+  /// One page of `sorted` (in ID order): the items after the token's ID, at most `size`, and
+  /// the token of the next page (empty on the last).
+  static func page<T>(_ sorted: [T], id: (T) -> String, size: Int, after: String?, query: String) -> (
+    page: ArraySlice<T>, next: String
+  ) {
+    let remaining = sorted.drop { item in after.map { id(item) <= $0 } ?? false }
+    let page = remaining.prefix(size)
+    return (page, remaining.count > size ? encode(after: id(page.last!), query: query) : "")
+  }
+
   /// Fleet Engine leaves the default page size to the server; 100 by default, at most 1000.
   static func pageSize(_ requested: Int32) throws(FleetError) -> Int {
     guard requested >= 0 else { throw .invalid("page_size must not be negative, got \(requested)") }
