@@ -279,6 +279,17 @@ def test_lists_page_and_filter(fleetd):
     assert len(page._response.tasks) == 100 and page._response.next_page_token
     picks = fleetd.deliveries.list_tasks(request=fd.ListTasksRequest(parent=P, filter='type = PICKUP AND attributes.size = "big"'), metadata=md)
     assert sorted(t.name.rsplit("/", 1)[1] for t in picks) == [f"t{i:03}" for i in range(150) if i % 3 == 0 and i % 2]
+    # Outcome times compare as times: two tasks closed an hour apart, one found by a range.
+    for task_id, when in (("t000", 1_800_000_000), ("t001", 1_800_003_600)):
+        fleetd.deliveries.update_task(request=fd.UpdateTaskRequest(
+            task=fd.Task(name=f"{P}/tasks/{task_id}", task_outcome=fd.Task.TaskOutcome.SUCCEEDED,
+                         task_outcome_time=timestamp_pb2.Timestamp(seconds=when)),
+            update_mask=mask("task_outcome", "task_outcome_time")), metadata=md)
+    later = fleetd.deliveries.list_tasks(request=fd.ListTasksRequest(
+        parent=P, filter='task_outcome_time > "2027-01-15T08:30:00Z" AND task_outcome = SUCCEEDED'), metadata=md)
+    assert [t.name.rsplit("/", 1)[1] for t in later] == ["t001"]
+    with pytest.raises(gx.InvalidArgument, match="RFC 3339"):
+        list(fleetd.deliveries.list_tasks(request=fd.ListTasksRequest(parent=P, filter='task_outcome_time > "soon"'), metadata=md))
     with pytest.raises(gx.InvalidArgument, match="'colour' cannot be filtered"):
         list(fleetd.deliveries.list_tasks(request=fd.ListTasksRequest(parent=P, filter='colour = "red"'), metadata=md))
     with pytest.raises(gx.InvalidArgument, match="page_token was issued for a different query"):

@@ -101,4 +101,28 @@ struct AttributeFilterTests {
     #expect(AttributeTerm(":x") == nil)
     #expect(AttributeTerm("url:http://x")?.value == "http://x")
   }
+
+  /// A resource's own properties (ListTasks'): text by `=` and `!=`, a time also by order, its
+  /// value an RFC 3339 time in quotes.
+  @Test func propertiesAndTimes() throws {
+    let properties: [String: AttributeFilter.PropertyKind] = ["state": .text, "task_outcome_time": .time]
+    let filter = try AttributeFilter(
+      parsing:
+        #"state = CLOSED AND task_outcome_time >= "2026-01-01T00:00:00Z" AND task_outcome_time < "2026-01-02T00:00:00.5Z""#,
+      properties: properties)
+    func task(_ state: String, _ time: String?) -> Bool {
+      filter.matches([]) { name in name == "state" ? state : time }
+    }
+    #expect(task("CLOSED", "1767225600"))  // 2026-01-01T00:00:00Z
+    #expect(!task("CLOSED", "1767139200"))  // a day before
+    #expect(!task("CLOSED", "1767312000.5"))  // at the end, excluded
+    #expect(!task("OPEN", "1767225600"))
+    #expect(!task("CLOSED", nil))
+    let refused = #expect(throws: FleetError.self) {
+      try AttributeFilter(parsing: #"task_outcome_time > "yesterday""#, properties: properties)
+    }
+    #expect(refused?.message.contains("RFC 3339") == true)
+    #expect(throws: FleetError.self) { try AttributeFilter(parsing: "state < OPEN", properties: properties) }
+    #expect(throws: FleetError.self) { try AttributeFilter(parsing: #"colour = "red""#, properties: properties) }
+  }
 }

@@ -35,8 +35,9 @@ extension Fleet {
   /// Fleet Engine: "You can create a maximum of 500 tasks in a batch."
   public static let maximumBatch = 500
   /// The properties ListTasks' filter may name besides `attributes.KEY`.
-  static let taskFilterProperties: Set<String> = [
-    "state", "type", "tracking_id", "delivery_vehicle_id", "task_outcome", "name",
+  static let taskFilterProperties: [String: AttributeFilter.PropertyKind] = [
+    "state": .text, "type": .text, "tracking_id": .text, "delivery_vehicle_id": .text, "task_outcome": .text,
+    "name": .text, "task_outcome_time": .time,
   ]
 
   // MARK: - CreateTask, BatchCreateTasks
@@ -238,8 +239,8 @@ extension Fleet {
     public init() {}
   }
 
-  /// Fleet Engine ListTasks: AIP-160 over the task's state, type, tracking ID, vehicle, outcome and
-  /// attributes; pages of at most 100.
+  /// Fleet Engine ListTasks: AIP-160 over the task's state, type, tracking ID, vehicle, outcome,
+  /// outcome time and attributes; pages of at most 100.
   public func listTasks(caller: Caller, provider: String, query: TaskQuery) throws(FleetError)
     -> (tasks: [TaskView], nextPageToken: String, totalSize: Int)
   {
@@ -271,6 +272,7 @@ extension Fleet {
     case "delivery_vehicle_id": task.deliveryVehicleID
     case "task_outcome": task.outcome.wireName
     case "name": task.name.description
+    case "task_outcome_time": task.outcomeTime.map { String($0.timeIntervalSince1970) }
     default: nil
     }
   }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An AIP-160 filter over vehicle attributes, as Fleet Engine's ListVehicles and SearchVehicles
 /// take it in `filter`: restrictions `attributes.KEY = "VALUE"` (or `!=`) combined with `AND`,
 /// `OR`, `NOT` (or a leading `-`) and parentheses; juxtaposed restrictions are ANDed.
@@ -12,6 +14,8 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
     case restriction(key: String, value: String, negated: Bool)
     /// `name = value` on one of the filtered resource's own properties (ListTasks' `state`, …).
     case property(name: String, value: String, negated: Bool)
+    /// `name < time` (or `<=`, `>`, `>=`, `=`, `!=`) on a time property, in seconds since 1970.
+    case time(name: String, comparator: String, seconds: Double)
     case not(Node)
     case and([Node])
     case or([Node])
@@ -28,7 +32,15 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
 
   /// Parses `text`; errors are INVALID_ARGUMENT naming `field`, the 1-based character position and
   /// what was expected there.
-  public init(parsing text: String, field: String = "filter", properties: Set<String> = []) throws(FleetError) {
+  /// How a resource's own property compares: as text (`=`, `!=`), or as a time (also `<`, `<=`,
+  /// `>`, `>=`, against an RFC 3339 time in quotes).
+  public enum PropertyKind: Sendable, Hashable {
+    case text, time
+  }
+
+  public init(parsing text: String, field: String = "filter", properties: [String: PropertyKind] = [:])
+    throws(FleetError)
+  {
     var parser = Parser(text: text, field: field, properties: properties)
     root = try parser.parseFilter()
     self.text = text
@@ -39,8 +51,8 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
   /// Whether a vehicle with these attributes passes the filter.
   public func matches(_ attributes: [Attribute]) -> Bool { Self.evaluate(root, attributes) { _ in nil } }
 
-  /// Whether a resource with these attributes and these properties (each as its string, nil when
-  /// unset) passes the filter.
+  /// Whether a resource with these attributes and these properties (each as its string, a time as
+  /// its seconds since 1970; nil when unset) passes the filter.
   public func matches(_ attributes: [Attribute], properties: (String) -> String?) -> Bool {
     Self.evaluate(root, attributes, properties)
   }
@@ -52,6 +64,17 @@ public struct AttributeFilter: Sendable, Hashable, CustomStringConvertible {
       let equal = attributes.contains { $0.key == key && $0.value.description == value }
       return equal != negated
     case .property(let name, let value, let negated): return (properties(name) == value) != negated
+    case .time(let name, let comparator, let seconds):
+      // An unset time is in no range, and differs from every time.
+      guard let text = properties(name), let time = Double(text) else { return comparator == "!=" }
+      switch comparator {
+      case "<": return time < seconds
+      case "<=": return time <= seconds
+      case ">": return time > seconds
+      case ">=": return time >= seconds
+      case "!=": return time != seconds
+      default: return time == seconds
+      }
     case .not(let inner): return !evaluate(inner, attributes, properties)
     case .and(let nodes): return nodes.allSatisfy { evaluate($0, attributes, properties) }
     case .or(let nodes): return nodes.contains { evaluate($0, attributes, properties) }
@@ -93,14 +116,14 @@ extension AttributeFilter {
   struct Parser {
     let field: String
     /// The resource's own properties a restriction may name besides `attributes.KEY`.
-    var properties: Set<String> = []
+    var properties: [String: PropertyKind] = [:]
     var tokens: [Token] = []
     var index = 0
     var restrictions = 0
     var depth = 0
     var tokenizeError: FleetError?
 
-    init(text: String, field: String, properties: Set<String> = []) {
+    init(text: String, field: String, properties: [String: PropertyKind] = [:]) {
       self.field = field
       self.properties = properties
       do throws(FleetError) {
@@ -196,11 +219,11 @@ extension AttributeFilter {
         throw error("expected a restriction such as attributes.KEY = \"VALUE\"")
       }
       if ["AND", "OR", "NOT"].contains(name) { throw error("expected a restriction before \(name)") }
-      if properties.contains(name) { return try parsePropertyRestriction(name, start: start) }
+      if let kind = properties[name] { return try parsePropertyRestriction(name, kind: kind, start: start) }
       guard name == "attributes" else {
         if !properties.isEmpty {
           throw .invalid(
-            "\(field): at position \(start.position): '\(name)' cannot be filtered; filter on attributes.KEY or one of \(properties.sorted().joined(separator: ", "))"
+            "\(field): at position \(start.position): '\(name)' cannot be filtered; filter on attributes.KEY or one of \(properties.keys.sorted().joined(separator: ", "))"
           )
         }
         throw .invalid(
@@ -257,9 +280,24 @@ extension AttributeFilter {
       }
     }
 
-    /// `name = value` (or `!=`) on one of `properties`: a value is a word (`OPEN`) or quoted.
-    mutating func parsePropertyRestriction(_ name: String, start: Token) throws(FleetError) -> Node {
+    /// `name = value` (or `!=`) on one of `properties`: a value is a word (`OPEN`) or quoted; a
+    /// time also takes `<`, `<=`, `>` and `>=`, and its value is an RFC 3339 time in quotes.
+    mutating func parsePropertyRestriction(_ name: String, kind: PropertyKind, start: Token) throws(FleetError)
+      -> Node
+    {
       index += 1
+      if kind == .time {
+        guard case .symbol(let comparator) = current.kind, ["=", "!=", "<", "<=", ">", ">="].contains(comparator)
+        else { throw error("expected a comparator (= != < <= > >=) after \(name)") }
+        index += 1
+        guard case .quoted(let text) = current.kind, let time = Self.rfc3339(text) else {
+          throw error(
+            "expected an RFC 3339 time in quotes after \(name) \(comparator), such as \"2024-01-01T00:00:00Z\"")
+        }
+        index += 1
+        try countRestriction(at: start)
+        return .time(name: name, comparator: comparator, seconds: time.timeIntervalSince1970)
+      }
       let negated: Bool
       switch current.kind {
       case .symbol("="): negated = false
@@ -278,6 +316,14 @@ extension AttributeFilter {
       index += 1
       try countRestriction(at: start)
       return .property(name: name, value: value, negated: negated)
+    }
+
+    /// An RFC 3339 time, with or without fractions of a second.
+    static func rfc3339(_ text: String) -> Date? {
+      let formatter = ISO8601DateFormatter()
+      if let date = formatter.date(from: text) { return date }
+      formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+      return formatter.date(from: text)
     }
 
     /// Words (letters, digits and `_ - . + @`), quoted strings ("…" or '…' with backslash
