@@ -126,8 +126,8 @@ extension JourneySegment {
         tasks: p.stop.tasks.map { VehicleStop.TaskInfo(taskID: $0.taskID) }, state: state))
   }
 
-  /// `stopDetails`: false for journey sharing, which shows where the vehicle goes but not the
-  /// other stops' places, tasks or states (Fleet Engine leaves them out of GetTask).
+  /// `stopDetails`: false for journey sharing, which shows the drives but not the stops' places,
+  /// tasks or states (Fleet Engine leaves them out of GetTask).
   func proto(stopDetails: Bool = true) -> Maps_Fleetengine_Delivery_V1_VehicleJourneySegment {
     var p = Maps_Fleetengine_Delivery_V1_VehicleJourneySegment()
     if stopDetails {
