@@ -60,7 +60,7 @@ extension Fleet {
       s.touched = [:]
       defer {
         s.touched = nil
-        s.pendingBefore = [:]
+        s.pendingBefore.removeAll(keepingCapacity: true)
       }
       var (result, changes): (T, [StoredChange])
       do throws(FleetError) {

@@ -272,8 +272,9 @@ public final class Fleet: Sendable {
   /// Estimates drives for vehicle search; without it, straight lines (`StraightLineTravel`).
   let travel: (any TravelEstimator)?
   let configuration: FleetConfiguration
-  let watchers = TripWatchers()
-  let trackingWatchers = TrackingWatchers()
+  let watchers = Watchers<TripWatcher>()
+  /// Streams of shipments' tracking, by `providers/{p}/taskTrackingInfo/{id}`.
+  let trackingWatchers = Watchers<TrackingWatcher>()
   /// Following the other instances' commits, when the store is shared.
   let follower: (any CommitFollower)?
   /// This instance's tag among the instances sharing the store.

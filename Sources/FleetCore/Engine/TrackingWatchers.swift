@@ -44,28 +44,6 @@ final class TrackingWatcher: Sendable {
   }
 }
 
-/// The open tracking streams per tracking ID (`providers/{p}/taskTrackingInfo/{id}`).
-final class TrackingWatchers: Sendable {
-  let byName = Mutex<[ResourceName: [ObjectIdentifier: TrackingWatcher]]>([:])
-
-  func add(_ watcher: TrackingWatcher, for name: ResourceName) {
-    byName.withLock { $0[name, default: [:]][ObjectIdentifier(watcher)] = watcher }
-  }
-
-  func remove(_ watcher: TrackingWatcher, for name: ResourceName) {
-    byName.withLock { all in
-      all[name]?.removeValue(forKey: ObjectIdentifier(watcher))
-      if all[name]?.isEmpty == true { all[name] = nil }
-    }
-  }
-
-  func watchers(of name: ResourceName) -> [TrackingWatcher] {
-    byName.withLock { all in all[name].map { Array($0.values) } ?? [] }
-  }
-
-  var isEmpty: Bool { byName.withLock { $0.isEmpty } }
-}
-
 extension Fleet {
   /// The tracking IDs whose info a committed change may have moved: its tasks', and those of
   /// the tasks on the stops of the delivery vehicles it put.

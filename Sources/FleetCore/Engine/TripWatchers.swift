@@ -94,25 +94,26 @@ final class TripWatcher: Sendable {
   }
 }
 
-/// The open streams per trip.
-final class TripWatchers: Sendable {
-  let byTrip = Mutex<[ResourceName: [ObjectIdentifier: TripWatcher]]>([:])
+/// The open streams per watched resource: trips (WatchTrip), tracking IDs (WatchTaskTrackingInfo).
+final class Watchers<Watcher: AnyObject & Sendable>: Sendable {
+  let byName = Mutex<[ResourceName: [ObjectIdentifier: Watcher]]>([:])
 
-  func add(_ watcher: TripWatcher, for trip: ResourceName) {
-    byTrip.withLock { $0[trip, default: [:]][ObjectIdentifier(watcher)] = watcher }
+  func add(_ watcher: Watcher, for name: ResourceName) {
+    byName.withLock { $0[name, default: [:]][ObjectIdentifier(watcher)] = watcher }
   }
 
-  func remove(_ watcher: TripWatcher, for trip: ResourceName) {
-    byTrip.withLock { all in
-      all[trip]?.removeValue(forKey: ObjectIdentifier(watcher))
-      if all[trip]?.isEmpty == true { all[trip] = nil }
+  func remove(_ watcher: Watcher, for name: ResourceName) {
+    byName.withLock { all in
+      all[name]?.removeValue(forKey: ObjectIdentifier(watcher))
+      if all[name]?.isEmpty == true { all[name] = nil }
     }
   }
 
-  func watchers(of trip: ResourceName) -> [TripWatcher] {
-    byTrip.withLock { all in all[trip].map { Array($0.values) } ?? [] }
+  func watchers(of name: ResourceName) -> [Watcher] {
+    byName.withLock { all in all[name].map { Array($0.values) } ?? [] }
   }
 
   /// Open streams, for metrics and tests.
-  var count: Int { byTrip.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+  var count: Int { byName.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+  var isEmpty: Bool { byName.withLock { $0.isEmpty } }
 }

@@ -141,7 +141,7 @@ extension Fleet {
     }
     // A new position with the stops kept: the drive to the first stop is estimated again from
     // it, so that the tracking of the tasks there moves with the vehicle.
-    var firstDrive: (stop: VehicleStop, segment: JourneySegment)?
+    var firstDrive: (from: LatLng, stop: VehicleStop, segment: JourneySegment)?
     let moved = mask.contains("last_location") || mask.contains("past_locations")
     if moved, !mask.contains("remaining_vehicle_journey_segments"),
       let position = v.lastLocation?.location ?? input.pastLocations.last?.location,
@@ -149,7 +149,7 @@ extension Fleet {
     {
       var drive = [first]
       estimateDrives(&drive, from: position)
-      firstDrive = (first.stop, drive[0])
+      firstDrive = (position, first.stop, drive[0])
     }
 
     return try await write { s, now throws(FleetError) in
@@ -165,28 +165,24 @@ extension Fleet {
       if mask.contains("last_location"), let location = v.lastLocation {
         vehicle.lastLocation = Self.received(location, now: now)
       }
-      if mask.contains("past_locations"), !input.pastLocations.isEmpty {
-        // The newest of them, when newer than the position held (an old fix never overrides).
-        let newest = input.pastLocations.filter { $0.updateTime != nil }.max { $0.updateTime! < $1.updateTime! }
-        if let newest, (vehicle.lastLocation?.updateTime ?? .distantPast) < newest.updateTime! {
-          vehicle.lastLocation = Self.received(newest, now: now)
-        }
+      if mask.contains("past_locations") {
+        Self.ingestPastLocations(input.pastLocations, into: &vehicle.lastLocation, now: now)
       }
-      if let firstDrive, vehicle.journey.first?.stop == firstDrive.stop {
+      // Only when made from the position now held (an old past location is not taken).
+      if let firstDrive, vehicle.journey.first?.stop == firstDrive.stop,
+        vehicle.lastLocation?.location == firstDrive.from
+      {
         vehicle.journey[0] = firstDrive.segment
       }
       if mask.contains("navigation_status") { vehicle.navigationStatus = v.navigationStatus }
       if mask.contains("current_route_segment") { vehicle.currentRouteSegment = v.currentRouteSegment }
-      // Fleet Engine ignores the segment's end point, distance and duration without a segment.
-      let hasSegment = !vehicle.currentRouteSegment.isEmpty
       if mask.contains("current_route_segment_end_point") {
-        vehicle.currentRouteSegmentEndPoint = hasSegment ? v.currentRouteSegmentEndPoint : nil
+        vehicle.currentRouteSegmentEndPoint = v.currentRouteSegmentEndPoint
       }
-      if mask.contains("remaining_distance_meters") {
-        vehicle.remainingDistanceMeters = hasSegment ? v.remainingDistanceMeters : nil
-      }
-      if mask.contains("remaining_duration") { vehicle.remainingDuration = hasSegment ? v.remainingDuration : nil }
-      if !hasSegment {
+      if mask.contains("remaining_distance_meters") { vehicle.remainingDistanceMeters = v.remainingDistanceMeters }
+      if mask.contains("remaining_duration") { vehicle.remainingDuration = v.remainingDuration }
+      // Fleet Engine ignores the segment's end point, distance and duration without a segment.
+      if vehicle.currentRouteSegment.isEmpty {
         vehicle.currentRouteSegmentEndPoint = nil
         vehicle.remainingDistanceMeters = nil
         vehicle.remainingDuration = nil

@@ -204,11 +204,10 @@ extension Fleet {
         }
         if task.outcome == .unspecified {
           task.outcome = t.outcome
-          task.outcomeTime = mask.contains("task_outcome_time") ? t.outcomeTime : (t.outcomeTime ?? now)
-          if mask.contains("task_outcome_location"), let location = t.outcomeLocation {
-            task.outcomeLocation = location
-            task.outcomeLocationSource = .provider
-          } else if let vehicle = s.deliveryVehicles[task.provider]?[task.deliveryVehicleID],
+          // Not given with it (below when given): now, and the vehicle's last raw location.
+          if !mask.contains("task_outcome_time") { task.outcomeTime = now }
+          if !mask.contains("task_outcome_location"),
+            let vehicle = s.deliveryVehicles[task.provider]?[task.deliveryVehicleID],
             let location = vehicle.lastLocation?.rawLocation ?? vehicle.lastLocation?.location
           {
             task.outcomeLocation = location

@@ -181,7 +181,7 @@ extension Fleet {
       }
     }
     if mask.contains("past_locations") || mask.contains("last_location") {
-      ingestPastLocations(update.pastLocated, into: &vehicle, now: now)
+      ingestPastLocations(update.pastLocated, into: &vehicle.lastLocation, now: now)
     }
     if let position = vehicle.lastLocation?.location, vehicle.lastLocation != before.lastLocation {
       advance(&vehicle.odometer, to: position, accuracy: vehicle.lastLocation?.latlngAccuracy)
@@ -413,12 +413,12 @@ extension Fleet {
 
   /// Positions sent after an outage: the newest one is used, and only if it is newer than the
   /// vehicle's current position — an old fix never overrides a newer one.
-  static func ingestPastLocations(_ past: [VehicleLocation], into vehicle: inout Vehicle, now: Date) {
+  static func ingestPastLocations(_ past: [VehicleLocation], into last: inout VehicleLocation?, now: Date) {
     guard let newest = past.filter({ $0.updateTime != nil }).max(by: { $0.updateTime! < $1.updateTime! }) else {
       return
     }
-    let current = vehicle.lastLocation?.updateTime ?? .distantPast
-    if newest.updateTime! > current { vehicle.lastLocation = received(newest, now: now) }
+    let current = last?.updateTime ?? .distantPast
+    if newest.updateTime! > current { last = received(newest, now: now) }
   }
 
   /// Parses `key:value` terms, `|`-separated when `alternatives` is true.
