@@ -1,14 +1,17 @@
 /// Whom a token is asked for, as Fleet Engine's SDKs ask their apps: a vehicle (the Driver SDK,
-/// a driver token with `authorization.vehicleid`) or a trip (the Consumer SDK, a consumer token
-/// with `authorization.tripid`).
+/// a driver token with `authorization.vehicleid`), a trip (the Consumer SDK, a consumer token
+/// with `authorization.tripid`), a delivery vehicle (the Driver SDK's delivery mode,
+/// `authorization.deliveryvehicleid`) or a task (its outcome, `authorization.taskid`).
 public enum AuthorizationContext: Sendable, Hashable, CustomStringConvertible {
   case vehicle(String)
   case trip(String)
+  case deliveryVehicle(String)
+  case task(String)
 
-  /// The vehicle's or the trip's ID.
+  /// The vehicle's, the trip's or the task's ID.
   public var id: String {
     switch self {
-    case .vehicle(let id), .trip(let id): id
+    case .vehicle(let id), .trip(let id), .deliveryVehicle(let id), .task(let id): id
     }
   }
 
@@ -16,6 +19,8 @@ public enum AuthorizationContext: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .vehicle(let id): "vehicle '\(id)'"
     case .trip(let id): "trip '\(id)'"
+    case .deliveryVehicle(let id): "delivery vehicle '\(id)'"
+    case .task(let id): "task '\(id)'"
     }
   }
 }

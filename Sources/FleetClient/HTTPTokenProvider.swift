@@ -1,8 +1,8 @@
 import Foundation
 
 /// Fetches tokens as JSON from the app's token server, as Fleet Engine's sample token servers
-/// serve them: `GET {url}` with the vehicle ID in place of `{vehicle_id}` (the trip ID in place
-/// of `{trip_id}`), or appended as the last path component, answering
+/// serve them: `GET {url}` with the vehicle ID in place of `{vehicle_id}` (the trip's, the delivery
+/// vehicle's or the task's ID in place of `{trip_id}`, `{delivery_vehicle_id}`, `{task_id}`), or appended as the last path component, answering
 /// `{"token": "…", "expiration_timestamp_ms": …}`. Every client library takes it as its token
 /// provider.
 ///
@@ -10,8 +10,8 @@ import Foundation
 /// another vehicle or trip drops the cached one; concurrent callers share one fetch.
 public actor HTTPTokenProvider: AuthorizationTokenProvider {
   public struct Configuration: Sendable {
-    /// The token endpoint; `{vehicle_id}` / `{trip_id}` in it is replaced by the ID, else the
-    /// ID is appended as a path component.
+    /// The token endpoint; `{vehicle_id}`, `{trip_id}`, `{delivery_vehicle_id}` or `{task_id}`
+    /// in it is replaced by the ID, else the ID is appended as a path component.
     public var url: URL
     /// JSON key of the token.
     public var tokenKey = "token"
@@ -93,6 +93,8 @@ public actor HTTPTokenProvider: AuthorizationTokenProvider {
     switch subject {
     case .vehicle: "vehicle_id"
     case .trip: "trip_id"
+    case .deliveryVehicle: "delivery_vehicle_id"
+    case .task: "task_id"
     }
   }
 

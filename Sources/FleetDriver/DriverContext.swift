@@ -33,6 +33,8 @@ public struct DriverContext: Sendable {
   }
 
   public var vehicleName: String { "providers/\(providerID)/vehicles/\(vehicleID)" }
+  /// The vehicle's name in the Deliveries API, when `vehicleID` is a delivery vehicle's.
+  public var deliveryVehicleName: String { "providers/\(providerID)/deliveryVehicles/\(vehicleID)" }
 }
 
 /// How the reporter behaves on the network; defaults as documented on each field.

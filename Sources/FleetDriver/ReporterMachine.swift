@@ -19,7 +19,8 @@ struct PlannedUpdate: Sendable, Hashable {
 /// - One update at a time: `next` plans one, and plans nothing else until `finished`.
 /// - Tracking on: the newest fix every `interval`, the first one at once. A newer fix replaces
 ///   an older one that was not sent yet.
-/// - A state change goes at once; turning tracking off sends a final OFFLINE.
+/// - A state change goes at once; turning tracking off sends a final OFFLINE (for a vehicle that
+///   has a state: a delivery vehicle has none).
 /// - A transient failure keeps the update's fix in the backlog and retries after an
 ///   exponentially growing, jittered delay; the backlog goes out as past locations, oldest
 ///   first, with the newest fix as the last location.
@@ -43,6 +44,8 @@ struct ReporterMachine: Sendable {
   }
 
   var configuration: ReportingConfiguration
+  /// Whether the vehicle has an online/offline state (a rides vehicle) or not (a delivery one).
+  let reportsState: Bool
   private(set) var interval: Duration = .seconds(10)
   private(set) var trackingEnabled = false
   /// The newest fix, until an update carrying it is acknowledged.
@@ -60,8 +63,12 @@ struct ReporterMachine: Sendable {
   private(set) var consecutiveFailures = 0
   private(set) var unauthenticatedRetried = false
 
-  init(configuration: ReportingConfiguration = ReportingConfiguration(), backlog: [LocationFix] = []) {
+  init(
+    configuration: ReportingConfiguration = ReportingConfiguration(), backlog: [LocationFix] = [],
+    reportsState: Bool = true
+  ) {
     self.configuration = configuration
+    self.reportsState = reportsState
     self.backlog = Array(backlog.sorted { $0.time < $1.time }.suffix(configuration.backlogCapacity))
   }
 
@@ -82,14 +89,15 @@ struct ReporterMachine: Sendable {
     } else {
       nextPeriodic = nil
       pendingState = nil
-      finalOfflinePending = true
+      finalOfflinePending = reportsState
     }
     return true
   }
 
   mutating func requestState(_ state: VehicleState) throws(FleetClientError) {
     if state == .online, !trackingEnabled {
-      throw FleetClientError(.failedPrecondition, "cannot go online while location tracking is disabled: enable it first")
+      throw FleetClientError(
+        .failedPrecondition, "cannot go online while location tracking is disabled: enable it first")
     }
     pendingState = state
   }

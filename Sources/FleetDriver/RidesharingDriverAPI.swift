@@ -23,7 +23,9 @@ public final class RidesharingDriverAPI: Sendable {
       let channel = UpdateChannel(client: client, timeout: timeout)
       await withDiscardingTaskGroup { group in
         group.addTask { await channel.run() }
-        await vehicleReporter.run { request, token in try await channel.send(request, token: token) }
+        await vehicleReporter.run { update, token in
+          ReportedVehicle(try await channel.send(Maps_Fleetengine_V1_UpdateVehicleRequest(update), token: token))
+        }
         group.cancelAll()
       }
     }

@@ -10,9 +10,20 @@ import Synchronization
 /// `locationUpdateInterval`; it sends state changes at once; through an outage it keeps the
 /// positions fleetd missed and delivers them, in order, once fleetd answers again.
 ///
-/// The reporter works while its `RidesharingDriverAPI` runs. Properties and methods may be
-/// used from any thread.
+/// The same reporter serves a delivery vehicle (`DeliveryDriverAPI`): positions and route
+/// progress as UpdateDeliveryVehicle, with no vehicle state (a delivery vehicle has none).
+///
+/// The reporter works while its driver API runs. Properties and methods may be used from any
+/// thread.
 public final class VehicleReporter: Sendable {
+  /// Which of Fleet Engine's vehicles the reporter keeps current.
+  enum Kind: Sendable {
+    /// A rides vehicle (`maps.fleetengine.v1.Vehicle`): positions and online/offline.
+    case rides
+    /// A delivery vehicle (`maps.fleetengine.delivery.v1.DeliveryVehicle`): positions only.
+    case deliveries
+  }
+
   struct State {
     var machine: ReporterMachine
     var listeners: [WeakListener] = []
@@ -23,28 +34,39 @@ public final class VehicleReporter: Sendable {
     weak var listener: (any VehicleReporterListener)?
   }
 
-  /// Sends one request with a token; the real one is a gRPC call.
-  typealias Send =
-    @Sendable (Maps_Fleetengine_V1_UpdateVehicleRequest, String) async throws -> Maps_Fleetengine_V1_Vehicle
+  /// Sends one update with a token and answers the vehicle as fleetd stored it; the real one
+  /// is a gRPC call.
+  typealias Send = @Sendable (VehicleUpdate, String) async throws -> ReportedVehicle
 
   public let context: DriverContext
+  let kind: Kind
   let clock: any ReporterClock
   let state: Mutex<State>
   let wakeup = Wakeup()
   let backlogStore: BacklogFile?
 
-  init(context: DriverContext, clock: any ReporterClock) {
+  init(context: DriverContext, kind: Kind = .rides, clock: any ReporterClock) {
     self.context = context
+    self.kind = kind
     self.clock = clock
     backlogStore = context.reporting.backlogFile.map(BacklogFile.init)
     let saved = backlogStore?.load() ?? []
-    state = Mutex(State(machine: ReporterMachine(configuration: context.reporting, backlog: saved)))
+    let machine = ReporterMachine(configuration: context.reporting, backlog: saved, reportsState: kind == .rides)
+    state = Mutex(State(machine: machine))
+  }
+
+  /// Whom the reporter's tokens are asked for.
+  var tokenContext: AuthorizationContext {
+    switch kind {
+    case .rides: .vehicle(context.vehicleID)
+    case .deliveries: .deliveryVehicle(context.vehicleID)
+    }
   }
 
   // MARK: - Public API
 
-  /// Whether positions are reported. Turning it off stops them and sends a final update that
-  /// sets the vehicle OFFLINE.
+  /// Whether positions are reported. Turning it off stops them and, for a rides vehicle, sends a
+  /// final update that sets the vehicle OFFLINE.
   public var locationTrackingEnabled: Bool {
     get { state.withLock { $0.machine.trackingEnabled } }
     set {
@@ -66,6 +88,10 @@ public final class VehicleReporter: Sendable {
   /// Takes the vehicle online (ready for trips) or offline. Going online needs location
   /// tracking: fleetd cannot match a vehicle whose position it does not know.
   public func updateVehicleState(_ newState: VehicleState) throws(FleetClientError) {
+    guard kind == .rides else {
+      throw FleetClientError(
+        .failedPrecondition, "a delivery vehicle has no vehicle state: its stops and tasks say what it does")
+    }
     guard newState == .online || newState == .offline else {
       throw FleetClientError(.invalidArgument, "vehicle state must be online or offline")
     }
@@ -127,16 +153,16 @@ public final class VehicleReporter: Sendable {
         do {
           let token: String
           do {
-            token = try await context.tokenProvider.token(for: .vehicle(context.vehicleID))
+            token = try await context.tokenProvider.token(for: tokenContext)
           } catch {
             throw FleetClientError(.unauthenticated, "no token: \(error)")
           }
-          vehicle = ReportedVehicle(try await send(Maps_Fleetengine_V1_UpdateVehicleRequest(update), token))
+          vehicle = try await send(update, token)
           outcome = .acknowledged
         } catch {
           let failure = FleetClientError(error)
           if failure.code == .unauthenticated {
-            await context.tokenProvider.invalidateToken(for: .vehicle(context.vehicleID))
+            await context.tokenProvider.invalidateToken(for: tokenContext)
           }
           outcome = .failed(failure)
         }
@@ -164,7 +190,7 @@ public final class VehicleReporter: Sendable {
   }
 
   /// The update for a plan, with the navigation's route when it leads to the vehicle's next
-  /// waypoint (Fleet Engine's Driver SDK sends route progress only then).
+  /// waypoint or stop (Fleet Engine's Driver SDK sends route progress only then).
   func prepare(_ plan: PlannedUpdate) async -> VehicleUpdate {
     var mask: [String] = []
     if plan.state != nil { mask.append("vehicle_state") }
@@ -173,14 +199,22 @@ public final class VehicleReporter: Sendable {
     var route: NavigationProgress?
     if plan.mayCarryRoute, plan.location != nil, let navigation = context.navigation,
       let progress = await navigation.currentProgress(),
-      let next = state.withLock({ $0.lastVehicle?.waypoints.first }),
-      next.location.distance(to: progress.destination) <= 50
+      let next = state.withLock({ $0.lastVehicle?.nextDestination }),
+      next.distance(to: progress.destination) <= 50
     {
       route = progress
-      mask += ["current_route_segment", "remaining_distance_meters", "remaining_time_seconds"]
+      switch kind {
+      case .rides: mask += ["current_route_segment", "remaining_distance_meters", "remaining_time_seconds"]
+      case .deliveries:
+        mask += [
+          "current_route_segment", "current_route_segment_end_point", "remaining_distance_meters",
+          "remaining_duration",
+        ]
+      }
     }
+    let name = kind == .rides ? context.vehicleName : context.deliveryVehicleName
     return VehicleUpdate(
-      vehicleName: context.vehicleName, location: plan.location, pastLocations: plan.past, vehicleState: plan.state,
+      vehicleName: name, location: plan.location, pastLocations: plan.past, vehicleState: plan.state,
       route: route, updateMask: mask, vehicle: nil)
   }
 

@@ -19,7 +19,8 @@ public struct VehicleUpdate: Sendable, Hashable {
   public var vehicle: ReportedVehicle?
 }
 
-/// The vehicle as fleetd holds it after an update: what a driver app needs from the answer.
+/// The vehicle as fleetd holds it after an update: what a driver app needs from the answer, for a
+/// rides vehicle or a delivery vehicle.
 public struct ReportedVehicle: Sendable, Hashable {
   public struct Waypoint: Sendable, Hashable {
     public var tripID: String
@@ -36,6 +37,12 @@ public struct ReportedVehicle: Sendable, Hashable {
   public var remainingDistanceMeters: Int?
   public var etaToFirstWaypoint: Date?
   public var lastLocation: LatLng?
+  /// A delivery vehicle's remaining stops, in order (empty for a rides vehicle, which has
+  /// waypoints instead).
+  public var stops: [VehicleStop] = []
+
+  /// Where the vehicle goes next: its first waypoint or its first stop.
+  public var nextDestination: LatLng? { waypoints.first?.location ?? stops.first?.plannedLocation }
 }
 
 /// Told of every update the reporter makes. Held weakly: a listener that goes away simply
@@ -47,5 +54,6 @@ public protocol VehicleReporterListener: AnyObject, Sendable {
 
 extension VehicleReporterListener {
   public func vehicleReporter(_ reporter: VehicleReporter, didSucceed update: VehicleUpdate) {}
-  public func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: FleetClientError) {}
+  public func vehicleReporter(_ reporter: VehicleReporter, didFail update: VehicleUpdate, with error: FleetClientError)
+  {}
 }

@@ -17,6 +17,9 @@ public final class ServiceAccountTokenProvider: AuthorizationTokenProvider {
     switch context {
     case .vehicle(let id): try token(vehicleID: id)
     case .trip(let id): try token(cacheKey: context) { try signer.token(tripID: id, lifetime: 3600, now: $0) }
+    case .deliveryVehicle(let id):
+      try token(cacheKey: context) { try signer.token(deliveryVehicleID: id, lifetime: 3600, now: $0) }
+    case .task(let id): try token(cacheKey: context) { try signer.token(taskID: id, lifetime: 3600, now: $0) }
     }
   }
 

@@ -199,7 +199,7 @@ public struct SimulatedDriver: Sendable {
       announced[next.tripID] = enroute
       say("trip \(next.tripID): \(enroute.wireName)")
     }
-    let drive = plannedDrive(from: car.position, to: target, serverRoute: vehicle.currentRouteSegment)
+    let drive = Self.plannedDrive(on: routing, from: car.position, to: target, serverRoute: vehicle.currentRouteSegment)
     car.drive(drive)
     // Drive, watching for the plan to change under us (a cancellation, a new first stop).
     var replanned = false
@@ -234,7 +234,9 @@ public struct SimulatedDriver: Sendable {
 
   /// Over the road graph when there is one, else along fleetd's own route to the waypoint, else
   /// straight at 10 m/s.
-  func plannedDrive(from start: LatLng, to target: LatLng, serverRoute: String) -> SimulatedDrive {
+  static func plannedDrive(on routing: RoutingEngine?, from start: LatLng, to target: LatLng, serverRoute: String = "")
+    -> SimulatedDrive
+  {
     if let routing, let route = try? routing.route([start, target]) {
       return SimulatedDrive(route: route, acceleration: 1.5)
     }

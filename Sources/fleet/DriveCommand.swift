@@ -29,21 +29,14 @@ struct DriveCommand: AsyncParsableCommand {
   @Option(help: "Seconds between location updates (5-60).") var interval = 5
   @Option(help: "Complete this many trips per vehicle, then go offline and exit.") var trips: Int?
   @Option(
-    parsing: .unconditional, help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).")
-  var start: String?
+    parsing: .unconditional, help: "Where new vehicles start, LAT,LNG (default: a road picked from the vehicle ID).",
+    transform: parsePoint)
+  var start: LatLng?
 
   func validate() throws {
     guard vehicles >= 1 else { throw ValidationError("--vehicles must be at least 1") }
     guard speedup > 0, speedup.isFinite else { throw ValidationError("--speedup must be positive") }
     if let trips, trips < 1 { throw ValidationError("--trips must be at least 1") }
-    if let start, parse(start) == nil { throw ValidationError("--start must be LAT,LNG, got '\(start)'") }
-  }
-
-  func parse(_ text: String) -> LatLng? {
-    let parts = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-    guard parts.count == 2 else { return nil }
-    let point = LatLng(latitude: parts[0], longitude: parts[1])
-    return (try? point.validate("start")) == nil ? nil : point
   }
 
   func run() async throws {
@@ -57,7 +50,7 @@ struct DriveCommand: AsyncParsableCommand {
       configuration.speedup = speedup
       configuration.interval = .seconds(interval)
       configuration.trips = trips
-      configuration.start = start.flatMap(parse)
+      configuration.start = start
       return try SimulatedDriver(configuration: configuration, key: serviceKey, routing: routing) { line in
         // Written at once, also when the output goes to a file or a pipe.
         FileHandle.standardOutput.write(Data("\(timestamp()) \(line)\n".utf8))

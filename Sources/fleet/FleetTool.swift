@@ -18,7 +18,8 @@ struct FleetTool: AsyncParsableCommand {
     commandName: "fleet",
     abstract: "FleetKit's client-side tools.",
     subcommands: [
-      DriveCommand.self, SimulateCommand.self, RideCommand.self, TrackCommand.self, RideStatusCommand.self,
+      DriveCommand.self, DeliverCommand.self, SimulateCommand.self, RideCommand.self, TrackCommand.self,
+      RideStatusCommand.self,
       GeoCommand.self,
     ])
 }

@@ -14,7 +14,9 @@ struct KeysCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
     @Option(help: "Provider (project) the key belongs to.")
     var provider: String
-    @Option(help: "admin, server, driver, consumer or viewer.")
+    @Option(
+      help: ArgumentHelp("The key's role: \(Role.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "role")
+    )
     var role: String
     @Option(help: "Where to write the service-account JSON file.")
     var out: String
@@ -45,7 +47,9 @@ struct KeysCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
     @Option(help: "The service-account JSON file.")
     var key: String
-    @Option(help: "admin, server, driver, consumer or viewer.")
+    @Option(
+      help: ArgumentHelp("The key's role: \(Role.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "role")
+    )
     var role: String
     @Option(help: "Provider (project) the key belongs to (default: the file's project_id).")
     var provider: String?

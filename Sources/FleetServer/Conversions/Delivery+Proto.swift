@@ -9,34 +9,28 @@ import SwiftProtobuf
 // VehicleAttribute and TripAttribute: they are read and written through those conversions, so the
 // rules stay in one place.
 
-/// The same bytes read as another message with the same fields and numbers.
-func rewired<A: SwiftProtobuf.Message, B: SwiftProtobuf.Message>(_ message: A, as _: B.Type = B.self) -> B {
-  // Both sides are generated from matching definitions: the bytes always parse.
-  (try? B(serializedBytes: (try? message.serializedBytes() as [UInt8]) ?? [])) ?? B()
-}
-
 typealias DeliveryProtoVehicle = Maps_Fleetengine_Delivery_V1_DeliveryVehicle
 typealias DeliveryProtoTask = Maps_Fleetengine_Delivery_V1_Task
 
 extension VehicleLocation {
   init(_ p: Maps_Fleetengine_Delivery_V1_DeliveryVehicleLocation, field: String) throws(FleetError) {
-    try self.init(rewired(p, as: Maps_Fleetengine_V1_VehicleLocation.self), field: field)
+    try self.init(p.rewired(as: Maps_Fleetengine_V1_VehicleLocation.self), field: field)
   }
 
-  var deliveryProto: Maps_Fleetengine_Delivery_V1_DeliveryVehicleLocation { rewired(proto) }
+  var deliveryProto: Maps_Fleetengine_Delivery_V1_DeliveryVehicleLocation { proto.rewired() }
 }
 
 extension Attribute {
   init(_ p: Maps_Fleetengine_Delivery_V1_DeliveryVehicleAttribute, field: String) throws(FleetError) {
-    try self.init(rewired(p, as: Maps_Fleetengine_V1_VehicleAttribute.self), field: field)
+    try self.init(p.rewired(as: Maps_Fleetengine_V1_VehicleAttribute.self), field: field)
   }
 
   init(_ p: Maps_Fleetengine_Delivery_V1_TaskAttribute, field: String) throws(FleetError) {
-    try self.init(rewired(p, as: Maps_Fleetengine_V1_TripAttribute.self), field: field)
+    try self.init(p.rewired(as: Maps_Fleetengine_V1_TripAttribute.self), field: field)
   }
 
-  var deliveryVehicleProto: Maps_Fleetengine_Delivery_V1_DeliveryVehicleAttribute { rewired(vehicleProto) }
-  var taskProto: Maps_Fleetengine_Delivery_V1_TaskAttribute { rewired(tripProto) }
+  var deliveryVehicleProto: Maps_Fleetengine_Delivery_V1_DeliveryVehicleAttribute { vehicleProto.rewired() }
+  var taskProto: Maps_Fleetengine_Delivery_V1_TaskAttribute { tripProto.rewired() }
 }
 
 extension TimeWindow {
