@@ -12,8 +12,8 @@ import GRPCNIOTransportHTTP2
 import Logging
 
 /// `fleetd demo`: fleetd with its dispatcher on a city's road graph, simulated drivers on the
-/// Driver SDK, and simulated riders booking rides through the booking API, all in one process
-/// over real gRPC on loopback. Prints the fleet page's address, a live trip's sharing page, and
+/// Driver SDK, and simulated riders booking rides through the booking API — optionally delivery
+/// vans working through days of parcels — all in one process over real gRPC on loopback. Prints the fleet page's address, a live trip's sharing page, and
 /// the rides' progress, until SIGINT or SIGTERM.
 public struct DemoCity: Sendable {
   public struct Configuration: Sendable {
@@ -22,6 +22,9 @@ public struct DemoCity: Sendable {
     public var provider = "demo"
     public var vehicles = 30
     public var ridersPerMinute = 8.0
+    /// Delivery vans running days of parcels (0: none), and each van's parcels a day.
+    public var deliveryVans = 0
+    public var parcelsPerVan = 12
     /// Simulated seconds per real second, for the drivers.
     public var speedup = 3.0
     /// The city's name, for the first line printed.
@@ -121,7 +124,37 @@ public struct DemoCity: Sendable {
       group.addTask {
         try await DemoProgress(backend: backend, web: web, print: print).run()
       }
-      try await group.waitForAll()
+      if configuration.deliveryVans > 0 {
+        group.addTask { try await deliveryDays(endpoint: endpoint, web: web, routing: routing, keys: keys) }
+      }
+      // The first failure ends the demo at once (waitForAll would hold it until every part ends).
+      for try await _ in group {}
+    }
+  }
+
+  /// Days of parcels, one after another, until cancelled: each starts with its parcels' first
+  /// tracking page and ends with the day's outcome.
+  func deliveryDays(endpoint: FleetEndpoint, web: String, routing: RoutingEngine, keys: DemoKeys) async throws {
+    var day = DeliveryDay.Configuration(endpoint: endpoint, providerID: configuration.provider)
+    day.vans = configuration.deliveryVans
+    day.tasks = configuration.deliveryVans * configuration.parcelsPerVan
+    day.speedup = configuration.speedup
+    day.interval = .seconds(5)
+    let consumer = keys.deliveryConsumer
+    let vans = day.vans
+    var number = 0
+    while !Task.isCancelled {
+      number += 1
+      day.seed = UInt64(number)
+      let summary = try await DeliveryDay(configuration: day, key: keys.serverKey, routing: routing) { _ in }
+        .run { trackingIDs in
+          guard let parcel = trackingIDs.first else { return }
+          let token = (try? consumer.token(trackingID: parcel, lifetime: 3600)) ?? ""
+          print(
+            "Deliveries: \(trackingIDs.count) parcels on \(vans) vans; track one: \(web)/track/\(parcel)#token=\(token)"
+          )
+        }
+      print("Deliveries: day done, \(summary.succeeded) delivered, \(summary.failed) failed; the next day starts")
     }
   }
 
@@ -146,6 +179,8 @@ struct DemoKeys: Sendable {
   let serverKey: ServiceAccountKey
   let server: TokenSigner
   let consumer: TokenSigner
+  /// Tracking pages' tokens (`deliveryconsumer`).
+  let deliveryConsumer: TokenSigner
   /// The fleet page's API key for searching places.
   let places: String
 
@@ -168,6 +203,7 @@ struct DemoKeys: Sendable {
     return DemoKeys(
       serverKey: serverKey, server: try TokenSigner(key: serverKey),
       consumer: try TokenSigner(key: try await key(.consumer)),
+      deliveryConsumer: try TokenSigner(key: try await key(.deliveryConsumer)),
       places: try await placesKey(folder: folder, store: store))
   }
 

@@ -109,7 +109,10 @@ struct ReporterMachine: Sendable {
     if let latest, fix.time <= latest.time { return false }
     if let acknowledgedUpTo, fix.time <= acknowledgedUpTo { return false }
     latest = fix
-    return trackingEnabled && nextPeriodic == nil
+    guard trackingEnabled, nextPeriodic == nil else { return false }
+    // The periodic update was waiting for a fix: it is due now.
+    nextPeriodic = .zero
+    return true
   }
 
   // MARK: Decisions

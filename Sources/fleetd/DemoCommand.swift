@@ -16,7 +16,9 @@ struct DemoCommand: AsyncParsableCommand {
       sample service area and zones (data/monaco-zones.geojson). fleetd keeps the demo's state
       in its own data directory (./fleet-demo-data), so a second run carries on with the same
       vehicles and links. Open the printed fleet page to watch the fleet and the dispatch queue,
-      and the sharing page to follow one ride as its rider would. Ctrl-C stops it.
+      and the sharing page to follow one ride as its rider would. With --deliveries, delivery
+      vans work through days of parcels beside the rides (`fleet deliver`'s day, one after
+      another), each day printing a parcel's tracking page. Ctrl-C stops it.
       """)
 
   @Option(help: "Data directory of the demo's fleetd (not the one of `fleetd serve`).")
@@ -26,6 +28,9 @@ struct DemoCommand: AsyncParsableCommand {
   @Option(help: "OpenStreetMap extract (.osm.pbf) of another city (default: the bundled Monaco).")
   var osm: String?
   @Option(help: "Simulated drivers (up to \(Self.maximumVehicles)).") var vehicles = 30
+  @Option(help: "Delivery vans running days of parcels beside the rides (up to \(Self.maximumVans); 0: none).")
+  var deliveries = 0
+  @Option(help: "Parcels per van and day, with --deliveries.") var parcels = 12
   @Option(
     help:
       "Seconds between a driver's location updates, 1-60 (default: 2 up to 1,000 vehicles, for smooth pages; 5 above, as drivers' apps report)."
@@ -43,6 +48,10 @@ struct DemoCommand: AsyncParsableCommand {
     guard (1...Self.maximumVehicles).contains(vehicles) else {
       throw ValidationError("--vehicles must be between 1 and \(Self.maximumVehicles)")
     }
+    guard (0...Self.maximumVans).contains(deliveries) else {
+      throw ValidationError("--deliveries must be between 0 and \(Self.maximumVans)")
+    }
+    guard (1...300).contains(parcels) else { throw ValidationError("--parcels must be between 1 and 300") }
     if let problem = settings.problem { throw ValidationError(problem) }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError(
@@ -76,6 +85,8 @@ struct DemoCommand: AsyncParsableCommand {
     var configuration = DemoCity.Configuration(server: server)
     configuration.vehicles = vehicles
     configuration.ridersPerMinute = ridersPerMinute
+    configuration.deliveryVans = deliveries
+    configuration.parcelsPerVan = parcels
     configuration.speedup = speedup
     configuration.reportInterval = .milliseconds(Int64((interval ?? (vehicles <= 1000 ? 2 : 5)) * 1000))
     configuration.profile = try DemandProfile.named(profile)
@@ -94,6 +105,8 @@ struct DemoCommand: AsyncParsableCommand {
 
   /// The most simulated drivers the demo runs: measured on a 2-core machine (docs/benchmarks.md).
   static let maximumVehicles = 10_000
+  /// Vans: each is a Driver SDK app with its own connection, unlike the rides' shared streams.
+  static let maximumVans = 100
 
   var settings: CityRunSettings {
     CityRunSettings(

@@ -151,7 +151,7 @@ struct DeliveryDriverTests {
   /// `fleet deliver` as a process plays a day: vans created at the depot, the tasks given out
   /// and ordered by fleetd, every stop driven and completed on the Driver SDK. It exits 0 only
   /// when fleetd has every task closed with an outcome; each outcome was recorded where the
-  /// parcel was to go, and the vans have no stop left.
+  /// parcel was to go, the vans have no stop left, and their apps reported their positions.
   @Test func fleetDeliverCompletesADayOfTasks() async throws {
     try await Fleetd.with(graph: try await monacoGraph()) { fleetd in
       let directory = NSTemporaryDirectory() + "fleetkit-deliver-\(UUID().uuidString)"
@@ -197,7 +197,9 @@ struct DeliveryDriverTests {
           let vehicle = try await deliveries.getDeliveryVehicle(
             .with { $0.name = "providers/acme/deliveryVehicles/\(van)" }, metadata: metadata)
           #expect(vehicle.remainingVehicleJourneySegments.isEmpty)
-          #expect(vehicle.hasLastLocation)
+          // The van's own app reported where it was (the backend's position at creation has
+          // no sensor).
+          #expect(vehicle.lastLocation.locationSensor == .gps, "\(van): \(vehicle.lastLocation)")
         }
       }
     }

@@ -119,6 +119,8 @@ struct ReporterMachineTests {
     #expect(machine.next(now: .zero) == .wait(until: nil), "tracking without a fix sends nothing")
     let sendsAtOnce = machine.record(fix(1, 1, at: 0))
     #expect(sendsAtOnce, "the first fix is sent at once")
+    // Without a state change to carry it (a delivery vehicle has none).
+    #expect(sent(machine.next(now: .seconds(1)))?.location == fix(1, 1, at: 0))
     let reporter = RidesharingDriverAPI(
       driverContext: DriverContext(
         tokenProvider: StaticTokens(), providerID: "acme", vehicleID: "v",

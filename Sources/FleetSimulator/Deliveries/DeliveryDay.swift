@@ -73,7 +73,8 @@ public struct DeliveryDay: Sendable {
   var vanIDs: [String] { (1...max(configuration.vans, 1)).map { "\(configuration.vanPrefix)-\($0)" } }
 
   /// Plans the day, runs the vans until every stop is done, and reads the outcome back.
-  public func run() async throws -> Summary {
+  /// `started` is given the parcels' tracking IDs once the vans are loaded.
+  public func run(started: @Sendable ([String]) -> Void = { _ in }) async throws -> Summary {
     try await configuration.endpoint.withClient { client in
       let deliveries = DeliveryClient(wrapping: client)
       let ordering = Fleetkit_V1_StopOrdering.Client(wrapping: client)
@@ -85,6 +86,7 @@ public struct DeliveryDay: Sendable {
         try await optimize(van, ordering)
       }
       log("day \(day.tag): \(day.tasks.count) tasks on \(vanIDs.count) vans from \(format(day.depot))")
+      started(day.tasks.map(\.trackingID))
       var summary = Summary()
       summary.trackingIDs = day.tasks.map(\.trackingID)
       try await withThrowingTaskGroup(of: SimulatedCourier.Summary.self) { group in
@@ -167,7 +169,8 @@ public struct DeliveryDay: Sendable {
 
   func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"] }
 
-  /// Creates the vans that do not exist yet at the depot; answers where each one is.
+  /// Creates the vans that do not exist yet at the depot; answers where each one is. A van may
+  /// have stops left from a day that was interrupted: they go with this day's.
   func createVans(_ deliveries: DeliveryClient) async throws -> [String: LatLng] {
     var starts: [String: LatLng] = [:]
     let depot = configuration.depot ?? middle()
@@ -176,11 +179,9 @@ public struct DeliveryDay: Sendable {
       do {
         let existing = try await deliveries.getDeliveryVehicle(
           .with { $0.name = name }, metadata: try metadata(), options: options)
-        guard existing.remainingVehicleJourneySegments.isEmpty else {
-          throw FleetError(
-            .failedPrecondition,
-            "\(van) still has \(existing.remainingVehicleJourneySegments.count) stops from an earlier day: finish them or pick another --van prefix"
-          )
+        if !existing.remainingVehicleJourneySegments.isEmpty {
+          log(
+            "\(van): \(existing.remainingVehicleJourneySegments.count) stops left from an earlier day go with this one")
         }
         if existing.hasLastLocation {
           let point = existing.lastLocation.location
@@ -225,20 +226,35 @@ public struct DeliveryDay: Sendable {
     }
   }
 
-  /// One stop per task, in creation order: fleetd assigns the tasks to the van.
+  /// One stop per task after the stops the van has left (from a day that was interrupted), in
+  /// creation order: fleetd assigns the tasks to the van.
   func assign(_ tasks: [PlannedTask], to van: String, _ deliveries: DeliveryClient) async throws {
-    var request = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest()
-    request.deliveryVehicle.name = "\(parent)/deliveryVehicles/\(van)"
-    request.deliveryVehicle.remainingVehicleJourneySegments = tasks.map { task in
-      .with {
-        $0.stop.state = .new
-        $0.stop.plannedLocation.point = .with {
-          $0.latitude = task.point.latitude
-          $0.longitude = task.point.longitude
-        }
-        $0.stop.tasks = [.with { $0.taskID = task.id }]
+    let name = "\(parent)/deliveryVehicles/\(van)"
+    let left = try await deliveries.getDeliveryVehicle(
+      .with { $0.name = name }, metadata: try metadata(), options: options
+    )
+    .remainingVehicleJourneySegments.map { segment in
+      // The stop as written: its place, state and task IDs (the tasks' durations are answered only).
+      Maps_Fleetengine_Delivery_V1_VehicleJourneySegment.with {
+        $0.stop.plannedLocation = segment.stop.plannedLocation
+        $0.stop.state = segment.stop.state
+        $0.stop.tasks = segment.stop.tasks.map { info in .with { $0.taskID = info.taskID } }
       }
     }
+    var request = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest()
+    request.deliveryVehicle.name = name
+    request.deliveryVehicle.remainingVehicleJourneySegments =
+      left
+      + tasks.map { task in
+        .with {
+          $0.stop.state = .new
+          $0.stop.plannedLocation.point = .with {
+            $0.latitude = task.point.latitude
+            $0.longitude = task.point.longitude
+          }
+          $0.stop.tasks = [.with { $0.taskID = task.id }]
+        }
+      }
     request.updateMask.paths = ["remaining_vehicle_journey_segments"]
     _ = try await deliveries.updateDeliveryVehicle(request, metadata: try metadata(), options: options)
   }
