@@ -755,6 +755,66 @@ class T4MissingLeaflet(unittest.TestCase):
             process.wait(timeout=30)
 
 
+class T9FleetPageDeliveries(unittest.TestCase):
+    """The fleet page shows delivery vehicles beside the rides' cars: each van on the map and in
+    its table with its open tasks, and a selected van's remaining stops, in order, kept current."""
+
+    DEPOT = {"latitude": 43.7347, "longitude": 7.4206}
+    FIRST = {"latitude": 43.7384, "longitude": 7.4246}
+    SECOND = {"latitude": 43.7396, "longitude": 7.4275}
+
+    def stops(self, *segments):
+        demo.call("PATCH", "/v1/providers/demo/deliveryVehicles/fleet-van?updateMask=remainingVehicleJourneySegments",
+                  {"remainingVehicleJourneySegments": [
+                      {"stop": {"plannedLocation": {"point": where}, "tasks": [{"taskId": t}], "state": state}}
+                      for where, t, state in segments]})
+
+    def test_delivery_vehicles_and_their_stops_on_the_fleet_page(self):
+        demo.call("POST", "/v1/providers/demo/deliveryVehicles?deliveryVehicleId=fleet-van",
+                  {"lastLocation": {"location": self.DEPOT}})
+        for task, where in (("fleet-first", self.FIRST), ("fleet-second", self.SECOND)):
+            demo.call("POST", f"/v1/providers/demo/tasks?taskId={task}", {
+                "type": "DELIVERY", "state": "OPEN", "trackingId": task, "taskDuration": "60s",
+                "plannedLocation": {"point": where}})
+        self.stops((self.FIRST, "fleet-first", "ENROUTE"), (self.SECOND, "fleet-second", "NEW"))
+
+        console_errors()
+        browser.get("about:blank")
+        browser.get(demo.fleet_url)
+        row = lambda: js("""const r = document.querySelector('#delivery-vehicles tr[data-vehicle="fleet-van"]');
+                            return r && !document.getElementById('deliveries').hidden
+                              ? [r.children[0].textContent, r.children[1].textContent] : null""")
+        self.assertEqual(wait_for("the van's row with its open tasks",
+                                  lambda: (lambda r: r if r and r[1] == "2" else None)(row()), 30),
+                         ["fleet-van", "2"])
+        self.assertTrue(js("return window.fleetkitFleet.markers.has('delivery:fleet-van')"))
+        # Rides' cars and vans are told apart: the cars' count is unchanged.
+        self.assertEqual(js("return window.fleetkitFleet.visibleVehicleCount()"), VEHICLES)
+
+        def click_van():
+            try:
+                browser.find_element(By.CSS_SELECTOR, '#delivery-vehicles tr[data-vehicle="fleet-van"]').click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        wait_for("a click on the van's row", click_van, 10)
+        stops = lambda: js("""const l = document.querySelectorAll('#van-stops li');
+                              return Array.from(l).map((e) => e.dataset.state + ' ' + e.textContent)""")
+        self.assertEqual(wait_for("the van's stops", lambda: stops() or None, 20),
+                         ["ENROUTE enroute: fleet-first", "NEW new: fleet-second"])
+        self.assertEqual(js("return document.querySelectorAll('.fk-van-stop').length"), 2)
+        self.assertIn("2 stops left", browser.find_element(By.ID, "details").text)
+        screenshot("fleet-deliveries.png")
+
+        # The first stop is done: the page follows within its refresh.
+        self.stops((self.SECOND, "fleet-second", "ENROUTE"))
+        self.assertEqual(wait_for("one stop left", lambda: (lambda s: s if len(s) == 1 else None)(stops()), 20),
+                         ["ENROUTE enroute: fleet-second"])
+        self.assertEqual(wait_for("one open task", lambda: (lambda r: r if r and r[1] == "1" else None)(row()), 20),
+                         ["fleet-van", "1"])
+        self.assertEqual(console_errors(), [])
+
+
 class T8TrackingPage(unittest.TestCase):
     """The shipment tracking page follows a delivery: the van coming, the stops before this one,
     the outcome; and says so for a link that is not valid, not for this shipment or unknown."""

@@ -108,7 +108,7 @@
       }
     }
     for (const [id, marker] of markers) {
-      if (!seen.has(id)) { cluster.removeLayer(marker); markers.delete(id); }
+      if (!id.startsWith('delivery:') && !seen.has(id)) { cluster.removeLayer(marker); markers.delete(id); }
     }
     cluster.refreshClusters();
   }
@@ -140,11 +140,13 @@
 
   function select(id) {
     selected = selected === id ? null : id;
+    if (selectedVan) { selectedVan = null; clearTimeout(vanTimer); drawVanList(); }
     drawLists(latest);
     drawSelection(true);
   }
 
   function drawSelection(recentre) {
+    if (selectedVan) return; // the van's own drawing keeps the details
     const details = $('details');
     if (selectedLayer) selectedLayer.clearLayers();
     const vehicle = latest.find((v) => idOf(v) === selected);
@@ -174,6 +176,175 @@
     L.circleMarker(position, { radius: 16, color: '#1a73e8', weight: 2, fill: false }).addTo(selectedLayer);
     if (follow) map.panTo(position, { animate: true });
     else if (recentre) map.setView(position, Math.max(map.getZoom(), 16));
+  }
+
+  // Delivery vehicles (the Deliveries API), beside the rides' vehicles: vans on the map, their
+  // open tasks in a table, and a selected van's remaining stops, in order, on the map and in the
+  // details. Hidden while the provider has none, or the token may not read them.
+  const deliveries = new js.FleetEngineDeliveryFleetLocationProvider({
+    providerId, authTokenFetcher, pollingIntervalMillis: 2000, staleLocationThresholdMillis: staleSeconds * 1000,
+  });
+  const STOP_COLOURS = { NEW: '#80868b', ENROUTE: '#1a73e8', ARRIVED: '#188038' };
+  let vans = [];
+  let openTasks = new Map();
+  let selectedVan = null;
+  let selectedVanStops = null;
+  const vanKey = (id) => 'delivery:' + id;
+
+  function vanIcon() {
+    return L.divIcon({
+      className: 'fk-fleet-van', iconSize: [22, 22], iconAnchor: [11, 11],
+      html: '<svg viewBox="0 0 22 22" width="22" height="22"><rect x="2" y="2" width="18" height="18" rx="4" ' +
+        'fill="#e37400" stroke="#fff" stroke-width="2"/><path d="M6 8 h7 v6 h-7 z M13 10 h3 l2 2 v2 h-5 z" fill="#fff"/></svg>',
+    });
+  }
+
+  deliveries.addListener('update', ({ deliveryVehicles }) => {
+    vans = deliveryVehicles;
+    $('deliveries').hidden = vans.length === 0;
+    const count = $('delivery-count');
+    count.dataset.count = String(vans.length);
+    count.textContent = vans.length ? String(vans.length) : '';
+    drawVans();
+    drawVanList();
+  });
+  deliveries.addListener('error', ({ error }) => {
+    if (error.status === 'PERMISSION_DENIED') { deliveries.stop(); return; }
+    showError('error', `${error.status}: ${error.message}`);
+  });
+
+  function drawVans() {
+    if (!cluster) return;
+    const seen = new Set();
+    for (const van of vans) {
+      const id = idOf(van);
+      const position = positionOf(van);
+      if (!position) continue;
+      seen.add(vanKey(id));
+      let marker = markers.get(vanKey(id));
+      if (!marker) {
+        marker = L.marker(position, { icon: vanIcon(), title: id });
+        marker.on('click', () => selectVan(id));
+        markers.set(vanKey(id), marker);
+        cluster.addLayer(marker);
+      } else {
+        marker.setLatLng(position);
+      }
+    }
+    for (const [key, marker] of markers) {
+      if (key.startsWith('delivery:') && !seen.has(key)) { cluster.removeLayer(marker); markers.delete(key); }
+    }
+    cluster.refreshClusters();
+  }
+
+  function drawVanList() {
+    const rows = vans.slice().sort((a, b) => idOf(a).localeCompare(idOf(b), undefined, { numeric: true }));
+    $('delivery-vehicles').replaceChildren(...rows.map((van) => {
+      const tr = document.createElement('tr');
+      const id = idOf(van);
+      tr.className = 'delivery-row' + (id === selectedVan ? ' selected' : '');
+      tr.dataset.vehicle = id;
+      tr.innerHTML = '<td></td><td></td><td></td>';
+      tr.children[0].textContent = id;
+      tr.children[1].textContent = String(openTasks.get(id) || 0);
+      const age = Math.round((Date.now() - Date.parse(van.lastLocation.serverTime || van.lastLocation.updateTime)) / 1000);
+      tr.children[2].textContent = isNaN(age) ? '' : `${Math.max(age, 0)} s ago`;
+      tr.addEventListener('click', () => selectVan(id));
+      return tr;
+    }));
+  }
+
+  // Open tasks per van, from ListTasks (the vans' list carries no stops).
+  async function refreshOpenTasks() {
+    setTimeout(refreshOpenTasks, 5000);
+    if (!vans.length) return;
+    const counts = new Map();
+    let pageToken = '';
+    try {
+      do {
+        const query = new URLSearchParams({ pageSize: '100', filter: 'state = OPEN' });
+        if (pageToken) query.set('pageToken', pageToken);
+        const response = await fetch(`/v1/providers/${encodeURIComponent(providerId)}/tasks?${query}`,
+          { headers: { Authorization: 'Bearer ' + (await authTokenFetcher()).token }, cache: 'no-store' });
+        if (!response.ok) return;
+        const page = await response.json();
+        for (const task of page.tasks || []) {
+          if (task.deliveryVehicleId) counts.set(task.deliveryVehicleId, (counts.get(task.deliveryVehicleId) || 0) + 1);
+        }
+        pageToken = page.nextPageToken || '';
+      } while (pageToken);
+    } catch (e) {
+      return;
+    }
+    openTasks = counts;
+    drawVanList();
+  }
+
+  function selectVan(id) {
+    selectedVan = selectedVan === id ? null : id;
+    selectedVanStops = null;
+    selected = null;
+    drawLists(latest);
+    drawVanList();
+    refreshSelectedVan(true);
+  }
+
+  // The selected van with its remaining stops (GetDeliveryVehicle), every 2 s while selected.
+  let vanTimer = null;
+  async function refreshSelectedVan(recentre) {
+    clearTimeout(vanTimer);
+    const id = selectedVan;
+    if (!id) { drawSelection(); return; }
+    vanTimer = setTimeout(() => refreshSelectedVan(false), 2000);
+    let van;
+    try {
+      van = await deliveries.deliveryVehicle(id);
+    } catch (error) {
+      showError('error', `${error.status}: ${error.message}`);
+      return;
+    }
+    if (selectedVan !== id) return;
+    selectedVanStops = van.remainingVehicleJourneySegments || [];
+    drawVanSelection(van, recentre);
+  }
+
+  function drawVanSelection(van, recentre) {
+    const details = $('details');
+    if (selectedLayer) selectedLayer.clearLayers();
+    details.hidden = false;
+    const segments = selectedVanStops || [];
+    details.innerHTML = '<strong></strong> <span class="notice" id="van-stop-count"></span><ol id="van-stops"></ol>';
+    details.querySelector('strong').textContent = idOf(van);
+    $('van-stop-count').textContent = `${segments.length} stop${segments.length === 1 ? '' : 's'} left`;
+    $('van-stop-count').dataset.count = String(segments.length);
+    $('van-stops').replaceChildren(...segments.map((segment) => {
+      const li = document.createElement('li');
+      const stop = segment.stop || {};
+      li.className = 'van-stop';
+      li.dataset.state = stop.state || 'NEW';
+      li.textContent = `${(stop.state || 'NEW').toLowerCase()}: ${(stop.tasks || []).map((t) => t.taskId).join(', ')}`;
+      return li;
+    }));
+    const position = positionOf(van);
+    if (!map) return;
+    const first = segments[0];
+    const path = first && first.path ? first.path.map((p) => [p.latitude || 0, p.longitude || 0]) : [];
+    if (path.length > 1) L.polyline(path, { color: '#e37400', weight: 5, opacity: 0.8 }).addTo(selectedLayer);
+    segments.forEach((segment, index) => {
+      const p = js.point(segment.stop && segment.stop.plannedLocation);
+      if (!p) return;
+      L.marker(p, {
+        icon: L.divIcon({
+          className: 'fk-van-stop', iconSize: [20, 20], iconAnchor: [10, 10],
+          html: `<div style="background:${STOP_COLOURS[segment.stop.state] || '#80868b'}">${index + 1}</div>`,
+        }),
+      }).bindTooltip(`${index + 1} · ${(segment.stop.state || 'NEW').toLowerCase()} · ` +
+        (segment.stop.tasks || []).map((t) => t.taskId).join(', ')).addTo(selectedLayer);
+    });
+    if (position) {
+      L.circleMarker(position, { radius: 16, color: '#e37400', weight: 2, fill: false }).addTo(selectedLayer);
+      if (recentre) map.setView(position, Math.max(map.getZoom(), 15));
+    }
   }
 
   $('filter-form').addEventListener('submit', (event) => {
@@ -474,12 +645,14 @@
   }
 
   provider.start();
+  deliveries.start();
+  refreshOpenTasks();
   refreshQueue();
   refreshAreas();
   refreshService();
   window.fleetkitFleet = {
-    provider, map, markers,
+    provider, deliveries, map, markers,
     visibleVehicleCount: () => latest.length,
-    select, setPoint,
+    select, selectVan, setPoint,
   };
 })();

@@ -340,14 +340,16 @@
   }
 
   /**
-   * Every vehicle of a provider, polled with ListVehicles: `update` events carry `{vehicles}`
-   * (those with a location no older than `staleLocationThresholdMillis`) and `{all}`.
+   * A provider's vehicles, polled with a Fleet Engine List call page by page: `update` events
+   * carry those with a location no older than `staleLocationThresholdMillis` and `{all}`. A
+   * subclass says where the list lives (`_path`), what else the query takes (`_addQuery`) and the
+   * answer's list field (`_listField`).
    */
-  class FleetEngineFleetLocationProvider extends LocationProvider {
-    constructor(options) {
+  class PolledFleetLocationProvider extends LocationProvider {
+    constructor(options, filter) {
       options = options || {};
       super(options);
-      this.vehicleFilter = options.vehicleFilter || '';
+      this._filter = filter || '';
       this.pollingIntervalMillis = pollingInterval(options.pollingIntervalMillis, 1000);
       this.staleLocationThresholdMillis = options.staleLocationThresholdMillis || 300000;
       this._tokens = new TokenCache(options.authTokenFetcher, () => ({}));
@@ -370,25 +372,21 @@
 
     stop() { this._running = false; clearTimeout(this._timer); }
 
-    setVehicleFilter(filter) {
-      this.vehicleFilter = filter || '';
-      return this.refresh();
-    }
+    _addQuery(query) {}
 
     async refresh() {
-      const filter = this.vehicleFilter;
+      const filter = this._filter;
       let all = [];
       let pageToken = '';
       try {
         do {
           const token = await this._tokens.get();
-          const query = new URLSearchParams({ pageSize: '500' });
-          // Fleet Engine requires the categories; every one of them.
-          for (const category of VEHICLE_CATEGORIES) query.append('vehicleTypeCategories', category);
+          const query = new URLSearchParams({ pageSize: String(this._pageSize) });
+          this._addQuery(query);
           if (filter) query.set('filter', filter);
           if (pageToken) query.set('pageToken', pageToken);
           const response = await fetch(
-            `${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/vehicles?${query}`,
+            `${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/${this._path}?${query}`,
             { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
           if (!response.ok) {
             const error = await FleetEngineError.fromResponse(response);
@@ -396,7 +394,7 @@
             throw error;
           }
           const page = await response.json();
-          all = all.concat(page.vehicles || []);
+          all = all.concat(page[this._listField] || []);
           pageToken = page.nextPageToken || '';
         } while (pageToken);
       } catch (e) {
@@ -404,14 +402,79 @@
         this._emit('error', { error, filter });
         return;
       }
-      if (filter !== this.vehicleFilter) return; // a newer filter is on its way
+      if (filter !== this._filter) return; // a newer filter is on its way
       const now = Date.now();
       this.all = all;
       this.vehicles = all.filter((v) => {
         const time = locationTime(v.lastLocation);
         return time !== null && now - time <= this.staleLocationThresholdMillis;
       });
-      this._emit('update', { vehicles: this.vehicles, all, filter });
+      this._emitUpdate(this.vehicles, all, filter);
+    }
+  }
+
+  /**
+   * Every vehicle of a provider, polled with ListVehicles: `update` events carry `{vehicles}`
+   * (those with a location no older than `staleLocationThresholdMillis`) and `{all}`.
+   */
+  class FleetEngineFleetLocationProvider extends PolledFleetLocationProvider {
+    constructor(options) {
+      super(options, (options || {}).vehicleFilter);
+      this._path = 'vehicles';
+      this._listField = 'vehicles';
+      this._pageSize = 500;
+    }
+
+    get vehicleFilter() { return this._filter; }
+
+    setVehicleFilter(filter) {
+      this._filter = filter || '';
+      return this.refresh();
+    }
+
+    _addQuery(query) {
+      // Fleet Engine requires the categories; every one of them.
+      for (const category of VEHICLE_CATEGORIES) query.append('vehicleTypeCategories', category);
+    }
+
+    _emitUpdate(vehicles, all, filter) { this._emit('update', { vehicles, all, filter }); }
+  }
+
+  /**
+   * Every delivery vehicle of a provider, polled with ListDeliveryVehicles (as Google's
+   * `FleetEngineDeliveryFleetLocationProvider`): `update` events carry `{deliveryVehicles}` (those
+   * with a fresh location) and `{all}`. The list carries no stops (Fleet Engine leaves them out);
+   * `deliveryVehicle(id)` reads one vehicle with its remaining stops.
+   */
+  class FleetEngineDeliveryFleetLocationProvider extends PolledFleetLocationProvider {
+    constructor(options) {
+      super(options, (options || {}).deliveryVehicleFilter);
+      this._path = 'deliveryVehicles';
+      this._listField = 'deliveryVehicles';
+      this._pageSize = 100;
+    }
+
+    get deliveryVehicleFilter() { return this._filter; }
+
+    setDeliveryVehicleFilter(filter) {
+      this._filter = filter || '';
+      return this.refresh();
+    }
+
+    _emitUpdate(deliveryVehicles, all, filter) { this._emit('update', { deliveryVehicles, all, filter }); }
+
+    /** One delivery vehicle with its remaining stops (GetDeliveryVehicle). */
+    async deliveryVehicle(id) {
+      const token = await this._tokens.get();
+      const response = await fetch(
+        `${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/deliveryVehicles/${encodeURIComponent(id)}`,
+        { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
+      if (!response.ok) {
+        const error = await FleetEngineError.fromResponse(response);
+        if (error.status === 'UNAUTHENTICATED') this._tokens.invalidate();
+        throw error;
+      }
+      return response.json();
     }
   }
 
@@ -866,11 +929,13 @@
     FleetEngineTripLocationProvider,
     FleetEngineShipmentLocationProvider,
     FleetEngineFleetLocationProvider,
+    FleetEngineDeliveryFleetLocationProvider,
     JourneySharingMapView,
     FleetEngineError,
     Route,
     decodePolyline,
     waypointPath,
+    point,
     distance,
     tokenClaims,
     providerOfToken,
