@@ -27,9 +27,10 @@ struct FleetLoad: AsyncParsableCommand {
   @Option(help: "Unmeasured warm-up seconds.") var warmup = 3.0
   @Option(
     help:
-      "update (UpdateVehicle with last_location, durable), get (GetVehicle, read-only baseline), stream (fleetkit.v1.VehicleUpdates, one stream per connection) or batch (POST vehicles:reportLocations)."
+      "update (UpdateVehicle with last_location, durable), get (GetVehicle, read-only baseline), stream (fleetkit.v1.VehicleUpdates, one stream per connection), batch (POST vehicles:reportLocations); for the Deliveries API, over grpc-swift's client: delivery-update (UpdateDeliveryVehicle with last_location), task-update (UpdateTask with attributes) or tracking (GetTaskTrackingInfo)."
   )
   var rpc = "update"
+  @Option(help: "Deliveries API: closed-loop callers (default: one per vehicle).") var workers: Int?
   @Option(help: "stream and batch: the most reports per message or request.") var batch = 64
   @Option(help: "batch: fleetd's HTTP port.") var httpPort = 8080
   @Option(
@@ -73,6 +74,18 @@ struct FleetLoad: AsyncParsableCommand {
           watchers: watchers, rate: rate,
           warmup: warmup, duration: duration)
         try await watch.run(updating: clients)
+        for client in clients { client.beginGracefulShutdown() }
+        try await group.waitForAll()
+        return
+      }
+      if DeliveryLoad.rpcs.contains(rpc) {
+        let load = DeliveryLoad(provider: provider, metadata: metadata, vehicles: vehicles, clients: clients)
+        try await load.setUp()
+        let clock = ContinuousClock()
+        let measureFrom = clock.now + .seconds(warmup)
+        report(
+          try await load.run(
+            rpc: rpc, workers: workers ?? vehicles, measureFrom: measureFrom, end: measureFrom + .seconds(duration)))
         for client in clients { client.beginGracefulShutdown() }
         try await group.waitForAll()
         return
@@ -179,7 +192,10 @@ struct FleetLoad: AsyncParsableCommand {
       return String(
         format: "%.2f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
     }
-    let client = rpc == "stream" || rpc == "batch" ? "batch \(batch)" : "client: \(client)"
+    let client =
+      rpc == "stream" || rpc == "batch"
+      ? "batch \(batch)"
+      : DeliveryLoad.rpcs.contains(rpc) ? "client: grpc, workers: \(workers ?? vehicles)" : "client: \(client)"
     print(
       "rpc: \(rpc)  \(client)  vehicles: \(vehicles)\(requests == nil ? "" : " on trips over Monaco roads")  connections: \(connections)  measured: \(duration) s (after \(warmup) s warm-up)"
     )

@@ -45,6 +45,8 @@
   }
 
   const markers = new Map();
+  // Delivery vehicles' markers are keyed apart from the rides' cars (their IDs may repeat).
+  const DELIVERY_PREFIX = 'delivery:';
   let selected = params.get('vehicle') || null;
   let follow = false;
   let latest = [];
@@ -88,30 +90,36 @@
     }
   });
 
-  function drawMarkers(vehicles) {
+  // One marker per vehicle of a kind on the clustered map, keyed `prefix + id`; the kind's
+  // markers of vehicles no longer listed go.
+  function placeMarkers(vehicles, prefix, iconOf, onClick) {
     if (!cluster) return;
     const seen = new Set();
     for (const vehicle of vehicles) {
       const id = idOf(vehicle);
       const position = positionOf(vehicle);
       if (!position) continue;
-      seen.add(id);
-      let marker = markers.get(id);
+      const key = prefix + id;
+      seen.add(key);
+      let marker = markers.get(key);
       if (!marker) {
-        marker = L.marker(position, { icon: icon(vehicle), title: id });
-        marker.on('click', () => select(id));
-        markers.set(id, marker);
+        marker = L.marker(position, { icon: iconOf(vehicle), title: id });
+        marker.on('click', () => onClick(id));
+        markers.set(key, marker);
         cluster.addLayer(marker);
       } else {
         marker.setLatLng(position);
-        marker.setIcon(icon(vehicle));
+        marker.setIcon(iconOf(vehicle));
       }
     }
-    for (const [id, marker] of markers) {
-      if (!id.startsWith('delivery:') && !seen.has(id)) { cluster.removeLayer(marker); markers.delete(id); }
+    for (const [key, marker] of markers) {
+      const ofKind = prefix ? key.startsWith(prefix) : !key.startsWith(DELIVERY_PREFIX);
+      if (ofKind && !seen.has(key)) { cluster.removeLayer(marker); markers.delete(key); }
     }
     cluster.refreshClusters();
   }
+
+  const drawMarkers = (vehicles) => placeMarkers(vehicles, '', icon, select);
 
   function drawLists(vehicles) {
     const rows = vehicles.slice().sort((a, b) => idOf(a).localeCompare(idOf(b), undefined, { numeric: true }));
@@ -189,7 +197,6 @@
   let openTasks = new Map();
   let selectedVan = null;
   let selectedVanStops = null;
-  const vanKey = (id) => 'delivery:' + id;
 
   function vanIcon() {
     return L.divIcon({
@@ -213,29 +220,7 @@
     showError('error', `${error.status}: ${error.message}`);
   });
 
-  function drawVans() {
-    if (!cluster) return;
-    const seen = new Set();
-    for (const van of vans) {
-      const id = idOf(van);
-      const position = positionOf(van);
-      if (!position) continue;
-      seen.add(vanKey(id));
-      let marker = markers.get(vanKey(id));
-      if (!marker) {
-        marker = L.marker(position, { icon: vanIcon(), title: id });
-        marker.on('click', () => selectVan(id));
-        markers.set(vanKey(id), marker);
-        cluster.addLayer(marker);
-      } else {
-        marker.setLatLng(position);
-      }
-    }
-    for (const [key, marker] of markers) {
-      if (key.startsWith('delivery:') && !seen.has(key)) { cluster.removeLayer(marker); markers.delete(key); }
-    }
-    cluster.refreshClusters();
-  }
+  const drawVans = () => placeMarkers(vans, DELIVERY_PREFIX, vanIcon, selectVan);
 
   function drawVanList() {
     const rows = vans.slice().sort((a, b) => idOf(a).localeCompare(idOf(b), undefined, { numeric: true }));
