@@ -53,6 +53,22 @@ struct StopOrderingTests {
         <= problem.measure(Array(0..<30).sorted { $0 == 12 ? true : $1 == 12 ? false : $0 < $1 }).cost)
   }
 
+  /// The time limit cuts the local search short, never the stops: with none left the answer is
+  /// the insertion's order, still every stop once; with time, the search only improves on it.
+  @Test func theTimeLimitKeepsEveryStop() {
+    var limited = Self.instance(stops: 120, seed: 3, windows: true)
+    limited.fixedPrefix = [5]
+    limited.timeLimit = .zero
+    let rushed = limited.solve()
+    #expect(rushed.first == 5)
+    #expect(rushed.sorted() == Array(0..<120))
+    var unlimited = limited
+    unlimited.timeLimit = nil
+    let searched = unlimited.solve()
+    #expect(searched.sorted() == Array(0..<120))
+    #expect(unlimited.measure(searched).cost < limited.measure(rushed).cost, "the search improved nothing")
+  }
+
   /// A window is kept at the price of driving more: a stop due soon is made first even when it is
   /// the far one.
   @Test func aWindowComesBeforeDistance() {

@@ -64,6 +64,7 @@ extension Fleet {
       problem.seconds[i][i] = 0
       problem.metres[i][i] = 0
     }
+    problem.timeLimit = Self.stopOrderingTimeLimit
     let order = problem.solve()
     var ordered = order.map { journey[$0] }
     estimateDrives(&ordered, from: position)
@@ -71,6 +72,10 @@ extension Fleet {
       journey: ordered, current: problem.measure(Array(journey.indices)), optimized: problem.measure(order),
       driveLowerBound: problem.driveLowerBound(), start: now, applied: false, from: journey.map(\.stop))
   }
+
+  /// The local search's share of an `:optimizeStops` call: days of up to about 200 stops finish
+  /// well within it (docs/benchmarks.md); a longer one answers the best order found by then.
+  static let stopOrderingTimeLimit = Duration.seconds(2)
 
   /// Sets an order `orderStops` computed, unless the vehicle's stops changed since (ABORTED).
   public func applyStopOrder(_ outcome: StopOrderingOutcome, caller: Caller, name: ResourceName)

@@ -47,6 +47,9 @@ public struct StopOrdering: Sendable {
   public var fixedPrefix: [Int]
   /// Seconds of penalty per second late: lateness costs far more than driving.
   public var latenessWeight: Double = 10
+  /// How long the local search may run; past it, the best order found so far is the answer
+  /// (every order it holds keeps all the stops). nil: until no move improves.
+  public var timeLimit: Duration?
 
   public init(stops: [Stop], seconds: [[Double]], metres: [[Double]], fixedPrefix: [Int] = []) {
     self.stops = stops
@@ -103,19 +106,21 @@ public struct StopOrdering: Sendable {
   }
 
   /// Local search: or-opt moves of runs of one to three stops, exchanges and 2-opt reversals,
-  /// until none improves (or a bound on passes is reached).
+  /// until none improves (or a bound on passes, or the time limit, is reached).
   func improve(_ start: [Int]) -> [Int] {
     var order = start
     var cost = measure(order).cost
     let first = fixedPrefix.count
     let n = order.count
     guard n - first >= 2 else { return order }
-    for _ in 0..<50 {
+    let deadline = timeLimit.map { ContinuousClock.now + $0 }
+    let outOfTime = { deadline.map { ContinuousClock.now >= $0 } ?? false }
+    for _ in 0..<50 where !outOfTime() {
       var improved = false
       // Or-opt: a run [i, i + length) moved to before position j of what is left.
       for length in 1...3 where n - first > length {
         var i = first
-        while i + length <= n {
+        while i + length <= n, !outOfTime() {
           let run = Array(order[i..<(i + length)])
           var rest = order
           rest.removeSubrange(i..<(i + length))
@@ -137,7 +142,7 @@ public struct StopOrdering: Sendable {
         }
       }
       // Exchange: two stops trade places.
-      for i in first..<(n - 1) {
+      for i in first..<(n - 1) where !outOfTime() {
         for j in (i + 1)..<n {
           var candidate = order
           candidate.swapAt(i, j)
@@ -150,7 +155,7 @@ public struct StopOrdering: Sendable {
         }
       }
       // 2-opt: the stretch [i, j] reversed.
-      for i in first..<(n - 1) {
+      for i in first..<(n - 1) where !outOfTime() {
         for j in (i + 1)..<n {
           var candidate = order
           candidate[i...j].reverse()
