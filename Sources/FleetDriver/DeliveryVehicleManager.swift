@@ -6,14 +6,13 @@ import GRPCNIOTransportHTTP2
 
 /// A delivery vehicle's stops and tasks from the driver's side, as Fleet Engine's
 /// `DeliveryVehicleManager`: the stops as fleetd holds them, and the driver's progress through
-/// them. Each change rewrites the vehicle's remaining stops with UpdateDeliveryVehicle, as
-/// Google's SDK does: the first stop goes ENROUTE, then ARRIVED, and completing it removes it
-/// (fleetd then closes its tasks). A task's outcome goes to fleetd with UpdateTask, under a token
-/// asked for that task.
+/// them. Each change reads the stops and rewrites them with UpdateDeliveryVehicle: the first stop
+/// goes ENROUTE, then ARRIVED, and completing it removes it (fleetd then closes its tasks). A
+/// task's outcome goes to fleetd with UpdateTask, under a token asked for that task.
 ///
 /// Works while its `DeliveryDriverAPI` runs (a call made before waits for it to connect, up to
-/// the call timeout). One change at a time: a change made while another
-/// is in flight fails with ABORTED rather than racing it.
+/// the call timeout). One change at a time: a change made while another is in flight fails with
+/// ABORTED rather than racing it.
 public actor DeliveryVehicleManager {
   typealias Service = Maps_Fleetengine_Delivery_V1_DeliveryService.Client<HTTP2ClientTransport.Posix>
 
@@ -104,7 +103,9 @@ public actor DeliveryVehicleManager {
     return [first] + stops.dropFirst()
   }
 
-  /// One change of the stops, from the ones fleetd last answered; one at a time.
+  /// One change of the stops, made to the stops fleetd holds now (read just before: a list the
+  /// backend changed meanwhile is not overwritten from an old copy, which would close the tasks
+  /// of stops it added); one at a time.
   func change(_ edit: ([VehicleStop]) throws(FleetClientError) -> [VehicleStop]) async throws(FleetClientError)
     -> [VehicleStop]
   {
@@ -114,7 +115,7 @@ public actor DeliveryVehicleManager {
     changing = true
     defer { changing = false }
     let request = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest(
-      vehicleName: context.deliveryVehicleName, stops: try edit(try await stops()))
+      vehicleName: context.deliveryVehicleName, stops: try edit(try await vehicle().stops))
     let vehicle = try await call(.deliveryVehicle(context.vehicleID)) { service, metadata, options in
       ReportedVehicle(try await service.updateDeliveryVehicle(request, metadata: metadata, options: options))
     }

@@ -72,7 +72,7 @@ struct DeliveryDriverTests {
 
   /// A trusted driver moves through its stop as Google's Driver SDK does — ENROUTE, ARRIVED, the
   /// outcome, completed — and fleetd follows: the task is assigned, then closed with the
-  /// outcome the driver gave, and the vehicle has no stop left. Its positions arrive too.
+  /// outcome the driver gave; a stop the backend added meanwhile is kept. Its positions arrive too.
   @Test func trustedDriverWorksThroughAStop() async throws {
     try await Fleetd.with { fleetd in
       try await withDeliveries(fleetd) { deliveries, metadata in
@@ -91,12 +91,31 @@ struct DeliveryDriverTests {
           // Completing a stop the driver has not arrived at is refused before anything is sent.
           await #expect(throws: FleetClientError.self) { try await manager.completedStop() }
           #expect(try await manager.enrouteToNextStop().map(\.state) == [.enroute])
+          // The backend adds a stop meanwhile: the driver's next change keeps it.
+          try await createTask("t2", at: depot, deliveries, metadata)
+          _ = try await deliveries.updateDeliveryVehicle(
+            Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest.with {
+              $0.deliveryVehicle.name = "providers/acme/deliveryVehicles/van"
+              $0.deliveryVehicle.remainingVehicleJourneySegments = [(door, "t1", .enroute), (depot, "t2", .new)].map {
+                (point, task, state) in
+                .with {
+                  $0.stop.plannedLocation.point = .with {
+                    $0.latitude = point.latitude
+                    $0.longitude = point.longitude
+                  }
+                  $0.stop.tasks = [.with { $0.taskID = task }]
+                  $0.stop.state = state
+                }
+              }
+              $0.updateMask.paths = ["remaining_vehicle_journey_segments"]
+            }, metadata: metadata)
           let arrived = try await manager.arrivedAtStop()
-          #expect(arrived.map(\.state) == [.arrived])
+          #expect(arrived.map(\.state) == [.arrived, .new])
+          #expect(arrived.map { $0.tasks.map(\.taskID) } == [["t1"], ["t2"]])
           #expect(arrived.first?.tasks.first?.duration == 120)
           await #expect(throws: FleetClientError.self) { try await manager.setTaskOutcome(.unspecified, taskID: "t1") }
           try await manager.setTaskOutcome(.failed, taskID: "t1", location: door)
-          #expect(try await manager.completedStop().isEmpty)
+          #expect(try await manager.completedStop().map(\.state) == [.new])
 
           let closed = try await deliveries.getTask(.with { $0.name = "providers/acme/tasks/t1" }, metadata: metadata)
           #expect(closed.state == .closed)
