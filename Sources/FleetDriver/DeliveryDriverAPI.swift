@@ -19,20 +19,20 @@ public final class DeliveryDriverAPI: Sendable {
     vehicleManager = DeliveryVehicleManager(context: driverContext)
   }
 
-  /// Connects to fleetd and reports until cancelled. Positions go with UpdateDeliveryVehicle
-  /// (the location stream carries rides vehicles only).
+  /// Connects to fleetd and reports until cancelled: positions over fleetd's location stream
+  /// when it has one, else with UpdateDeliveryVehicle calls, as the rides reporter does.
   public func run() async throws {
     let timeout = driverContext.reporting.callTimeout
     try await driverContext.endpoint.withClient { client in
-      let service = Maps_Fleetengine_Delivery_V1_DeliveryService.Client(wrapping: client)
-      await vehicleManager.connect(service)
-      await vehicleReporter.run { update, token in
-        var options = CallOptions.defaults
-        options.timeout = timeout
-        return ReportedVehicle(
-          try await service.updateDeliveryVehicle(
-            Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest(update),
-            metadata: ["authorization": "Bearer \(token)"], options: options))
+      await vehicleManager.connect(Maps_Fleetengine_Delivery_V1_DeliveryService.Client(wrapping: client))
+      let channel = UpdateChannel(client: client, timeout: timeout)
+      await withDiscardingTaskGroup { group in
+        group.addTask { await channel.run() }
+        await vehicleReporter.run { update, token in
+          ReportedVehicle(
+            try await channel.send(Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest(update), token: token))
+        }
+        group.cancelAll()
       }
       await vehicleManager.connect(nil)
     }

@@ -9,7 +9,8 @@ import Synchronization
 /// UpdateVehicle calls, for good once the stream was answered UNIMPLEMENTED. Each update is
 /// answered alone either way, with UpdateVehicle's codes, so the reporter's rules stay the same.
 /// A gateway relaying many vehicles (or a load generator) shares one channel between them with
-/// a server token: each report names its vehicle.
+/// a server token: each report names its vehicle. Delivery vehicles report on it too (their
+/// unary call is UpdateDeliveryVehicle).
 public final class UpdateChannel: Sendable {
   struct State {
     var unaryOnly = false
@@ -25,7 +26,7 @@ public final class UpdateChannel: Sendable {
 
   /// A report sent or queued, waiting for its answer until `deadline`.
   struct Waiter {
-    let continuation: CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>
+    let continuation: CheckedContinuation<Fleetkit_V1_Acknowledgement, any Error>
     let deadline: ContinuousClock.Instant
   }
 
@@ -33,6 +34,7 @@ public final class UpdateChannel: Sendable {
   public static let maximumBatch = 256
 
   let vehicles: Maps_Fleetengine_V1_VehicleService.Client<HTTP2ClientTransport.Posix>
+  let deliveries: Maps_Fleetengine_Delivery_V1_DeliveryService.Client<HTTP2ClientTransport.Posix>
   let updates: Fleetkit_V1_VehicleUpdates.Client<HTTP2ClientTransport.Posix>
   let timeout: Duration
   /// The vehicle fields the answers need (the stream's read_mask); empty, all of them.
@@ -46,6 +48,7 @@ public final class UpdateChannel: Sendable {
   /// acknowledgements carry only those; empty, the whole vehicle, as UpdateVehicle returns it.
   public init(client: GRPCClient<HTTP2ClientTransport.Posix>, timeout: Duration, readMask: [String] = []) {
     vehicles = .init(wrapping: client)
+    deliveries = .init(wrapping: client)
     updates = .init(wrapping: client)
     self.timeout = timeout
     self.readMask = readMask
@@ -57,16 +60,49 @@ public final class UpdateChannel: Sendable {
   public func send(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
     -> Maps_Fleetengine_V1_Vehicle
   {
-    if !state.withLock({ $0.unaryOnly }) {
-      do {
-        return try await streamed(request, token: token)
-      } catch let error as RPCError where error.code == .unimplemented {
-        state.withLock { $0.unaryOnly = true }
-      }
+    let report = Fleetkit_V1_LocationReport.with {
+      $0.name = request.name
+      $0.vehicle = request.vehicle
+      $0.updateMask = request.updateMask
     }
+    if let answer = try await streamedUnlessUnary(report, token: token) { return answer.vehicle }
+    return try await vehicles.updateVehicle(request, metadata: ["authorization": "Bearer \(token)"], options: options)
+  }
+
+  /// Sends a delivery vehicle's update (its position and navigation) and returns the delivery
+  /// vehicle as fleetd stored it, with its remaining stops.
+  public func send(_ request: Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest, token: String) async throws
+    -> Maps_Fleetengine_Delivery_V1_DeliveryVehicle
+  {
+    let report = Fleetkit_V1_LocationReport.with {
+      $0.name = request.deliveryVehicle.name
+      $0.deliveryVehicle = request.deliveryVehicle
+      $0.updateMask = request.updateMask
+    }
+    if let answer = try await streamedUnlessUnary(report, token: token) { return answer.deliveryVehicle }
+    return try await deliveries.updateDeliveryVehicle(
+      request, metadata: ["authorization": "Bearer \(token)"], options: options)
+  }
+
+  /// The unary calls' options: the channel's timeout.
+  var options: CallOptions {
     var options = CallOptions.defaults
     options.timeout = timeout
-    return try await vehicles.updateVehicle(request, metadata: ["authorization": "Bearer \(token)"], options: options)
+    return options
+  }
+
+  /// The report's answer over the stream; nil once fleetd has answered the stream UNIMPLEMENTED
+  /// (the caller makes the unary call).
+  func streamedUnlessUnary(_ report: Fleetkit_V1_LocationReport, token: String) async throws
+    -> Fleetkit_V1_Acknowledgement?
+  {
+    guard !state.withLock({ $0.unaryOnly }) else { return nil }
+    do {
+      return try await streamed(report, token: token)
+    } catch let error as RPCError where error.code == .unimplemented {
+      state.withLock { $0.unaryOnly = true }
+      return nil
+    }
   }
 
   /// Keeps the stream open while updates are sent, reopening it after a failure, and fails the
@@ -152,21 +188,15 @@ public final class UpdateChannel: Sendable {
     }
   }
 
-  /// One update as a report on the stream, answered within the call timeout (`run` fails it
-  /// when the deadline passes); given up on when the caller is cancelled.
-  func streamed(_ request: Maps_Fleetengine_V1_UpdateVehicleRequest, token: String) async throws
-    -> Maps_Fleetengine_V1_Vehicle
-  {
+  /// One report on the stream, answered within the call timeout (`run` fails it when the
+  /// deadline passes); given up on when the caller is cancelled.
+  func streamed(_ unnumbered: Fleetkit_V1_LocationReport, token: String) async throws -> Fleetkit_V1_Acknowledgement {
     let sequence = state.withLock { s in
       defer { s.nextSequence += 1 }
       return s.nextSequence
     }
-    let report = Fleetkit_V1_LocationReport.with {
-      $0.sequence = sequence
-      $0.name = request.name
-      $0.vehicle = request.vehicle
-      $0.updateMask = request.updateMask
-    }
+    var report = unnumbered
+    report.sequence = sequence
     let deadline = ContinuousClock.now + timeout
     return try await withTaskCancellationHandler {
       try await answer(to: report, token: token, deadline: deadline)
@@ -179,7 +209,7 @@ public final class UpdateChannel: Sendable {
   /// Cancelled before it is queued (the cancellation handler found nothing to abandon), it
   /// fails at once.
   func answer(to report: Fleetkit_V1_LocationReport, token: String, deadline: ContinuousClock.Instant) async throws
-    -> Maps_Fleetengine_V1_Vehicle
+    -> Fleetkit_V1_Acknowledgement
   {
     try await withCheckedThrowingContinuation { continuation in
       let opened = state.withLock { s -> Bool? in
@@ -201,12 +231,12 @@ public final class UpdateChannel: Sendable {
 
   func deliver(_ answer: Fleetkit_V1_ReportLocationsResponse) {
     var ready:
-      [(CheckedContinuation<Maps_Fleetengine_V1_Vehicle, any Error>, Result<Maps_Fleetengine_V1_Vehicle, any Error>)] =
+      [(CheckedContinuation<Fleetkit_V1_Acknowledgement, any Error>, Result<Fleetkit_V1_Acknowledgement, any Error>)] =
         []
     state.withLock { s in
       for ack in answer.acknowledged {
         if let waiter = s.waiting.removeValue(forKey: ack.sequence) {
-          ready.append((waiter.continuation, .success(ack.vehicle)))
+          ready.append((waiter.continuation, .success(ack)))
         }
       }
       for error in answer.errors {

@@ -87,6 +87,11 @@ extension Fleetkit_V1_VehicleUpdates {
         /// > Ordering: reports are applied in the order sent; a report whose last_location is older
         /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
         /// > 
+        /// > Delivery vehicles report on the same stream: a report naming
+        /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+        /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+        /// > vehicle as stored (with its remaining stops).
+        /// > 
         /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
         ///
         /// - Parameters:
@@ -131,6 +136,11 @@ extension Fleetkit_V1_VehicleUpdates {
         /// > Ordering: reports are applied in the order sent; a report whose last_location is older
         /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
         /// > 
+        /// > Delivery vehicles report on the same stream: a report naming
+        /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+        /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+        /// > vehicle as stored (with its remaining stops).
+        /// > 
         /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
         ///
         /// - Parameters:
@@ -172,6 +182,11 @@ extension Fleetkit_V1_VehicleUpdates {
         /// > 
         /// > Ordering: reports are applied in the order sent; a report whose last_location is older
         /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
+        /// > 
+        /// > Delivery vehicles report on the same stream: a report naming
+        /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+        /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+        /// > vehicle as stored (with its remaining stops).
         /// > 
         /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
         ///
@@ -264,6 +279,11 @@ extension Fleetkit_V1_VehicleUpdates {
         /// > Ordering: reports are applied in the order sent; a report whose last_location is older
         /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
         /// > 
+        /// > Delivery vehicles report on the same stream: a report naming
+        /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+        /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+        /// > vehicle as stored (with its remaining stops).
+        /// > 
         /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
         ///
         /// - Parameters:
@@ -321,6 +341,11 @@ extension Fleetkit_V1_VehicleUpdates {
         /// > Ordering: reports are applied in the order sent; a report whose last_location is older
         /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
         /// > 
+        /// > Delivery vehicles report on the same stream: a report naming
+        /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+        /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+        /// > vehicle as stored (with its remaining stops).
+        /// > 
         /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
         ///
         /// - Parameters:
@@ -375,6 +400,11 @@ extension Fleetkit_V1_VehicleUpdates.ClientProtocol {
     /// > Ordering: reports are applied in the order sent; a report whose last_location is older
     /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
     /// > 
+    /// > Delivery vehicles report on the same stream: a report naming
+    /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+    /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+    /// > vehicle as stored (with its remaining stops).
+    /// > 
     /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
     ///
     /// - Parameters:
@@ -422,6 +452,11 @@ extension Fleetkit_V1_VehicleUpdates.ClientProtocol {
     /// > 
     /// > Ordering: reports are applied in the order sent; a report whose last_location is older
     /// > than the vehicle's stored one keeps the stored position (it is answered as stored).
+    /// > 
+    /// > Delivery vehicles report on the same stream: a report naming
+    /// > `providers/{provider}/deliveryVehicles/{id}` carries `delivery_vehicle` and is an
+    /// > UpdateDeliveryVehicle of its position and navigation fields, answered with the delivery
+    /// > vehicle as stored (with its remaining stops).
     /// > 
     /// > Relays that cannot hold a stream: POST /fleetkit/v1/providers/{provider}/vehicles:reportLocations.
     ///

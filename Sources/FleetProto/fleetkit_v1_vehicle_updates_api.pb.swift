@@ -58,45 +58,63 @@ public nonisolated struct Fleetkit_V1_ReportLocationsRequest: Sendable {
   fileprivate var _readMask: SwiftProtobuf.Google_Protobuf_FieldMask? = nil
 }
 
-public nonisolated struct Fleetkit_V1_LocationReport: Sendable {
+public nonisolated struct Fleetkit_V1_LocationReport: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Chosen by the client, echoed in the answer; unique among its unanswered reports.
-  public var sequence: UInt64 = 0
+  public var sequence: UInt64 {
+    get {_storage._sequence}
+    set {_uniqueStorage()._sequence = newValue}
+  }
 
-  /// `providers/{provider}/vehicles/{vehicle}`.
-  public var name: String = String()
+  /// `providers/{provider}/vehicles/{vehicle}`, or `providers/{provider}/deliveryVehicles/{id}`.
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
 
   public var vehicle: Maps_Fleetengine_V1_Vehicle {
-    get {_vehicle ?? Maps_Fleetengine_V1_Vehicle()}
-    set {_vehicle = newValue}
+    get {_storage._vehicle ?? Maps_Fleetengine_V1_Vehicle()}
+    set {_uniqueStorage()._vehicle = newValue}
   }
   /// Returns true if `vehicle` has been explicitly set.
-  public var hasVehicle: Bool {self._vehicle != nil}
+  public var hasVehicle: Bool {_storage._vehicle != nil}
   /// Clears the value of `vehicle`. Subsequent reads from it will return its default value.
-  public mutating func clearVehicle() {self._vehicle = nil}
+  public mutating func clearVehicle() {_uniqueStorage()._vehicle = nil}
 
   /// UpdateVehicle's update_mask, limited to what a device reports: last_location,
   /// past_locations, vehicle_state, current_route_segment, current_route_segment_end_point,
   /// remaining_distance_meters, remaining_time_seconds, eta_to_first_waypoint and
-  /// navigation_status. Empty: last_location and past_locations.
+  /// navigation_status. Empty: last_location and past_locations. For a delivery vehicle,
+  /// UpdateDeliveryVehicle's mask, limited to last_location, past_locations, navigation_status,
+  /// current_route_segment, current_route_segment_end_point, remaining_distance_meters and
+  /// remaining_duration.
   public var updateMask: SwiftProtobuf.Google_Protobuf_FieldMask {
-    get {_updateMask ?? SwiftProtobuf.Google_Protobuf_FieldMask()}
-    set {_updateMask = newValue}
+    get {_storage._updateMask ?? SwiftProtobuf.Google_Protobuf_FieldMask()}
+    set {_uniqueStorage()._updateMask = newValue}
   }
   /// Returns true if `updateMask` has been explicitly set.
-  public var hasUpdateMask: Bool {self._updateMask != nil}
+  public var hasUpdateMask: Bool {_storage._updateMask != nil}
   /// Clears the value of `updateMask`. Subsequent reads from it will return its default value.
-  public mutating func clearUpdateMask() {self._updateMask = nil}
+  public mutating func clearUpdateMask() {_uniqueStorage()._updateMask = nil}
+
+  /// A delivery vehicle's report (`name` names a delivery vehicle), instead of `vehicle`.
+  public var deliveryVehicle: Maps_Fleetengine_Delivery_V1_DeliveryVehicle {
+    get {_storage._deliveryVehicle ?? Maps_Fleetengine_Delivery_V1_DeliveryVehicle()}
+    set {_uniqueStorage()._deliveryVehicle = newValue}
+  }
+  /// Returns true if `deliveryVehicle` has been explicitly set.
+  public var hasDeliveryVehicle: Bool {_storage._deliveryVehicle != nil}
+  /// Clears the value of `deliveryVehicle`. Subsequent reads from it will return its default value.
+  public mutating func clearDeliveryVehicle() {_uniqueStorage()._deliveryVehicle = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _vehicle: Maps_Fleetengine_V1_Vehicle? = nil
-  fileprivate var _updateMask: SwiftProtobuf.Google_Protobuf_FieldMask? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Fleetkit_V1_ReportLocationsResponse: Sendable {
@@ -135,11 +153,22 @@ public nonisolated struct Fleetkit_V1_Acknowledgement: Sendable {
   /// Clears the value of `vehicle`. Subsequent reads from it will return its default value.
   public mutating func clearVehicle() {self._vehicle = nil}
 
+  /// With return_vehicles, for a delivery vehicle's report: the delivery vehicle as stored.
+  public var deliveryVehicle: Maps_Fleetengine_Delivery_V1_DeliveryVehicle {
+    get {_deliveryVehicle ?? Maps_Fleetengine_Delivery_V1_DeliveryVehicle()}
+    set {_deliveryVehicle = newValue}
+  }
+  /// Returns true if `deliveryVehicle` has been explicitly set.
+  public var hasDeliveryVehicle: Bool {self._deliveryVehicle != nil}
+  /// Clears the value of `deliveryVehicle`. Subsequent reads from it will return its default value.
+  public mutating func clearDeliveryVehicle() {self._deliveryVehicle = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _vehicle: Maps_Fleetengine_V1_Vehicle? = nil
+  fileprivate var _deliveryVehicle: Maps_Fleetengine_Delivery_V1_DeliveryVehicle? = nil
 }
 
 public nonisolated struct Fleetkit_V1_ReportError: Sendable {
@@ -214,48 +243,97 @@ nonisolated extension Fleetkit_V1_ReportLocationsRequest: SwiftProtobuf.Message,
 
 nonisolated extension Fleetkit_V1_LocationReport: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LocationReport"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}name\0\u{1}vehicle\0\u{3}update_mask\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}name\0\u{1}vehicle\0\u{3}update_mask\0\u{3}delivery_vehicle\0")
+
+  fileprivate class _StorageClass {
+    var _sequence: UInt64 = 0
+    var _name: String = String()
+    var _vehicle: Maps_Fleetengine_V1_Vehicle? = nil
+    var _updateMask: SwiftProtobuf.Google_Protobuf_FieldMask? = nil
+    var _deliveryVehicle: Maps_Fleetengine_Delivery_V1_DeliveryVehicle? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _sequence = source._sequence
+      _name = source._name
+      _vehicle = source._vehicle
+      _updateMask = source._updateMask
+      _deliveryVehicle = source._deliveryVehicle
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._vehicle) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._updateMask) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._sequence) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._vehicle) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._updateMask) }()
+        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._deliveryVehicle) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.sequence != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._sequence != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sequence, fieldNumber: 1)
+      }
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 2)
+      }
+      try { if let v = _storage._vehicle {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._updateMask {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      try { if let v = _storage._deliveryVehicle {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      } }()
     }
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
-    }
-    try { if let v = self._vehicle {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    try { if let v = self._updateMask {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Fleetkit_V1_LocationReport, rhs: Fleetkit_V1_LocationReport) -> Bool {
-    if lhs.sequence != rhs.sequence {return false}
-    if lhs.name != rhs.name {return false}
-    if lhs._vehicle != rhs._vehicle {return false}
-    if lhs._updateMask != rhs._updateMask {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._sequence != rhs_storage._sequence {return false}
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._vehicle != rhs_storage._vehicle {return false}
+        if _storage._updateMask != rhs_storage._updateMask {return false}
+        if _storage._deliveryVehicle != rhs_storage._deliveryVehicle {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -303,7 +381,7 @@ nonisolated extension Fleetkit_V1_ReportLocationsResponse: SwiftProtobuf.Message
 
 nonisolated extension Fleetkit_V1_Acknowledgement: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Acknowledgement"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}vehicle\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}vehicle\0\u{3}delivery_vehicle\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -313,6 +391,7 @@ nonisolated extension Fleetkit_V1_Acknowledgement: SwiftProtobuf.Message, SwiftP
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._vehicle) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._deliveryVehicle) }()
       default: break
       }
     }
@@ -329,12 +408,16 @@ nonisolated extension Fleetkit_V1_Acknowledgement: SwiftProtobuf.Message, SwiftP
     try { if let v = self._vehicle {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     } }()
+    try { if let v = self._deliveryVehicle {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Fleetkit_V1_Acknowledgement, rhs: Fleetkit_V1_Acknowledgement) -> Bool {
     if lhs.sequence != rhs.sequence {return false}
     if lhs._vehicle != rhs._vehicle {return false}
+    if lhs._deliveryVehicle != rhs._deliveryVehicle {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

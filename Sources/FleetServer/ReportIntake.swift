@@ -32,6 +32,14 @@ struct ReportIntake: Sendable {
     var accepted: [LocationReport] = []
     accepted.reserveCapacity(admission.granted)
     for i in 0..<admission.granted {
+      if reports[i].isDeliveryVehicle {
+        // A delivery vehicle's report: its own write, in the message's order.
+        switch await deliveryReport(reports[i], caller: admission.caller, provider: provider) {
+        case .success(let vehicle): submitted.deliveryVehicles[i] = vehicle
+        case .failure(let error): submitted.failures[i] = error
+        }
+        continue
+      }
       do throws(FleetError) {
         let report = try LocationReport(reports[i])
         if let provider, report.name.provider != provider {
@@ -48,6 +56,26 @@ struct ReportIntake: Sendable {
     return submitted
   }
 
+  /// A delivery vehicle's report, stored durably (a stream that carries them reads on once each
+  /// is: a driver's app sends one every few seconds).
+  func deliveryReport(_ report: Fleetkit_V1_LocationReport, caller: Caller, provider: String?) async
+    -> Result<DeliveryVehicle, FleetError>
+  {
+    do throws(FleetError) {
+      let name = try ResourceName(parsing: report.name, kind: .deliveryVehicles)
+      if let provider, name.provider != provider {
+        throw FleetError.invalid(
+          "name must be a delivery vehicle of providers/\(provider), the request's path, got '\(report.name)'")
+      }
+      guard report.hasDeliveryVehicle else { throw .invalid("delivery_vehicle is required") }
+      let input = try DeliveryVehicleInput(report.deliveryVehicle, provider: name.provider, id: name.id)
+      return .success(
+        try await fleet.reportDeliveryLocation(caller: caller, name: name, input: input, mask: report.updateMask.paths))
+    } catch {
+      return .failure(error)
+    }
+  }
+
   /// The acknowledgements and errors of a message, once its write is durable, recorded by the
   /// gate: a metric per report and a log line per refused one (a stream logs its own end; a
   /// REST batch, `call`, logs as a call). With `vehicles`, each acknowledgement carries its
@@ -55,20 +83,24 @@ struct ReportIntake: Sendable {
   func answer(_ submitted: SubmittedReports, vehicles: VehicleReadMask?, transport: String, call: String? = nil) async
     -> Fleetkit_V1_ReportLocationsResponse
   {
-    var outcomes: [Result<Vehicle, FleetError>] = submitted.failures.map {
+    var outcomes: [Result<Vehicle?, FleetError>] = submitted.failures.map {
       .failure($0 ?? FleetError(.internal, "the report was not answered"))
     }
+    for i in submitted.deliveryVehicles.keys { outcomes[i] = .success(nil) }
     if let pending = submitted.pending {
       let stored = vehicles != nil ? await pending.shown() : await pending.stored()
-      for (i, outcome) in zip(submitted.indices, stored) { outcomes[i] = outcome }
+      for (i, outcome) in zip(submitted.indices, stored) { outcomes[i] = outcome.map { $0 } }
     }
     var response = Fleetkit_V1_ReportLocationsResponse()
-    for (sequence, outcome) in zip(submitted.sequences, outcomes) {
+    for (i, (sequence, outcome)) in zip(submitted.sequences, outcomes).enumerated() {
       switch outcome {
       case .success(let vehicle):
         var acknowledgement = Fleetkit_V1_Acknowledgement()
         acknowledgement.sequence = sequence
-        if let vehicles { acknowledgement.vehicle = vehicles.apply(to: vehicle) }
+        if let vehicles, let vehicle { acknowledgement.vehicle = vehicles.apply(to: vehicle) }
+        if vehicles != nil, let delivery = submitted.deliveryVehicles[i] {
+          acknowledgement.deliveryVehicle = DeliveryProtoVehicle(delivery)
+        }
         response.acknowledged.append(acknowledgement)
       case .failure(let error):
         response.errors.append(Fleetkit_V1_ReportError(error, sequence: sequence))
@@ -95,6 +127,8 @@ struct SubmittedReports: Sendable {
   /// The positions of the reports in the write, in its order.
   var indices: [Int] = []
   var pending: PendingReports?
+  /// Delivery vehicles' reports, stored, by position.
+  var deliveryVehicles: [Int: DeliveryVehicle] = [:]
 
   init(sequences: [UInt64], requestID: String) {
     self.sequences = sequences

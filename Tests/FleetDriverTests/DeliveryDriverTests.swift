@@ -149,6 +149,14 @@ struct DeliveryDriverTests {
               .with { $0.name = "providers/acme/deliveryVehicles/van" }, metadata: metadata)
             return van.hasLastLocation && abs(van.lastLocation.location.latitude - door.latitude) < 1e-6
           }
+          // Over fleetd's location stream, as the rides reporter's, not with unary calls.
+          let metrics = try await fleetd.metrics()
+          let calls = { (rpc: String) in
+            metrics.filter { $0.key.contains("rpc=\"\(rpc)\"") && $0.key.hasPrefix("fleetd_requests_total") }
+              .values.reduce(0, +)
+          }
+          #expect(calls("ReportLocations") >= 1, "\(metrics.keys.filter { $0.hasPrefix("fleetd_requests_total") })")
+          #expect(calls("UpdateDeliveryVehicle") == 0)
           let stop = VehicleStop(plannedLocation: door, tasks: [.init(taskID: "t1")], state: .new)
           do {
             try await api.vehicleManager.setStops([stop])
@@ -161,6 +169,47 @@ struct DeliveryDriverTests {
             Issue.record("an untrusted driver set a task's outcome")
           } catch {
             #expect(FleetClientError(error).code == .permissionDenied, "\(error)")
+          }
+        }
+      }
+    }
+  }
+
+  /// On the location stream a delivery vehicle reports its position and navigation only: a
+  /// report that would change its stops is refused (UpdateDeliveryVehicle is for that), and so is
+  /// a delivery vehicle under a rides vehicle's name. The stream goes on after each.
+  @Test func theLocationStreamTakesADeliveryVehiclesPositionOnly() async throws {
+    try await Fleetd.with { fleetd in
+      try await withDeliveries(fleetd) { deliveries, metadata in
+        try await createVan("van", deliveries, metadata)
+        let token = try fleetd.admin.token()
+        try await withGRPCClient(
+          transport: .http2NIOPosix(
+            target: .ipv4(address: "127.0.0.1", port: fleetd.grpcPort), transportSecurity: .plaintext)
+        ) { client in
+          let channel = UpdateChannel(client: client, timeout: .seconds(10))
+          try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await channel.run() }
+            defer { group.cancelAll() }
+            var stops = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest()
+            stops.deliveryVehicle.name = "providers/acme/deliveryVehicles/van"
+            stops.updateMask.paths = ["remaining_vehicle_journey_segments"]
+            let refusedStops = await #expect(throws: RPCError.self) { try await channel.send(stops, token: token) }
+            #expect(refusedStops?.code == .invalidArgument, "\(String(describing: refusedStops))")
+            var position = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest()
+            position.deliveryVehicle.name = "providers/acme/deliveryVehicles/van"
+            position.deliveryVehicle.lastLocation.location = .with {
+              $0.latitude = door.latitude
+              $0.longitude = door.longitude
+            }
+            position.updateMask.paths = ["last_location"]
+            let stored = try await channel.send(position, token: token)
+            #expect(stored.name == "providers/acme/deliveryVehicles/van")
+            #expect(abs(stored.lastLocation.location.latitude - door.latitude) < 1e-9)
+            var unnamed = position
+            unnamed.deliveryVehicle.name = "providers/acme/vehicles/van"
+            let refusedName = await #expect(throws: RPCError.self) { try await channel.send(unnamed, token: token) }
+            #expect(refusedName?.code == .invalidArgument, "\(String(describing: refusedName))")
           }
         }
       }

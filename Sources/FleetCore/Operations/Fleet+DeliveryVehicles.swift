@@ -75,6 +75,24 @@ extension Fleet {
     return created
   }
 
+  // MARK: - A delivery vehicle's location report
+
+  /// A delivery vehicle's report on FleetKit's location stream: UpdateDeliveryVehicle of what a
+  /// device reports — its position and navigation, never its stops or attributes. An empty mask
+  /// means the positions sent.
+  public func reportDeliveryLocation(caller: Caller, name: ResourceName, input: DeliveryVehicleInput, mask: [String])
+    async throws(FleetError) -> DeliveryVehicle
+  {
+    var mask = mask
+    if mask.isEmpty { mask = input.pastLocations.isEmpty ? ["last_location"] : ["last_location", "past_locations"] }
+    if let field = mask.first(where: { !Self.deliveryVehicleLocationFields.contains($0) }) {
+      throw .invalid(
+        "update_mask.\(field) is not reported on the location stream (only the position and navigation): use UpdateDeliveryVehicle"
+      )
+    }
+    return try await updateDeliveryVehicle(caller: caller, name: name, input: input, mask: mask)
+  }
+
   // MARK: - GetDeliveryVehicle
 
   public func getDeliveryVehicle(caller: Caller, name: ResourceName) throws(FleetError) -> DeliveryVehicle {

@@ -11,6 +11,11 @@ extension LocationReport {
   }
 }
 
+extension Fleetkit_V1_LocationReport {
+  /// A delivery vehicle's report: it names one, or carries one.
+  var isDeliveryVehicle: Bool { hasDeliveryVehicle || name.contains("/deliveryVehicles/") }
+}
+
 extension Fleetkit_V1_ReportError {
   init(_ error: FleetError, sequence: UInt64) {
     self.init()
