@@ -124,7 +124,7 @@ class Demo:
         self.process = subprocess.Popen(
             [FLEETD, "demo", "--data-dir", os.path.join(self.dir, "data"), "--grpc-port", str(self.grpc),
              "--http-port", str(self.http), "--vehicles", str(VEHICLES), "--riders-per-minute", "3",
-             "--speedup", "6", "--log-level", "info"] + self.cors,
+             "--speedup", "6", "--log-level", "info", "--deliveries", "2", "--parcels", "4"] + self.cors,
             stdout=subprocess.PIPE, stderr=log, text=True)
         lines = []
         while True:
@@ -303,6 +303,26 @@ def book_assigned_ride(ride):
     return ride
 
 
+# The rides' cars on the fleet page's map (the demo's delivery vans have markers of their own).
+CAR_MARKERS = "return [...window.fleetkitFleet.markers.keys()].filter((k) => !k.startsWith('delivery:')).length"
+
+
+def tracking_state():
+    """The tracking page as its recipient sees it."""
+    return js("""
+      const v = window.fleetkitTrack && window.fleetkitTrack.view;
+      const ll = (m) => m && v.map.hasLayer(m) ? [m.getLatLng().lat, m.getLatLng().lng] : null;
+      return {banner: document.getElementById('banner').textContent,
+              status: document.getElementById('banner').dataset.status,
+              stops: document.getElementById('stops').dataset.count,
+              meters: document.getElementById('distance').dataset.meters,
+              seconds: document.getElementById('eta').dataset.seconds,
+              message: document.getElementById('message').hidden ? '' : document.getElementById('message').textContent,
+              vehicle: v ? ll(v.vehicle) : null, destination: v ? ll(v.destination) : null,
+              route: v ? v.route.getLatLngs().length : 0};
+    """)
+
+
 class T1FleetPage(unittest.TestCase):
     def test_fleet_page_shows_filters_and_clusters_the_fleet(self):
         console_errors()  # only this page's from here on
@@ -310,7 +330,7 @@ class T1FleetPage(unittest.TestCase):
         browser.get(demo.fleet_url)
         count = lambda: js("const e = document.getElementById('vehicle-count'); return e && Number(e.dataset.count)")
         wait_for(f"{VEHICLES} vehicles on the fleet page", lambda: count() == VEHICLES, 60)
-        self.assertEqual(js("return window.fleetkitFleet.markers.size"), VEHICLES)
+        self.assertEqual(js(CAR_MARKERS), VEHICLES)
         self.assertEqual(len(browser.find_elements(By.CSS_SELECTOR, "#vehicles tr")), VEHICLES)
         # The basemap: tiles drawn by fleetd, loaded.
         wait_for("map tiles", lambda: js("return document.querySelectorAll('img.leaflet-tile-loaded').length") >= 4, 30)
@@ -329,7 +349,7 @@ class T1FleetPage(unittest.TestCase):
         box = browser.find_element(By.ID, "filter")
         box.send_keys('attributes.class = "xl"', Keys.ENTER)
         wait_for("the filtered count", lambda: count() == expected, 20)
-        self.assertEqual(js("return window.fleetkitFleet.markers.size"), expected)
+        self.assertEqual(js(CAR_MARKERS), expected)
         screenshot("fleet-filtered.png")
         # A filter fleetd refuses: its message under the box.
         box.clear()
@@ -788,6 +808,9 @@ class T9FleetPageDeliveries(unittest.TestCase):
                                   lambda: (lambda r: r if r and r[1] == "2" else None)(row()), 30),
                          ["fleet-van", "2"])
         self.assertTrue(js("return window.fleetkitFleet.markers.has('delivery:fleet-van')"))
+        # The demo's own vans (`fleetd demo --deliveries 2`) are listed beside it.
+        wait_for("the demo's vans", lambda: js("""return ['van-1', 'van-2'].every((id) =>
+            document.querySelector(`#delivery-vehicles tr[data-vehicle="${id}"]`))"""), 30)
         # Rides' cars and vans are told apart: the cars' count is unchanged.
         self.assertEqual(js("return window.fleetkitFleet.visibleVehicleCount()"), VEHICLES)
 
@@ -815,6 +838,25 @@ class T9FleetPageDeliveries(unittest.TestCase):
         self.assertEqual(console_errors(), [])
 
 
+class T10DemoDeliveries(unittest.TestCase):
+    """`fleetd demo --deliveries` runs days of parcels on the Driver SDK's delivery mode and prints
+    a parcel's tracking link, which a recipient opens: the van is seen coming, or the parcel is
+    done."""
+
+    def test_the_demos_tracking_link_follows_a_parcel(self):
+        link = wait_for("the demo's tracking link", lambda: next(
+            (m.group(1) for line in list(demo.output) for m in [re.search(r"track one: (\S+)", line)] if m), None), 60)
+        browser.get("about:blank")
+        browser.get(link)
+        done = ("DELIVERED", "ATTEMPTED")
+        on_the_way = ("NEXT", "ON_THE_WAY")
+        state = wait_for("the parcel on its way or done", lambda: (
+            lambda s: s if s["status"] in done or (s["status"] in on_the_way and s["vehicle"] and s["destination"])
+            else None)(tracking_state()), 30)
+        self.assertTrue(state["banner"])
+        self.assertEqual(console_errors(), [])
+
+
 class T8TrackingPage(unittest.TestCase):
     """The shipment tracking page follows a delivery: the van coming, the stops before this one,
     the outcome; and says so for a link that is not valid, not for this shipment or unknown."""
@@ -835,18 +877,7 @@ class T8TrackingPage(unittest.TestCase):
                               check=True, capture_output=True, text=True).stdout.strip()
 
     def state(self):
-        return js("""
-          const v = window.fleetkitTrack && window.fleetkitTrack.view;
-          const ll = (m) => m && v.map.hasLayer(m) ? [m.getLatLng().lat, m.getLatLng().lng] : null;
-          return {banner: document.getElementById('banner').textContent,
-                  status: document.getElementById('banner').dataset.status,
-                  stops: document.getElementById('stops').dataset.count,
-                  meters: document.getElementById('distance').dataset.meters,
-                  seconds: document.getElementById('eta').dataset.seconds,
-                  message: document.getElementById('message').hidden ? '' : document.getElementById('message').textContent,
-                  vehicle: v ? ll(v.vehicle) : null, destination: v ? ll(v.destination) : null,
-                  route: v ? v.route.getLatLngs().length : 0};
-        """)
+        return tracking_state()
 
     def move(self, where):
         demo.call("PATCH", "/v1/providers/demo/deliveryVehicles/browser-van?updateMask=lastLocation",

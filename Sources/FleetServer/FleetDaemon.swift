@@ -14,6 +14,7 @@ import GRPCNIOTransportHTTP2
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -32,6 +33,8 @@ public final class FleetDaemon: Sendable {
   let boundGRPCPort = BoundPort()
   let logger: Logger
   let runningGroup = Mutex<ServiceGroup?>(nil)
+  /// The address and the ports the flags asked for (0: any).
+  let listening: (host: String, grpcPort: Int, httpPort: Int)
   /// The dispatcher, with `--dispatch`.
   public let dispatcher: Dispatcher?
   let dispatchMetrics: DispatchMetrics?
@@ -167,6 +170,7 @@ public final class FleetDaemon: Sendable {
       return Response(
         status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
     }
+    listening = (configuration.host, configuration.grpcPort, configuration.httpPort)
     let httpPort = self.httpPort
     http = Application(
       router: router,
@@ -208,12 +212,36 @@ public final class FleetDaemon: Sendable {
     let group = ServiceGroup(configuration: configuration)
     runningGroup.withLock { $0 = group }
     do {
+      try await Self.checkPortsFree(listening)
       try await group.run()
     } catch {
       await closeStore()
       throw ListenFailure(error) ?? error
     }
     await closeStore()
+  }
+
+  /// A port the flags fixed that is taken is said before any service starts. A service that
+  /// failed at once would have the service group cancel the others while its merged event
+  /// sequence still registers its first wait, which can deadlock in swift-async-algorithms'
+  /// `merge` (apple/swift-async-algorithms#430; seen once here: fleetd hung instead of exiting).
+  static func checkPortsFree(_ listening: (host: String, grpcPort: Int, httpPort: Int)) async throws {
+    let host = listening.host == "localhost" ? "127.0.0.1" : listening.host
+    for (server, port) in [(ListenFailure.Server.grpc, listening.grpcPort), (.http, listening.httpPort)] where port != 0
+    {
+      let channel: any Channel
+      do {
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+          .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+          .bind(host: host, port: port).get()
+      } catch let error as IOError {
+        guard let reason = ListenFailure.reason(error.errnoCode) else { continue }
+        throw ListenFailure(server: server, reason: reason)
+      } catch {
+        continue  // the server's own bind says what is wrong
+      }
+      try? await channel.close()
+    }
   }
 
   /// How long a graceful shutdown may take before what is left is cancelled.

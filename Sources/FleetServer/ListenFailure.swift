@@ -15,6 +15,11 @@ public struct ListenFailure: Error, CustomStringConvertible {
 
   public var description: String { "the \(server.rawValue) server could not listen: \(reason)" }
 
+  init(server: Server, reason: String) {
+    self.server = server
+    self.reason = reason
+  }
+
   /// The listening failure `error` is, if it is one: gRPC wraps the socket's error in its
   /// transport error; Hummingbird throws the socket's error itself.
   init?(_ error: any Error) {
