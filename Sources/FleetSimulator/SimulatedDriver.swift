@@ -65,10 +65,7 @@ public struct SimulatedDriver: Sendable {
         vehicles: .init(wrapping: client), trips: .init(wrapping: client), tokens: tokens,
         vehicleID: configuration.vehicleID, vehicleName: vehicleName)
       let start = try await ensureVehicle(backend)
-      let car = SimulatedLocationProvider(
-        start: start,
-        configuration: .init(
-          interval: .milliseconds(max(50, Int(1000 / max(configuration.speedup, 1)))), speedup: configuration.speedup))
+      let car = SimulatedLocationProvider.driving(from: start, speedup: configuration.speedup)
       var context = DriverContext(
         tokenProvider: tokens, providerID: configuration.providerID, vehicleID: configuration.vehicleID,
         endpoint: endpoint,
@@ -229,7 +226,7 @@ public struct SimulatedDriver: Sendable {
   }
 
   func dwell(_ seconds: Double) async throws {
-    try await Task.sleep(for: .milliseconds(Int(seconds * 1000 / max(configuration.speedup, 0.001))))
+    try await sleep(simulated: seconds, speedup: configuration.speedup)
   }
 
   /// Over the road graph when there is one, else along fleetd's own route to the waypoint, else

@@ -41,6 +41,13 @@ public final class SimulatedLocationProvider: LocationProvider {
     var random: SplitMix64
   }
 
+  /// A simulated driver's car: a fix every simulated second, at most 20 a real second.
+  static func driving(from start: LatLng, speedup: Double) -> SimulatedLocationProvider {
+    SimulatedLocationProvider(
+      start: start,
+      configuration: .init(interval: .milliseconds(max(50, Int(1000 / max(speedup, 1)))), speedup: speedup))
+  }
+
   public let configuration: Configuration
   let clock: PositioningClock
   let createdAt: Date
@@ -145,6 +152,11 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
     return z ^ (z >> 31)
   }
   mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+/// Waits `seconds` of simulated time, `speedup` times faster than real time.
+func sleep(simulated seconds: Double, speedup: Double) async throws {
+  try await Task.sleep(for: .milliseconds(Int(seconds * 1000 / max(speedup, 0.001))))
 }
 
 /// Set by the first caller; every later one learns it was already set.

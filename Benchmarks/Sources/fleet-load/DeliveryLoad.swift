@@ -72,57 +72,41 @@ struct DeliveryLoad: Sendable {
   func run(rpc: String, workers: Int, measureFrom: ContinuousClock.Instant, end: ContinuousClock.Instant)
     async throws -> VehicleResult
   {
-    let clock = ContinuousClock()
-    return try await withThrowingTaskGroup(of: VehicleResult.self) { group in
+    try await withThrowingTaskGroup(of: VehicleResult.self) { group in
       for w in 0..<workers {
         let deliveries = client(w)
         let i = w % vehicles
         group.addTask {
-          var result = VehicleResult()
-          var step = 0.0
-          while clock.now < end {
-            step += 1
-            let sent = clock.now
-            do {
-              switch rpc {
-              case "delivery-update":
-                _ = try await deliveries.updateDeliveryVehicle(
-                  .with {
-                    $0.deliveryVehicle.name = "providers/\(provider)/deliveryVehicles/dload-\(i)"
-                    $0.deliveryVehicle.lastLocation.location = point(i, step: step)
-                    $0.deliveryVehicle.lastLocation.updateTime = .init(date: Date())
-                    $0.updateMask.paths = ["last_location"]
-                  }, metadata: metadata)
-              case "task-update":
-                _ = try await deliveries.updateTask(
-                  .with {
-                    $0.task.name = "providers/\(provider)/tasks/dload-task-\(i)"
-                    $0.task.attributes = [
-                      .with {
-                        $0.key = "note"
-                        $0.stringValue = "update \(Int(step))"
-                      }
-                    ]
-                    $0.updateMask.paths = ["attributes"]
-                  }, metadata: metadata)
-              default:
-                _ = try await deliveries.getTaskTrackingInfo(
-                  .with { $0.name = "providers/\(provider)/taskTrackingInfo/dload-parcel-\(i)" }, metadata: metadata)
-              }
-              if sent >= measureFrom && clock.now <= end { result.latencies.append(clock.now - sent) }
-            } catch {
-              if sent >= measureFrom { result.errors += 1 }
+          await VehicleResult.closedLoop(measureFrom: measureFrom, end: end) { step in
+            switch rpc {
+            case "delivery-update":
+              _ = try await deliveries.updateDeliveryVehicle(
+                .with {
+                  $0.deliveryVehicle.name = "providers/\(provider)/deliveryVehicles/dload-\(i)"
+                  $0.deliveryVehicle.lastLocation.location = point(i, step: step)
+                  $0.deliveryVehicle.lastLocation.updateTime = .init(date: Date())
+                  $0.updateMask.paths = ["last_location"]
+                }, metadata: metadata)
+            case "task-update":
+              _ = try await deliveries.updateTask(
+                .with {
+                  $0.task.name = "providers/\(provider)/tasks/dload-task-\(i)"
+                  $0.task.attributes = [
+                    .with {
+                      $0.key = "note"
+                      $0.stringValue = "update \(Int(step))"
+                    }
+                  ]
+                  $0.updateMask.paths = ["attributes"]
+                }, metadata: metadata)
+            default:
+              _ = try await deliveries.getTaskTrackingInfo(
+                .with { $0.name = "providers/\(provider)/taskTrackingInfo/dload-parcel-\(i)" }, metadata: metadata)
             }
           }
-          return result
         }
       }
-      var all = VehicleResult()
-      for try await result in group {
-        all.latencies += result.latencies
-        all.errors += result.errors
-      }
-      return all
+      return try await VehicleResult.combined(group)
     }
   }
 }

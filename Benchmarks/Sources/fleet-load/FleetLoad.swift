@@ -142,41 +142,24 @@ struct FleetLoad: AsyncParsableCommand {
         for i in 0..<vehicles {
           let service = Maps_Fleetengine_V1_VehicleService.Client(wrapping: clients[i % connections])
           drivers.addTask {
-            let rpc = self.rpc
-            var result = VehicleResult()
-            var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
-            request.name = "providers/\(provider)/vehicles/load-\(i)"
-            request.updateMask.paths = ["last_location"]
-            var step = 0.0
-            while clock.now < end {
-              step += 1
+            let name = "providers/\(provider)/vehicles/load-\(i)"
+            return await VehicleResult.closedLoop(measureFrom: measureFrom, end: end) { [rpc] step in
+              if rpc == "get" {
+                _ = try await service.getVehicle(.with { $0.name = name }, metadata: metadata)
+                return
+              }
+              var request = Maps_Fleetengine_V1_UpdateVehicleRequest()
+              request.name = name
+              request.updateMask.paths = ["last_location"]
               request.vehicle.lastLocation.location.latitude =
                 43.73 + (Double(i % 100) + step.truncatingRemainder(dividingBy: 100) / 100) / 10_000
               request.vehicle.lastLocation.location.longitude = 7.42 + Double(i / 100) / 10_000
               request.vehicle.lastLocation.updateTime = .init(date: Date())
-              let sent = clock.now
-              do {
-                if rpc == "get" {
-                  var get = Maps_Fleetengine_V1_GetVehicleRequest()
-                  get.name = request.name
-                  _ = try await service.getVehicle(get, metadata: metadata)
-                } else {
-                  _ = try await service.updateVehicle(request, metadata: metadata)
-                }
-                if sent >= measureFrom && clock.now <= end { result.latencies.append(clock.now - sent) }
-              } catch {
-                if sent >= measureFrom { result.errors += 1 }
-              }
+              _ = try await service.updateVehicle(request, metadata: metadata)
             }
-            return result
           }
         }
-        var all = VehicleResult()
-        for try await result in drivers {
-          all.latencies += result.latencies
-          all.errors += result.errors
-        }
-        return all
+        return try await VehicleResult.combined(drivers)
       }
       report(results)
       for client in clients { client.beginGracefulShutdown() }
@@ -208,4 +191,35 @@ struct FleetLoad: AsyncParsableCommand {
 struct VehicleResult: Sendable {
   var latencies: [Duration] = []
   var errors = 0
+
+  /// One caller's closed loop: `call(step)` again as soon as it answers, until `end`; the calls
+  /// sent from `measureFrom` and answered by `end` are timed, the failed ones counted.
+  static func closedLoop(
+    measureFrom: ContinuousClock.Instant, end: ContinuousClock.Instant, _ call: (Double) async throws -> Void
+  ) async -> VehicleResult {
+    let clock = ContinuousClock()
+    var result = VehicleResult()
+    var step = 0.0
+    while clock.now < end {
+      step += 1
+      let sent = clock.now
+      do {
+        try await call(step)
+        if sent >= measureFrom && clock.now <= end { result.latencies.append(clock.now - sent) }
+      } catch {
+        if sent >= measureFrom { result.errors += 1 }
+      }
+    }
+    return result
+  }
+
+  /// Every caller's results together.
+  static func combined(_ results: ThrowingTaskGroup<VehicleResult, any Error>) async throws -> VehicleResult {
+    var all = VehicleResult()
+    for try await result in results {
+      all.latencies += result.latencies
+      all.errors += result.errors
+    }
+    return all
+  }
 }

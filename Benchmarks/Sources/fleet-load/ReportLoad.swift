@@ -47,12 +47,7 @@ struct ReportLoad {
         let mine = Array(stride(from: s, to: vehicles, by: clients.count))
         group.addTask { try await stream(client, vehicles: mine, measureFrom: measureFrom, end: end) }
       }
-      var all = VehicleResult()
-      for try await result in group {
-        all.latencies += result.latencies
-        all.errors += result.errors
-      }
-      return all
+      return try await VehicleResult.combined(group)
     }
   }
 
@@ -153,12 +148,7 @@ struct ReportLoad {
           return result
         }
       }
-      var all = VehicleResult()
-      for try await result in group {
-        all.latencies += result.latencies
-        all.errors += result.errors
-      }
-      return all
+      return try await VehicleResult.combined(group)
     }
   }
 }

@@ -79,10 +79,10 @@ public struct DeliveryDay: Sendable {
       let deliveries = DeliveryClient(wrapping: client)
       let ordering = Fleetkit_V1_StopOrdering.Client(wrapping: client)
       let day = plan()
-      let starts = try await createVans(deliveries)
+      let vans = try await prepareVans(at: day.depot, deliveries)
       try await createTasks(day.tasks, deliveries)
       for (van, tasks) in zip(vanIDs, day.sectors) {
-        try await assign(tasks, to: van, deliveries)
+        try await assign(tasks, to: van, after: vans[van]?.left ?? [], deliveries)
         try await optimize(van, ordering)
       }
       log("day \(day.tag): \(day.tasks.count) tasks on \(vanIDs.count) vans from \(format(day.depot))")
@@ -98,7 +98,7 @@ public struct DeliveryDay: Sendable {
           courier.failureShare = configuration.failureShare
           courier.seed = configuration.seed &+ UInt64(index + 1)
           let driver = SimulatedCourier(configuration: courier, tokens: tokens, routing: routing, log: log)
-          let start = starts[van] ?? day.depot
+          let start = vans[van]?.start ?? day.depot
           group.addTask { try await driver.run(from: start) }
         }
         for try await van in group {
@@ -169,11 +169,16 @@ public struct DeliveryDay: Sendable {
 
   func metadata() throws -> Metadata { ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"] }
 
-  /// Creates the vans that do not exist yet at the depot; answers where each one is. A van may
-  /// have stops left from a day that was interrupted: they go with this day's.
-  func createVans(_ deliveries: DeliveryClient) async throws -> [String: LatLng] {
-    var starts: [String: LatLng] = [:]
-    let depot = configuration.depot ?? middle()
+  /// A van as the day begins: where it is, and the stops it has left from a day that was
+  /// interrupted (they go with this day's).
+  struct Van {
+    var start: LatLng
+    var left: [Maps_Fleetengine_Delivery_V1_VehicleJourneySegment] = []
+  }
+
+  /// Creates the vans that do not exist yet at the depot; answers each one as the day begins.
+  func prepareVans(at depot: LatLng, _ deliveries: DeliveryClient) async throws -> [String: Van] {
+    var vans: [String: Van] = [:]
     for van in vanIDs {
       let name = "\(parent)/deliveryVehicles/\(van)"
       do {
@@ -183,10 +188,17 @@ public struct DeliveryDay: Sendable {
           log(
             "\(van): \(existing.remainingVehicleJourneySegments.count) stops left from an earlier day go with this one")
         }
-        if existing.hasLastLocation {
-          let point = existing.lastLocation.location
-          starts[van] = LatLng(latitude: point.latitude, longitude: point.longitude)
-        }
+        let point = existing.lastLocation.location
+        vans[van] = Van(
+          start: existing.hasLastLocation ? LatLng(latitude: point.latitude, longitude: point.longitude) : depot,
+          left: existing.remainingVehicleJourneySegments.map { segment in
+            // The stop as written: its place, state and task IDs (their durations are answered only).
+            .with {
+              $0.stop.plannedLocation = segment.stop.plannedLocation
+              $0.stop.state = segment.stop.state
+              $0.stop.tasks = segment.stop.tasks.map { info in .with { $0.taskID = info.taskID } }
+            }
+          })
       } catch let error as RPCError where error.code == .notFound {
         var request = Maps_Fleetengine_Delivery_V1_CreateDeliveryVehicleRequest()
         request.parent = parent
@@ -197,10 +209,10 @@ public struct DeliveryDay: Sendable {
           $0.longitude = depot.longitude
         }
         _ = try await deliveries.createDeliveryVehicle(request, metadata: try metadata(), options: options)
-        starts[van] = depot
+        vans[van] = Van(start: depot)
       }
     }
-    return starts
+    return vans
   }
 
   /// BatchCreateTasks, 500 at a time (Fleet Engine's limit).
@@ -226,23 +238,14 @@ public struct DeliveryDay: Sendable {
     }
   }
 
-  /// One stop per task after the stops the van has left (from a day that was interrupted), in
-  /// creation order: fleetd assigns the tasks to the van.
-  func assign(_ tasks: [PlannedTask], to van: String, _ deliveries: DeliveryClient) async throws {
-    let name = "\(parent)/deliveryVehicles/\(van)"
-    let left = try await deliveries.getDeliveryVehicle(
-      .with { $0.name = name }, metadata: try metadata(), options: options
-    )
-    .remainingVehicleJourneySegments.map { segment in
-      // The stop as written: its place, state and task IDs (the tasks' durations are answered only).
-      Maps_Fleetengine_Delivery_V1_VehicleJourneySegment.with {
-        $0.stop.plannedLocation = segment.stop.plannedLocation
-        $0.stop.state = segment.stop.state
-        $0.stop.tasks = segment.stop.tasks.map { info in .with { $0.taskID = info.taskID } }
-      }
-    }
+  /// One stop per task after the stops the van has `left`, in creation order: fleetd assigns the
+  /// tasks to the van.
+  func assign(
+    _ tasks: [PlannedTask], to van: String, after left: [Maps_Fleetengine_Delivery_V1_VehicleJourneySegment],
+    _ deliveries: DeliveryClient
+  ) async throws {
     var request = Maps_Fleetengine_Delivery_V1_UpdateDeliveryVehicleRequest()
-    request.deliveryVehicle.name = name
+    request.deliveryVehicle.name = "\(parent)/deliveryVehicles/\(van)"
     request.deliveryVehicle.remainingVehicleJourneySegments =
       left
       + tasks.map { task in

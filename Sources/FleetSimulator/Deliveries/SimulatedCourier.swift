@@ -57,10 +57,7 @@ public struct SimulatedCourier: Sendable {
 
   /// Works through the van's stops from `start` until none is left.
   public func run(from start: LatLng) async throws -> Summary {
-    let car = SimulatedLocationProvider(
-      start: start,
-      configuration: .init(
-        interval: .milliseconds(max(50, Int(1000 / max(configuration.speedup, 1)))), speedup: configuration.speedup))
+    let car = SimulatedLocationProvider.driving(from: start, speedup: configuration.speedup)
     let context = DriverContext(
       tokenProvider: tokens, providerID: configuration.providerID, vehicleID: configuration.vehicleID,
       endpoint: configuration.endpoint, locationProvider: car, navigation: CarNavigation(car: car))
@@ -97,7 +94,7 @@ public struct SimulatedCourier: Sendable {
         )
       }
       let work = stop.tasks.reduce(0) { $0 + ($1.duration ?? 60) }
-      try await Task.sleep(for: .milliseconds(Int(work * 1000 / max(configuration.speedup, 0.001))))
+      try await sleep(simulated: work, speedup: configuration.speedup)
       for task in stop.tasks {
         let outcome: TaskOutcome = random.nextUnit() < configuration.failureShare ? .failed : .succeeded
         try await manager.setTaskOutcome(outcome, taskID: task.taskID, location: car.position)

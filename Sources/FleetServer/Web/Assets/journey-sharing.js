@@ -374,26 +374,35 @@
 
     _addQuery(query) {}
 
+    _setFilter(filter) {
+      this._filter = filter || '';
+      return this.refresh();
+    }
+
+    /** A Fleet Engine read under the provider (`path` after `/v1/providers/{p}/`), as JSON. */
+    async _get(path) {
+      const token = await this._tokens.get();
+      const response = await fetch(`${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/${path}`,
+        { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
+      if (!response.ok) {
+        const error = await FleetEngineError.fromResponse(response);
+        if (error.status === 'UNAUTHENTICATED') this._tokens.invalidate();
+        throw error;
+      }
+      return response.json();
+    }
+
     async refresh() {
       const filter = this._filter;
       let all = [];
       let pageToken = '';
       try {
         do {
-          const token = await this._tokens.get();
           const query = new URLSearchParams({ pageSize: String(this._pageSize) });
           this._addQuery(query);
           if (filter) query.set('filter', filter);
           if (pageToken) query.set('pageToken', pageToken);
-          const response = await fetch(
-            `${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/${this._path}?${query}`,
-            { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
-          if (!response.ok) {
-            const error = await FleetEngineError.fromResponse(response);
-            if (error.status === 'UNAUTHENTICATED') this._tokens.invalidate();
-            throw error;
-          }
-          const page = await response.json();
+          const page = await this._get(`${this._path}?${query}`);
           all = all.concat(page[this._listField] || []);
           pageToken = page.nextPageToken || '';
         } while (pageToken);
@@ -427,10 +436,7 @@
 
     get vehicleFilter() { return this._filter; }
 
-    setVehicleFilter(filter) {
-      this._filter = filter || '';
-      return this.refresh();
-    }
+    setVehicleFilter(filter) { return this._setFilter(filter); }
 
     _addQuery(query) {
       // Fleet Engine requires the categories; every one of them.
@@ -456,26 +462,12 @@
 
     get deliveryVehicleFilter() { return this._filter; }
 
-    setDeliveryVehicleFilter(filter) {
-      this._filter = filter || '';
-      return this.refresh();
-    }
+    setDeliveryVehicleFilter(filter) { return this._setFilter(filter); }
 
     _emitUpdate(deliveryVehicles, all, filter) { this._emit('update', { deliveryVehicles, all, filter }); }
 
     /** One delivery vehicle with its remaining stops (GetDeliveryVehicle). */
-    async deliveryVehicle(id) {
-      const token = await this._tokens.get();
-      const response = await fetch(
-        `${this.serverUrl}/v1/providers/${encodeURIComponent(this.providerId)}/deliveryVehicles/${encodeURIComponent(id)}`,
-        { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' });
-      if (!response.ok) {
-        const error = await FleetEngineError.fromResponse(response);
-        if (error.status === 'UNAUTHENTICATED') this._tokens.invalidate();
-        throw error;
-      }
-      return response.json();
-    }
+    deliveryVehicle(id) { return this._get(`deliveryVehicles/${encodeURIComponent(id)}`); }
   }
 
   function locationTime(location) {
