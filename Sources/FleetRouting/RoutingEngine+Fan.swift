@@ -32,7 +32,7 @@ public final class RoadAnchor: Sendable {
   }
 
   /// The point on the road.
-  public var snapped: LatLng { LatLng(latitude: nearest.point.latitude, longitude: nearest.point.longitude) }
+  public var snapped: LatLng { nearest.point.latLng }
   /// Metres from the given point to its road.
   public var offRoadMetres: Double { nearest.distance }
 

@@ -182,7 +182,7 @@ public final class RoutingEngine: Sendable {
 
   func snapped(_ position: RoadPosition) -> SnappedPoint {
     SnappedPoint(
-      location: LatLng(latitude: position.point.latitude, longitude: position.point.longitude),
+      location: position.point.latLng,
       name: network.names[Int(network.edges[position.edge].nameIndex)], distance: position.distance)
   }
 

@@ -188,10 +188,6 @@ struct FanTests {
   }
 }
 
-extension FixedCoordinate {
-  var latLng: LatLng { LatLng(latitude: latitude, longitude: longitude) }
-}
-
 /// The legs estimates time (`RoutingEngine.drivenLegs`, `RoadFan.leg(_:geometry: false)`) are
 /// the route's legs without their shape: the same totals and the same roads, each span with the
 /// same metres and seconds.

@@ -18,6 +18,7 @@ public struct FixedCoordinate: Sendable, Hashable, Codable {
 
   public var latitude: Double { Double(latitudeE6) / 1e6 }
   public var longitude: Double { Double(longitudeE6) / 1e6 }
+  public var latLng: LatLng { LatLng(latitude: latitude, longitude: longitude) }
 }
 
 enum Geo {

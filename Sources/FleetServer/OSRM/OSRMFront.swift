@@ -6,21 +6,22 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// OSRM's HTTP API (v1: route, table, nearest) over FleetKit's routing engine, with OSRM's
-/// response shapes and codes, so OSRM clients work against fleetd unchanged.
+/// OSRM's HTTP API (v1: route, table, nearest, match) over FleetKit's routing engine, with OSRM's
+/// response shapes and codes, so OSRM clients work against fleetd unchanged; and isochrones on
+/// the same footing (`OSRMFront+Isochrone.swift`).
 struct OSRMFront: Sendable {
   /// nil when fleetd runs without `--graph`: the services then say so.
   let engine: RoutingEngine?
 
   func addRoutes(to routes: Routes) {
-    for service in ["route", "table", "nearest", "match", "trip", "tile"] {
+    for service in ["route", "table", "nearest", "match", "trip", "tile", "isochrone"] {
       routes.add("/\(service)/**") { request, _ in await self.respond(service, request) }
     }
   }
 
   /// Services whose work grows with the request (a 100×100 table, a long trace) run off the
   /// event loops (`OffLoop`); a route or a nearest is done sooner than the hop there and back.
-  static let offLoopServices: Set<String> = ["table", "match"]
+  static let offLoopServices: Set<String> = ["table", "match", "isochrone"]
 
   func respond(_ service: String, _ request: Request) async -> Response {
     guard Self.offLoopServices.contains(service) else { return handle(service, request) }
@@ -39,6 +40,7 @@ struct OSRMFront: Sendable {
       case "table": return Self.response(try table(engine, query).jsonData(), status: .ok)
       case "nearest": body = try nearest(engine, query)
       case "match": body = try match(engine, query)
+      case "isochrone": body = try isochrone(engine, query)
       default: throw OSRMError("InvalidService", "Service \(service) is not supported by fleetd")
       }
       return Self.json(body, status: .ok)
