@@ -375,6 +375,98 @@ class T1FleetPage(unittest.TestCase):
         self.assertEqual(errors, [], "the fleet page logged errors")
 
 
+class T11FleetPageReach(unittest.TestCase):
+    """The fleet page's reach: the areas a car gets to from a point in 5 and 10 minutes (fleetd's
+    isochrones) drawn on the map, and the cars inside each listed, as a check of the same
+    GeoJSON in Python finds them."""
+
+    FROM = (43.7384, 7.4246)
+
+    def test_reach_from_a_point_draws_its_areas_and_lists_the_cars_inside(self):
+        console_errors()
+        # What fleetd answers for the point, nearest contour first.
+        with urllib.request.urlopen(demo.url(
+                f"/isochrone/v1/driving/{self.FROM[1]},{self.FROM[0]}?contours_minutes=5,10&polygons=true")) as response:
+            areas = json.load(response)["features"][::-1]
+        self.assertEqual([f["properties"]["contour"] for f in areas], [5, 10])
+        browser.get("about:blank")
+        browser.get(demo.fleet_url)
+        wait_for(f"{VEHICLES} vehicles on the fleet page", lambda: js(
+            "const e = document.getElementById('vehicle-count'); return e && Number(e.dataset.count)") == VEHICLES, 60)
+        # A click on the map with the reach picker on: the areas from there.
+        browser.find_element(By.ID, "pick-reach").click()
+        element = browser.find_element(By.ID, "map")
+        width, height = element.size["width"], element.size["height"]
+        for nudge in range(6):
+            x, y = js(f"const p = window.fleetkitFleet.map.latLngToContainerPoint([{self.FROM[0]}, {self.FROM[1] + nudge * 0.0004}]);"
+                      " return [p.x, p.y];")
+            ActionChains(browser).move_to_element_with_offset(element, x - width / 2, y - height / 2).click().perform()
+            try:
+                wait_for("the reach from the click", lambda: js("return document.getElementById('reach').dataset.counts"), 5)
+                break
+            except AssertionError:
+                continue
+        self.assertTrue(js("return document.getElementById('reach').dataset.counts"), "no click drew the reach")
+        # Both areas drawn, in the colours fleetd gave them.
+        colours = js("return Array.from(document.querySelectorAll('.leaflet-overlay-pane path'))"
+                     ".map((p) => p.getAttribute('stroke'))")
+        self.assertEqual(len([c for c in colours if c in [f["properties"]["color"] for f in areas]]), 2, colours)
+        # The same from a typed point, checked against fleetd's GeoJSON: each car listed
+        # under the nearest contour it is inside, and no car inside left out.
+        field = browser.find_element(By.ID, "reach-from")
+        field.clear()
+        field.send_keys(f"{self.FROM[0]},{self.FROM[1]}")
+        browser.find_element(By.ID, "get-reach").click()
+        wait_for("the typed point's reach", lambda: js("return document.getElementById('reach-from').value") ==
+                 f"{self.FROM[0]:.5f},{self.FROM[1]:.5f}", 10)
+
+        def inside(feature, lat, lng):
+            g = feature["geometry"]
+            polygons = [g["coordinates"]] if g["type"] == "Polygon" else g["coordinates"]
+            for rings in polygons:
+                crossings = 0
+                for ring in rings:
+                    for (x1, y1), (x2, y2) in zip(ring, ring[1:]):
+                        if (y1 > lat) != (y2 > lat) and lng < x1 + (lat - y1) / (y2 - y1) * (x2 - x1):
+                            crossings += 1
+                if crossings % 2:
+                    return True
+            return False
+
+        def listed_and_expected():
+            # One read of the page: its rows and the positions it drew them from.
+            rows, positions = js("""
+              const rows = Array.from(document.querySelectorAll('#reach-vehicles tr')).map((r) => [r.dataset.vehicle, Number(r.dataset.minutes)]);
+              const positions = window.fleetkitFleet.vehicles().map((v) => [v.name.split('/').pop(),
+                v.lastLocation && v.lastLocation.location ? [v.lastLocation.location.latitude, v.lastLocation.location.longitude] : null]);
+              return [rows, positions];""")
+            expected = []
+            for vehicle, position in positions:
+                if not position:
+                    continue
+                for feature in areas:
+                    if inside(feature, position[0], position[1]):
+                        expected.append([vehicle, feature["properties"]["contour"]])
+                        break
+            return sorted(map(tuple, rows)), sorted(map(tuple, expected))
+        rows, expected = wait_for("the page's list as the GeoJSON has it", lambda: (lambda r: r if r[0] == r[1] else None)(
+            listed_and_expected()), 20)
+        # Monaco is small: from its centre some of the demo's cars are within 10 minutes.
+        self.assertGreater(len(rows), 0)
+        counts = js("return document.getElementById('reach').dataset.counts").split(",")
+        self.assertEqual([int(c) for c in counts], [sum(1 for r in rows if r[1] == m) for m in (5, 10)])
+        screenshot("fleet-reach.png")
+        # Minutes fleetd refuses: its message, under the form.
+        minutes = browser.find_element(By.ID, "reach-minutes")
+        minutes.clear()
+        minutes.send_keys("10,5")
+        browser.find_element(By.ID, "get-reach").click()
+        message = wait_for("the reach's error", lambda: browser.find_element(By.ID, "reach-error").text, 10)
+        self.assertIn("contours_minutes", message)
+        errors = [e for e in console_errors() if "/isochrone/" not in e["message"]]
+        self.assertEqual(errors, [], "the fleet page logged errors")
+
+
 class T2SharingPage(unittest.TestCase):
     def test_sharing_page_follows_a_ride_to_its_end_across_a_restart(self):
         ride = book_assigned_ride("browser-ride")

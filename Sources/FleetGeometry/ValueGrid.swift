@@ -13,6 +13,10 @@ public struct ValueGrid: Sendable {
   /// Row by row from the south, `.infinity` where there is no value.
   public var values: [Double]
 
+  /// Cells per degree north and per degree east (kept: the cosine is not cheap per point).
+  let cellsPerDegreeLatitude: Double
+  let cellsPerDegreeLongitude: Double
+
   public init(origin: LatLng, width: Int, height: Int, cellMeters: Double) {
     precondition(width > 0 && height > 0 && cellMeters > 0)
     self.origin = origin
@@ -20,15 +24,14 @@ public struct ValueGrid: Sendable {
     self.height = height
     self.cellMeters = cellMeters
     values = [Double](repeating: .infinity, count: width * height)
+    cellsPerDegreeLatitude = LatLng.earthRadius * .pi / 180 / cellMeters
+    cellsPerDegreeLongitude = cellsPerDegreeLatitude * origin.localCosine
   }
 
   public subscript(x: Int, y: Int) -> Double {
     get { values[y * width + x] }
     set { values[y * width + x] = newValue }
   }
-
-  var metresPerDegreeLatitude: Double { LatLng.earthRadius * .pi / 180 }
-  var metresPerDegreeLongitude: Double { metresPerDegreeLatitude * origin.localCosine }
 
   /// The cell `point` falls in (may lie outside the grid).
   public func cell(of point: LatLng) -> (x: Int, y: Int) {
@@ -39,15 +42,14 @@ public struct ValueGrid: Sendable {
   /// `point` in cells east and north of the origin's centre.
   public func gridPosition(of point: LatLng) -> (x: Double, y: Double) {
     (
-      (point.longitude - origin.longitude) * metresPerDegreeLongitude / cellMeters,
-      (point.latitude - origin.latitude) * metresPerDegreeLatitude / cellMeters
+      (point.longitude - origin.longitude) * cellsPerDegreeLongitude,
+      (point.latitude - origin.latitude) * cellsPerDegreeLatitude
     )
   }
 
   public func point(x: Double, y: Double) -> LatLng {
     LatLng(
-      latitude: origin.latitude + y * cellMeters / metresPerDegreeLatitude,
-      longitude: origin.longitude + x * cellMeters / metresPerDegreeLongitude)
+      latitude: origin.latitude + y / cellsPerDegreeLatitude, longitude: origin.longitude + x / cellsPerDegreeLongitude)
   }
 
   public func contains(x: Int, y: Int) -> Bool { x >= 0 && y >= 0 && x < width && y < height }
@@ -149,11 +151,14 @@ public struct ValueGrid: Sendable {
     var next: [Int: (end: Int, point: GridPoint)] = [:]
     for y in -1..<height {
       for x in -1..<width {
+        // Most cells are all in or all out: told apart before anything is built.
+        let count =
+          (value(x, y) <= limit ? 1 : 0) + (value(x + 1, y) <= limit ? 1 : 0)
+          + (value(x + 1, y + 1) <= limit ? 1 : 0) + (value(x, y + 1) <= limit ? 1 : 0)
+        guard count > 0 && count < 4 else { continue }
         // Corners and the edges after each, counter-clockwise from the south-west.
         let corners = [(x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)]
         let inside = corners.map { value($0.0, $0.1) <= limit }
-        let count = inside.filter { $0 }.count
-        guard count > 0 && count < 4 else { continue }
         let edges = [
           key(x, y, vertical: false), key(x + 1, y, vertical: true), key(x, y + 1, vertical: false),
           key(x, y, vertical: true),

@@ -117,31 +117,49 @@ extension RoutingEngine {
       origin: grid.point(x: -margin, y: -margin), width: Int(eastCells.rounded(.up) + 2 * margin) + 1,
       height: Int(northCells.rounded(.up) + 2 * margin) + 1, cellMeters: cell)
     let corner = grid.point(x: Double(grid.width), y: Double(grid.height))
-    let bounds = Viewport(low: grid.origin, high: corner)
+    let (low, high) = (
+      FixedCoordinate(latitude: grid.origin.latitude, longitude: grid.origin.longitude),
+      FixedCoordinate(latitude: corner.latitude, longitude: corner.longitude)
+    )
 
     var isRoad = [Bool](repeating: false, count: grid.values.count)
     for e in network.edges.indices where isInBigComponent(e) || isStartpoint(e) && componentOf(e) == component {
       let edge = network.edges[e]
-      let shape = network.shape(of: edge).map { network.points[Int($0)].latLng }
-      guard shape.contains(where: bounds.contains) || shape.count > 1 && crosses(bounds, shape) else { continue }
+      let shape = network.shape(of: edge)
+      guard shape.count > 1 else { continue }
+      // The edge's box against the grid's, and its length in cells (the grid is a plane).
+      var (south, north, west, east) = (Int32.max, Int32.min, Int32.max, Int32.min)
+      var cells = 0.0
+      var previous = grid.gridPosition(of: network.points[Int(shape[shape.startIndex])].latLng)
+      for p in shape {
+        let point = network.points[Int(p)]
+        (south, north) = (min(south, point.latitudeE6), max(north, point.latitudeE6))
+        (west, east) = (min(west, point.longitudeE6), max(east, point.longitudeE6))
+        let position = grid.gridPosition(of: point.latLng)
+        cells +=
+          ((position.x - previous.x) * (position.x - previous.x) + (position.y - previous.y) * (position.y - previous.y))
+          .squareRoot()
+        previous = position
+      }
+      guard north >= low.latitudeE6, south <= high.latitudeE6, east >= low.longitudeE6, west <= high.longitudeE6
+      else { continue }
       let forward = 2 * e
       let backward = 2 * e + 1
       let forwardCost = search.cost(forward, metric)
       let backwardCost = search.cost(backward, metric)
+      // Samples every half cell along the shape, each with its share of the way from `from`.
       var along = 0.0
-      for i in shape.indices.dropLast() {
-        let a = shape[i]
-        let b = shape[i + 1]
-        let length = a.distance(to: b)
-        let steps = max(1, Int((length / (cell / 2)).rounded(.up)))
+      var a = grid.gridPosition(of: network.points[Int(shape[shape.startIndex])].latLng)
+      for p in shape.dropFirst() {
+        let b = grid.gridPosition(of: network.points[Int(p)].latLng)
+        let length = ((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot()
+        let steps = max(1, Int((length * 2).rounded(.up)))
         for step in 0...steps {
           let t = Double(step) / Double(steps)
-          let share = edge.length > 0 ? min((along + t * length) / edge.length, 1) : 0
-          let p = LatLng(
-            latitude: a.latitude + t * (b.latitude - a.latitude),
-            longitude: a.longitude + t * (b.longitude - a.longitude))
-          let (x, y) = grid.cell(of: p)
+          let x = Int((a.x + t * (b.x - a.x)).rounded())
+          let y = Int((a.y + t * (b.y - a.y)).rounded())
           guard grid.contains(x: x, y: y) else { continue }
+          let share = cells > 0 ? min((along + t * length) / cells, 1) : 0
           let value = min(
             labels.value(forward, at: share, cost: forwardCost),
             labels.value(backward, at: 1 - share, cost: backwardCost))
@@ -149,19 +167,10 @@ extension RoutingEngine {
           grid[x, y] = min(grid[x, y], value)
         }
         along += length
+        a = b
       }
     }
     grid.spread(within: Self.isochroneSnapMeters) { isRoad[$0] }
     return grid
-  }
-
-  /// Whether a long edge's shape passes through `bounds` with no point inside (a motorway
-  /// across the grid): any segment's box overlapping it counts.
-  private func crosses(_ bounds: Viewport, _ shape: [LatLng]) -> Bool {
-    zip(shape, shape.dropFirst()).contains { a, b in
-      max(a.latitude, b.latitude) >= bounds.low.latitude && min(a.latitude, b.latitude) <= bounds.high.latitude
-        && max(a.longitude, b.longitude) >= bounds.low.longitude
-        && min(a.longitude, b.longitude) <= bounds.high.longitude
-    }
   }
 }

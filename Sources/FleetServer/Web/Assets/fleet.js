@@ -80,6 +80,7 @@
     drawMarkers(vehicles);
     drawLists(vehicles);
     drawSelection();
+    drawReach(vehicles);
   });
 
   provider.addListener('error', ({ error, filter }) => {
@@ -424,6 +425,7 @@
     picking = which;
     $('pick-pickup').classList.toggle('active', which === 'pickup');
     $('pick-dropoff').classList.toggle('active', which === 'dropoff');
+    $('pick-reach').classList.toggle('active', which === 'reach');
   }
 
   function setPoint(which, lat, lng, label) {
@@ -442,10 +444,104 @@
   }
 
   if (map) {
-    map.on('click', (event) => setPoint(picking, event.latlng.lat, event.latlng.lng));
+    map.on('click', (event) => picking === 'reach'
+      ? showReach(event.latlng.lat, event.latlng.lng) : setPoint(picking, event.latlng.lat, event.latlng.lng));
   }
   $('pick-pickup').addEventListener('click', () => setPicking('pickup'));
   $('pick-dropoff').addEventListener('click', () => setPicking('dropoff'));
+  $('pick-reach').addEventListener('click', () => setPicking('reach'));
+
+  // Reach: the areas a car gets to from a point within some minutes (fleetd's isochrones, on
+  // today's road metric), drawn on the map, and the cars inside each, kept current as they move.
+  let reach = null, reachLayer = null;
+
+  // Even-odd over every ring of a Polygon or MultiPolygon feature.
+  function featureContains(feature, lat, lng) {
+    const g = feature.geometry;
+    const polygons = g.type === 'Polygon' ? [g.coordinates] : g.type === 'MultiPolygon' ? g.coordinates : [];
+    return polygons.some((rings) => {
+      let inside = false;
+      for (const ring of rings) {
+        for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+          const [xi, yi] = ring[i], [xj, yj] = ring[j];
+          if ((yi > lat) !== (yj > lat) && lng < xi + (lat - yi) / (yj - yi) * (xj - xi)) inside = !inside;
+        }
+      }
+      return inside;
+    });
+  }
+
+  async function showReach(lat, lng) {
+    showError('reach-error', '');
+    const minutes = $('reach-minutes').value.replace(/\s+/g, '');
+    $('reach-from').value = `${lat.toFixed(5)},${lng.toFixed(5)}`;
+    let body;
+    try {
+      const response = await fetch(
+        `/isochrone/v1/driving/${lng},${lat}?contours_minutes=${encodeURIComponent(minutes)}&polygons=true`, { cache: 'no-store' });
+      body = await response.json();
+      if (!response.ok) throw new Error(body.message || body.code || response.statusText);
+    } catch (e) {
+      showError('reach-error', `Reach: ${e.message}`);
+      return;
+    }
+    // The response lists the largest contour first; the list reads nearest first.
+    reach = { lat, lng, features: body.features.slice().reverse() };
+    if (map) {
+      if (reachLayer) reachLayer.remove();
+      reachLayer = L.layerGroup().addTo(map);
+      L.geoJSON(body, {
+        style: (f) => ({ color: f.properties.color, weight: 2, fillColor: f.properties.fillColor, fillOpacity: 0.15 }),
+        interactive: false,
+      }).addTo(reachLayer);
+      L.circleMarker([lat, lng], { radius: 6, color: '#fff', weight: 2, fillColor: '#202124', fillOpacity: 1 })
+        .bindTooltip('reach from here').addTo(reachLayer);
+    }
+    drawReach(latest);
+  }
+
+  // Each car with a position goes under the nearest contour it is inside.
+  function drawReach(vehicles) {
+    if (!reach) return;
+    const within = reach.features.map(() => []);
+    for (const vehicle of vehicles) {
+      const position = positionOf(vehicle);
+      if (!position) continue;
+      const i = reach.features.findIndex((f) => featureContains(f, position[0], position[1]));
+      if (i >= 0) within[i].push(vehicle);
+    }
+    const summary = $('reach');
+    let total = 0;
+    summary.textContent = reach.features.map((f, i) => {
+      total += within[i].length;
+      return `${total} car${total === 1 ? '' : 's'} within ${f.properties.contour} min`;
+    }).join(', ');
+    summary.dataset.counts = within.map((cars) => cars.length).join(',');
+    const rows = [];
+    reach.features.forEach((f, i) => {
+      for (const vehicle of within[i].sort((a, b) => idOf(a).localeCompare(idOf(b), undefined, { numeric: true }))) {
+        const tr = document.createElement('tr');
+        tr.className = 'vehicle-row';
+        tr.dataset.vehicle = idOf(vehicle);
+        tr.dataset.minutes = String(f.properties.contour);
+        tr.innerHTML = `<td></td><td>≤ ${f.properties.contour} min</td><td>${stateOf(vehicle) === 'idle' ? 'free' : stateOf(vehicle)}</td>`;
+        tr.firstChild.textContent = idOf(vehicle);
+        tr.addEventListener('click', () => select(idOf(vehicle)));
+        rows.push(tr);
+      }
+    });
+    $('reach-vehicles').replaceChildren(...rows);
+  }
+
+  $('reach-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const pair = $('reach-from').value.split(',').map((part) => Number(part.trim()));
+    if (pair.length !== 2 || !pair.every((n) => isFinite(n))) {
+      showError('reach-error', 'Reach: click the map, or type LAT,LNG.');
+      return;
+    }
+    showReach(pair[0], pair[1]);
+  });
 
   // A typed place: LAT,LNG, or a search with the offline geocoder (needs an API key: &key=…).
   async function resolvePlace(which) {
@@ -638,6 +734,7 @@
   window.fleetkitFleet = {
     provider, deliveries, map, markers,
     visibleVehicleCount: () => latest.length,
-    select, selectVan, setPoint,
+    vehicles: () => latest,
+    select, selectVan, setPoint, showReach,
   };
 })();
