@@ -64,15 +64,16 @@ extension RoutingEngine {
     guard (0...1).contains(options.minimumShare) else {
       throw RoutingError(.invalidQuery, "denoise must be between 0 and 1")
     }
+    // In the network's main part, where `/table` takes its points when a tiny piece of road
+    // (or a small extract's pieces) would leave them unconnected.
     var origin = try positions([point], radiuses: nil)
-    origin = moved(origin, [point], radiuses: nil, into: isInBigComponent)
+    origin = moved(origin, [point], radiuses: nil, into: isInMainComponent)
     origin[0].directions = .both
     let largest = limits[limits.count - 1]
     let labels = ReachSearch(network: network, graph: turns).run(
       from: endpoints(of: origin[0], in: network, asSource: true), metric: options.metric, limit: largest,
       excluding: options.excluding)
-    let grid = reachGrid(
-      labels, metric: options.metric, around: origin[0].point.latLng, component: componentOf(origin[0].edge))
+    let grid = reachGrid(labels, metric: options.metric, around: origin[0].point.latLng)
     let tolerance = options.toleranceMeters ?? grid.cellMeters
     return Isochrone(
       origin: snapped(origin[0]), metric: options.metric,
@@ -84,11 +85,9 @@ extension RoutingEngine {
 
   /// The drive's measure on a grid over the area it reaches: each cell a road passes through
   /// holds the least measure along it there (infinite for roads not reached), and cells off the
-  /// roads take their nearest road's.
-  /// The roads drawn are those a point may be snapped to: in a big component, or in the start's
-  /// own (a small extract may have no big one).
-  func reachGrid(_ labels: ReachSearch.Labels, metric: ReachMetric, around start: LatLng, component: Int32) -> ValueGrid
-  {
+  /// roads take their nearest road's. The roads drawn are those points are snapped to: the
+  /// main part's.
+  func reachGrid(_ labels: ReachSearch.Labels, metric: ReachMetric, around start: LatLng) -> ValueGrid {
     let search = ReachSearch(network: network, graph: turns)
     // The reached roads' extent.
     var south = start.latitude
@@ -123,7 +122,7 @@ extension RoutingEngine {
     )
 
     var isRoad = [Bool](repeating: false, count: grid.values.count)
-    for e in network.edges.indices where isInBigComponent(e) || isStartpoint(e) && componentOf(e) == component {
+    for e in network.edges.indices where isInMainComponent(e) {
       let edge = network.edges[e]
       let shape = network.shape(of: edge)
       guard shape.count > 1 else { continue }

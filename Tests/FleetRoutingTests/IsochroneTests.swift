@@ -177,6 +177,28 @@ struct IsochroneTests {
     #expect(area.contains(map.point("a")) && !area.contains(map.point("1")))
   }
 
+  /// Rule "isochrone-start-in-the-main-part": a start whose nearest road is a piece cut off
+  /// from the rest (a car park, a small extract's border) is taken, as `/table` takes its points,
+  /// to the nearest road of the network's main part (found on the Paris extract's border pieces).
+  @Test func aStartNextToACutOffPieceIsReachedFromTheMainPart() throws {
+    var map = MapFixture(
+      """
+      a       b       c
+
+              e
+
+      1 f  g
+      """, gridMeters: 25)
+    map.way("abc", ["highway": "residential"])
+    map.way("be", ["highway": "residential"])
+    map.way("fg", ["highway": "residential"])
+    let engine = try map.engine()
+    let iso = try engine.isochrone(from: map.point("1"), IsochroneOptions(limits: [60]))
+    #expect(iso.origin.location.distance(to: map.point("a")) < 5)
+    let area = iso.contours[0].area
+    #expect(area.contains(map.point("b")) && area.contains(map.point("e")))
+  }
+
   @Test func badContoursAreRefused() throws {
     let (map, engine) = try straightRoad()
     for limits: [Double] in [[], [60, 30], [0], [60, 120, 180, 240, 300]] {
