@@ -7,8 +7,11 @@ import Synchronization
 /// may use. Filled by `Routes` while the server is built, read after.
 final class RouteTable: Sendable {
   struct Entry: Sendable {
-    /// The methods a path allows, or nil when the path is not this entry's.
-    let methods: @Sendable (String) -> [HTTPRequest.Method]?
+    /// The path's first segment, when the entry's paths all have that one: only paths starting
+    /// with it are offered to `methods` (every request looks its path up).
+    let firstSegment: Substring?
+    /// The methods a path (whole, and split at `/`) allows, or nil when it is not this entry's.
+    let methods: @Sendable (String, [Substring]) -> [HTTPRequest.Method]?
     /// Whether browsers on the configured origins may call it (`--cors-origin`).
     let crossOrigin: Bool
   }
@@ -19,11 +22,12 @@ final class RouteTable: Sendable {
 
   /// The methods a path allows, and whether other origins may call it; nil for an unknown path.
   func lookup(_ path: String) -> (methods: [HTTPRequest.Method], crossOrigin: Bool)? {
-    entries.withLock { entries in
+    let parts = path.split(separator: "/")
+    return entries.withLock { entries in
       var methods: [HTTPRequest.Method] = []
       var crossOrigin = false
-      for entry in entries {
-        guard let allowed = entry.methods(path) else { continue }
+      for entry in entries where entry.firstSegment == nil || entry.firstSegment == parts.first {
+        guard let allowed = entry.methods(path, parts) else { continue }
         for method in allowed where !methods.contains(method) { methods.append(method) }
         crossOrigin = crossOrigin || entry.crossOrigin
       }
@@ -44,7 +48,10 @@ struct Routes {
   ) {
     router.on(RouterPath(pattern), method: method, use: handler)
     let matcher = PathPattern(pattern)
-    table.append(RouteTable.Entry(methods: { matcher.matches($0) ? [method] : nil }, crossOrigin: crossOrigin))
+    table.append(
+      RouteTable.Entry(
+        firstSegment: matcher.firstSegment, methods: { matcher.matches($1) ? [method] : nil }, crossOrigin: crossOrigin)
+    )
   }
 
   /// Routes under `prefix` for every method, dispatched by the handler itself: `methods` says
@@ -56,7 +63,10 @@ struct Routes {
     for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {
       router.on(RouterPath(prefix + "**"), method: method, use: handler)
     }
-    table.append(RouteTable.Entry(methods: { path in path.hasPrefix(prefix) ? methods(path) : nil }, crossOrigin: true))
+    table.append(
+      RouteTable.Entry(
+        firstSegment: PathPattern(prefix).firstSegment,
+        methods: { path, _ in path.hasPrefix(prefix) ? methods(path) : nil }, crossOrigin: true))
   }
 }
 
@@ -67,8 +77,14 @@ struct PathPattern: Sendable {
 
   init(_ pattern: String) { segments = pattern.split(separator: "/") }
 
-  func matches(_ path: String) -> Bool {
-    let parts = path.split(separator: "/")
+  /// The first segment when it is a constant one.
+  var firstSegment: Substring? {
+    guard let first = segments.first, !first.hasPrefix(":"), first != "**" else { return nil }
+    return first
+  }
+
+  /// Whether the path, split at `/`, matches.
+  func matches(_ parts: [Substring]) -> Bool {
     for (i, segment) in segments.enumerated() {
       if segment == "**" { return parts.count > i }
       guard i < parts.count else { return false }

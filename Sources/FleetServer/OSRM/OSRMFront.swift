@@ -54,9 +54,7 @@ struct OSRMFront: Sendable {
   }
 
   static func json(_ body: any Encodable, status: HTTPResponse.Status) -> Response {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.withoutEscapingSlashes]
-    let data = (try? encoder.encode(body)) ?? Data(#"{"code":"InternalError"}"#.utf8)
+    let data = (try? StreamingJSONEncoder().encode(body)) ?? Data(#"{"code":"InternalError"}"#.utf8)
     return response(data, status: status)
   }
 
@@ -500,8 +498,7 @@ extension OSRMTableResponse {
       }
       text += "]"
     }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.withoutEscapingSlashes]
+    let encoder = StreamingJSONEncoder()
     text += ",\"sources\":" + String(decoding: try encoder.encode(sources), as: UTF8.self)
     text += ",\"destinations\":" + String(decoding: try encoder.encode(destinations), as: UTF8.self) + "}"
     return Data(text.utf8)
@@ -539,20 +536,8 @@ struct OSRMTracepoint: Encodable {
 struct OSRMMatchResponse: Encodable {
   var code = "Ok"
   var matchings: [OSRMMatching]
+  /// Unmatched trace points are null, as in OSRM (an array's nil elements are written).
   var tracepoints: [OSRMTracepoint?]
-
-  enum CodingKeys: String, CodingKey { case code, matchings, tracepoints }
-
-  // Unmatched trace points are null, as in OSRM.
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: CodingKeys.self)
-    try container.encode(code, forKey: .code)
-    try container.encode(matchings, forKey: .matchings)
-    var points = container.nestedUnkeyedContainer(forKey: .tracepoints)
-    for point in tracepoints {
-      if let point { try points.encode(point) } else { try points.encodeNil() }
-    }
-  }
 }
 
 struct OSRMNearestResponse: Encodable {
