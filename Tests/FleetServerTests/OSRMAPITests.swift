@@ -103,6 +103,59 @@ struct OSRMAPITests {
     }
   }
 
+  /// Mapbox's `voiceInstructions` and `bannerInstructions` on request, as navigation SDKs read
+  /// them: each step's about the maneuver ending it, metres before it, within the step.
+  @Test func voiceAndBannerInstructionsOnRequest() async throws {
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
+      let (status, json, _) = try await server.http(
+        "GET",
+        "/route/v1/driving/\(Self.palace);\(Self.larvotto)?steps=true&voice_instructions=true&banner_instructions=true",
+        token: nil)
+      #expect(status == 200)
+      let leg = try #require(((json["routes"] as? [[String: Any]])?.first?["legs"] as? [[String: Any]])?.first)
+      let steps = try #require(leg["steps"] as? [[String: Any]])
+      #expect(steps.count >= 3)
+      for (i, step) in steps.enumerated() {
+        let voice = try #require(step["voiceInstructions"] as? [[String: Any]])
+        let banners = try #require(step["bannerInstructions"] as? [[String: Any]])
+        guard i + 1 < steps.count else {
+          #expect(voice.isEmpty && banners.isEmpty)
+          continue
+        }
+        let length = try #require(step["distance"] as? Double)
+        let distances = voice.compactMap { $0["distanceAlongGeometry"] as? Double }
+        #expect(!voice.isEmpty && distances.count == voice.count)
+        #expect(distances == distances.sorted(by: >) && distances.allSatisfy { $0 <= length + 0.1 })
+        #expect(
+          voice.allSatisfy { !(($0["announcement"] as? String) ?? "").isEmpty && $0["ssmlAnnouncement"] is String })
+        #expect(banners.count == 1)
+        let primary = try #require(banners[0]["primary"] as? [String: Any])
+        let next = try #require(steps[i + 1]["maneuver"] as? [String: Any])
+        #expect(primary["type"] as? String == next["type"] as? String)
+        #expect(primary["modifier"] as? String == next["modifier"] as? String)
+        #expect(!((primary["text"] as? String) ?? "").isEmpty)
+        #expect(((primary["components"] as? [[String: Any]])?.first?["type"] as? String) == "text")
+      }
+      let last = try #require((steps[steps.count - 2]["voiceInstructions"] as? [[String: Any]])?.last)
+      #expect((last["announcement"] as? String)?.hasPrefix("You have arrived at your destination") == true)
+      // Without them asked for, the steps are OSRM's alone.
+      let (_, plain, _) = try await server.http(
+        "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?steps=true", token: nil)
+      let plainStep =
+        ((((plain["routes"] as? [[String: Any]])?.first?["legs"] as? [[String: Any]])?.first?["steps"])
+        as? [[String: Any]])?.first
+      #expect(plainStep != nil && plainStep?["voiceInstructions"] == nil && plainStep?["bannerInstructions"] == nil)
+      for (query, code) in [
+        ("voice_instructions=true", "InvalidOptions"),
+        ("steps=true&voice_instructions=true&voice_units=yards", "InvalidQuery"),
+      ] {
+        let (bad, body, _) = try await server.http(
+          "GET", "/route/v1/driving/\(Self.palace);\(Self.larvotto)?\(query)", token: nil)
+        #expect(bad == 400 && body["code"] as? String == code, "\(query)")
+      }
+    }
+  }
+
   @Test func alternativesAndRouteOptions() async throws {
     try await Fleetd.with(graph: try await monacoGraph()) { server in
       let (_, json, _) = try await server.http(

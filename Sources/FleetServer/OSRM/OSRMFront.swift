@@ -70,6 +70,7 @@ struct OSRMFront: Sendable {
     try query.allow([
       "overview", "geometries", "steps", "alternatives", "annotations", "continue_straight", "radiuses",
       "generate_hints", "hints", "skip_waypoints", "snapping", "bearings", "approaches", "exclude",
+      "voice_instructions", "banner_instructions", "voice_units",
     ])
     guard query.coordinates.count >= 2 else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
@@ -78,6 +79,7 @@ struct OSRMFront: Sendable {
     let geometries = try query.choice("geometries", ["polyline", "polyline6", "geojson"], default: "polyline")
     let steps = try query.flag("steps")
     let annotations = try query.annotations()
+    let instructions = try query.instructions(steps: steps)
     let options = RouteOptions(
       radiuses: try query.radiuses(), bearings: try query.bearings(), approaches: try query.approaches(),
       excluding: try query.excluded(), continueStraight: try query.continueStraight(),
@@ -89,7 +91,7 @@ struct OSRMFront: Sendable {
           OSRMLeg(
             leg,
             steps: steps ? engine.steps(of: leg, from: query.coordinates[i], to: query.coordinates[i + 1]) : nil,
-            format: geometries, annotations: annotations)
+            format: geometries, annotations: annotations, instructions: instructions)
         }
         return OSRMRoute(
           geometry: OSRMGeometry(route.geometry, overview: overview, format: geometries), legs: legs,
@@ -367,6 +369,20 @@ struct OSRMQuery {
     }
   }
 
+  /// Mapbox's `voice_instructions=true`, `banner_instructions=true` and `voice_units`: the
+  /// steps' spoken and banner instructions, which need the steps.
+  func instructions(steps: Bool) throws -> InstructionOptions {
+    var options = InstructionOptions(voice: try flag("voice_instructions"), banners: try flag("banner_instructions"))
+    guard let units = VoiceUnits(rawValue: values["voice_units"] ?? "metric") else {
+      throw OSRMError("InvalidQuery", "voice_units must be metric or imperial")
+    }
+    options.units = units
+    if (options.voice || options.banners) && !steps {
+      throw OSRMError("InvalidOptions", "voice_instructions and banner_instructions need steps=true")
+    }
+    return options
+  }
+
   /// `radiuses=10;unlimited;…`: one per coordinate, metres.
   func radiuses() throws -> [Double?]? {
     guard let value = values["radiuses"] else { return nil }
@@ -445,15 +461,32 @@ struct OSRMLeg: Encodable {
     weight = leg.spans.isEmpty ? duration : OSRMFront.round(leg.spans.reduce(0) { $0 + $1.weight })
   }
 
-  /// With its steps (when asked for) in `format`, and the annotations asked for.
-  init(_ leg: RouteLeg, steps: [RouteStep]?, format: String, annotations: Set<String>) {
+  /// With its steps (when asked for) in `format`, their spoken and banner instructions when
+  /// asked for, and the annotations asked for.
+  init(
+    _ leg: RouteLeg, steps: [RouteStep]?, format: String, annotations: Set<String>,
+    instructions: InstructionOptions = InstructionOptions()
+  ) {
     self.init(leg)
     if let steps {
       self.steps = steps.map { OSRMStep($0, format: format) }
       summary = Self.summary(steps)
+      if instructions.voice || instructions.banners {
+        for (i, step) in Instructions.of(steps, units: instructions.units).enumerated() {
+          if instructions.voice { self.steps[i].voiceInstructions = step.spoken.map(OSRMVoiceInstruction.init) }
+          if instructions.banners { self.steps[i].bannerInstructions = step.banners.map(OSRMBannerInstruction.init) }
+        }
+      }
     }
     if !annotations.isEmpty { annotation = OSRMAnnotation(leg, kinds: annotations) }
   }
+}
+
+/// Which of Mapbox's step instructions a request asks for.
+struct InstructionOptions {
+  var voice = false
+  var banners = false
+  var units = VoiceUnits.metric
 }
 
 struct OSRMRoute: Encodable {

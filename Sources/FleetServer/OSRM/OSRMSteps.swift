@@ -16,6 +16,9 @@ struct OSRMStep: Encodable {
   var weight: Double
   var duration: Double
   var distance: Double
+  /// Mapbox's extensions, on request (`voice_instructions`, `banner_instructions`).
+  var voiceInstructions: [OSRMVoiceInstruction]?
+  var bannerInstructions: [OSRMBannerInstruction]?
 
   init(_ step: RouteStep, format: String) {
     geometry = OSRMGeometry(step.geometry, format: format)
@@ -31,6 +34,46 @@ struct OSRMStep: Encodable {
     weight = OSRMFront.round(step.weight)
     duration = OSRMFront.round(step.duration)
     distance = OSRMFront.round(step.distance)
+  }
+}
+
+struct OSRMVoiceInstruction: Encodable {
+  var distanceAlongGeometry: Double
+  var announcement: String
+  var ssmlAnnouncement: String
+
+  init(_ spoken: StepInstructions.Spoken) {
+    distanceAlongGeometry = spoken.distanceAlongGeometry
+    announcement = spoken.announcement
+    ssmlAnnouncement = spoken.ssmlAnnouncement
+  }
+}
+
+/// A banner as Mapbox's Directions API writes one: its primary line, with the maneuver's type
+/// and modifier for the arrow and the text as one component.
+struct OSRMBannerInstruction: Encodable {
+  struct Component: Encodable {
+    var text: String
+    var type: String
+  }
+
+  struct Text: Encodable {
+    var text: String
+    var type: String
+    var modifier: String?
+    var components: [Component]
+  }
+
+  var distanceAlongGeometry: Double
+  var primary: Text
+  var secondary: Text?
+
+  init(_ banner: StepInstructions.Banner) {
+    distanceAlongGeometry = OSRMFront.round(banner.distanceAlongGeometry)
+    var components = [Component(text: banner.text, type: "text")]
+    if let exit = banner.exit { components.append(Component(text: "\(exit)", type: "exit-number")) }
+    primary = Text(
+      text: banner.text, type: banner.kind.rawValue, modifier: banner.modifier?.rawValue, components: components)
   }
 }
 
