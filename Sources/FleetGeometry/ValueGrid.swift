@@ -236,35 +236,12 @@ public struct ValueGrid: Sendable {
     ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
   }
 
+  /// Douglas–Peucker in the grid's plane.
   static func douglasPeucker(_ line: [GridPoint], _ tolerance: Double) -> [GridPoint] {
-    guard line.count > 2 else { return line }
-    var keep = [Bool](repeating: false, count: line.count)
-    keep[0] = true
-    keep[line.count - 1] = true
-    var stack = [(0, line.count - 1)]
-    while let (first, last) = stack.popLast() {
-      guard last - first > 1 else { continue }
-      let a = line[first]
-      let b = line[last]
+    DouglasPeucker.kept(count: line.count, tolerance: tolerance) { i, first, last in
+      let (a, b, p) = (line[first], line[last], line[i])
       let length = distance(a, b)
-      var farthest = first
-      var farthestDistance = 0.0
-      for i in (first + 1)..<last {
-        let p = line[i]
-        let d =
-          length > 0
-          ? abs((b.x - a.x) * (a.y - p.y) - (a.x - p.x) * (b.y - a.y)) / length : distance(a, p)
-        if d > farthestDistance {
-          farthest = i
-          farthestDistance = d
-        }
-      }
-      if farthestDistance > tolerance {
-        keep[farthest] = true
-        stack.append((first, farthest))
-        stack.append((farthest, last))
-      }
-    }
-    return line.indices.filter { keep[$0] }.map { line[$0] }
+      return length > 0 ? abs((b.x - a.x) * (a.y - p.y) - (a.x - p.x) * (b.y - a.y)) / length : distance(a, p)
+    }.map { line[$0] }
   }
 }
