@@ -45,9 +45,16 @@ case "${1:-}" in
       "$BIN/osrm-extract" -p "$HOME_DIR/osrm/share/profiles/car.lua" "$name.osm.pbf" >"$prepared/extract.log" 2>&1
       "$BIN/osrm-contract" "$name.osrm" >"$prepared/contract.log" 2>&1
     fi
+    # A server left on the port (an interrupted run's) would answer for this extract.
+    if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+      echo "port $port already answers (an osrm-routed left running?): dev/osrm.sh stop $port, or stop it by hand" >&2
+      exit 1
+    fi
     "$BIN/osrm-routed" --algorithm ch -i 127.0.0.1 -p "$port" "$name.osrm" >"$prepared/routed-$port.log" 2>&1 &
-    echo $! >"$HOME_DIR/routed-$port.pid"
+    routed=$!
+    echo $routed >"$HOME_DIR/routed-$port.pid"
     for _ in $(seq 200); do
+      kill -0 $routed 2>/dev/null || break
       if curl -s -o /dev/null "http://127.0.0.1:$port/nearest/v1/driving/0,0"; then
         echo "http://127.0.0.1:$port"
         exit 0
