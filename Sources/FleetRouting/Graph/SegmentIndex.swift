@@ -133,6 +133,8 @@ public struct SegmentIndex: Sendable {
     // One ring of cells is at least this many metres wide.
     let ringMeters = Double(cellSizeE6) * metresPerMicrodegree * max(0.1, cosLatitude)
     var best: [Int32: (segment: Int32, distance: Double)] = [:]
+    // The nearest road alone (most queries): kept without a dictionary, ties to the lower edge.
+    var nearestOne: (edge: Int32, segment: Int32, distance: Double)?
     // Beyond this ring every occupied cell has been visited.
     let coveringRing = max(
       abs(center.x - lowCell.x), abs(center.x - highCell.x), abs(center.y - lowCell.y), abs(center.y - highCell.y))
@@ -156,17 +158,26 @@ public struct SegmentIndex: Sendable {
           let ex = ax + t * dx - px
           let ey = ay + t * dy - py
           let distance = (ex * ex + ey * ey).squareRoot() * metresPerMicrodegree
-          if distance <= radius, distance < (best[entry.edge]?.distance ?? .infinity) {
+          guard distance <= radius else { continue }
+          if count == 1 {
+            if let kept = nearestOne, (kept.distance, kept.edge) <= (distance, entry.edge) { continue }
+            nearestOne = (entry.edge, entry.segment, distance)
+          } else if distance < (best[entry.edge]?.distance ?? .infinity) {
             best[entry.edge] = (entry.segment, distance)
           }
         }
       }
       // Anything in farther rings is at least `ring * ringMeters` away.
-      if best.count >= count {
-        let kth = best.values.map(\.distance).sorted()[count - 1]
-        if kth <= Double(ring) * ringMeters { break }
-      }
+      let kth =
+        count == 1
+        ? nearestOne?.distance : best.count >= count ? best.values.map(\.distance).sorted()[count - 1] : nil
+      if let kth, kth <= Double(ring) * ringMeters { break }
       ring += 1
+    }
+    if let one = nearestOne {
+      return [Self.position(point, edge: Int(one.edge), segment: Int(one.segment), network)].filter {
+        $0.distance <= radius
+      }
     }
     // Ties (roads meeting at the nearest point) go to the lower edge index, so that the same
     // query snaps the same way in every process: dictionary order is seeded per process.
