@@ -147,8 +147,10 @@ public struct ValueGrid: Sendable {
       return GridPoint(
         x: Double(inside.0) + t * Double(outside.0 - inside.0), y: Double(inside.1) + t * Double(outside.1 - inside.1))
     }
-    // Each crossing starts exactly one segment: next[start] = (end key, start point).
+    // Each crossing starts exactly one segment: next[start] = (end key, start point). `starts`
+    // keeps them in order, so that finding where the next ring begins does not rescan the table.
     var next: [Int: (end: Int, point: GridPoint)] = [:]
+    var starts: [Int] = []
     for y in -1..<height {
       for x in -1..<width {
         // Most cells are all in or all out: told apart before anything is built.
@@ -179,11 +181,12 @@ public struct ValueGrid: Sendable {
         for (i, c) in crossings.enumerated() where c.leaves {
           let partner = crossings[(i + (joined ? 1 : crossings.count - 1)) % crossings.count]
           next[c.edge] = (partner.edge, c.point)
+          starts.append(c.edge)
         }
       }
     }
     var rings: [[GridPoint]] = []
-    while let start = next.keys.first {
+    for start in starts where next[start] != nil {
       var ring: [GridPoint] = []
       var edge = start
       while let step = next.removeValue(forKey: edge) {
