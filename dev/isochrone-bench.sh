@@ -12,7 +12,7 @@ if [ $# -eq 0 ]; then set -- data/monaco.osm.pbf ../shared/data/cities/*.osm.pbf
 
 swift build -c release --product fleetd
 FLEETD="$(swift build -c release --show-bin-path)/fleetd"
-WORK=$(mktemp -d /tmp/isochrone-bench.XXXXXX)
+WORK=$(mktemp -d)
 PID=
 trap 'kill $PID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 

@@ -21,22 +21,28 @@ public struct Area: Sendable, Hashable {
   public func contains(_ point: LatLng) -> Bool {
     guard bounds.contains(point) else { return false }
     return polygons.contains { rings in
-      var inside = false
-      for ring in rings where ring.count >= 3 {
-        var j = ring.count - 1
-        for i in ring.indices {
-          let a = ring[i]
-          let b = ring[j]
-          if (a.latitude > point.latitude) != (b.latitude > point.latitude) {
-            let crossing =
-              a.longitude + (point.latitude - a.latitude) / (b.latitude - a.latitude) * (b.longitude - a.longitude)
-            if point.longitude < crossing { inside.toggle() }
+      rings.reduce(false) { inside, ring in
+        guard ring.count >= 3 else { return inside }
+        return inside
+          != Self.ringEncloses(x: point.longitude, y: point.latitude, count: ring.count) {
+            (ring[$0].longitude, ring[$0].latitude)
           }
-          j = i
-        }
       }
-      return inside
     }
+  }
+
+  /// Whether the ring of `count` corners (`corner(i)`, in any plane) encloses the point: an odd
+  /// number of its edges cross the ray from the point towards +x.
+  static func ringEncloses(x: Double, y: Double, count: Int, corner: (Int) -> (x: Double, y: Double)) -> Bool {
+    var inside = false
+    var j = count - 1
+    for i in 0..<count {
+      let a = corner(i)
+      let b = corner(j)
+      if (a.y > y) != (b.y > y), x < a.x + (y - a.y) / (b.y - a.y) * (b.x - a.x) { inside.toggle() }
+      j = i
+    }
+    return inside
   }
 }
 

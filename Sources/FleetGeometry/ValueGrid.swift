@@ -210,17 +210,7 @@ public struct ValueGrid: Sendable {
   }
 
   static func contains(_ ring: [GridPoint], _ point: GridPoint) -> Bool {
-    var inside = false
-    var j = ring.count - 1
-    for i in ring.indices {
-      let a = ring[i]
-      let b = ring[j]
-      if (a.y > point.y) != (b.y > point.y), point.x < a.x + (point.y - a.y) / (b.y - a.y) * (b.x - a.x) {
-        inside.toggle()
-      }
-      j = i
-    }
-    return inside
+    Area.ringEncloses(x: point.x, y: point.y, count: ring.count) { (ring[$0].x, ring[$0].y) }
   }
 
   /// Douglas–Peucker on a closed ring, split at the point farthest from its first.

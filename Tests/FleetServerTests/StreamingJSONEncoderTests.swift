@@ -55,6 +55,36 @@ struct StreamingJSONEncoderTests {
     #expect((streamed?["durations"] as? [[Double]])?.count == 3)
   }
 
+  /// A value written through nested containers and super encoders, as a hand-written
+  /// `encode(to:)` may be: each closed where its parent writes on.
+  struct Nested: Encodable {
+    enum Keys: String, CodingKey { case name, position, points, tail }
+    enum Position: String, CodingKey { case lat, lng }
+
+    func encode(to encoder: any Encoder) throws {
+      var top = encoder.container(keyedBy: Keys.self)
+      try top.encode("a", forKey: .name)
+      var position = top.nestedContainer(keyedBy: Position.self, forKey: .position)
+      try position.encode(43.7, forKey: .lat)
+      try position.encode(7.42, forKey: .lng)
+      var points = top.nestedUnkeyedContainer(forKey: .points)
+      var first = points.nestedUnkeyedContainer()
+      try first.encode(1.5)
+      try first.encodeNil()
+      var second = points.nestedContainer(keyedBy: Position.self)
+      try second.encode(2, forKey: .lat)
+      try points.encode("three")
+      var base = top.superEncoder().container(keyedBy: Position.self)
+      try base.encode(0, forKey: .lng)
+      try ["x", "y"].encode(to: top.superEncoder(forKey: .tail))
+    }
+  }
+
+  @Test func nestedContainersAndSuperEncodersReadBackAsJSONEncodersDo() throws {
+    try same(Nested())
+    try same([Nested(), Nested()])
+  }
+
   @Test func strayControlCharactersAreEscaped() throws {
     let value: [String: String] = ["name": "tab\there\u{01}"]
     let data = try StreamingJSONEncoder().encode(value)

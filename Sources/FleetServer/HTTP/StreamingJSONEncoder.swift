@@ -5,8 +5,9 @@ import Foundation
 /// cost more than routing itself for a route with steps (docs/benchmarks.md). Keys come in the
 /// order the value writes them; optionals that are nil are left out (`encodeIfPresent`), doubles
 /// are written in their shortest form (whole ones without a fraction), non-finite ones as null;
-/// slashes are not escaped. Meant for the response types of the HTTP fronts: one container per
-/// value, as synthesized and hand-written `encode(to:)` make them.
+/// slashes are not escaped. A nested container or super encoder is written where it is asked for
+/// and closed when its parent writes on, so each must be filled before the parent's next element
+/// (as every `encode(to:)` in the HTTP fronts does).
 struct StreamingJSONEncoder {
   func encode(_ value: some Encodable) throws -> Data {
     let output = JSONOutput()
@@ -108,6 +109,7 @@ final class JSONOutput {
 
 /// The encoder one value writes itself with: it opens the value's object or array when the
 /// value asks for its container, and `close()` ends it once the value has written everything.
+/// A nested container or super encoder is a child encoder, ended when this one writes on.
 final class ValueEncoder: Encoder {
   enum Opened { case none, object, array, single }
 
@@ -115,6 +117,8 @@ final class ValueEncoder: Encoder {
   var opened = Opened.none
   /// Whether the open object or array has an element yet (a comma goes before the next).
   var hasElement = false
+  /// The nested container or super encoder still open in this one.
+  var child: ValueEncoder?
   var codingPath: [any CodingKey] = []
   var userInfo: [CodingUserInfoKey: Any] = [:]
 
@@ -143,11 +147,25 @@ final class ValueEncoder: Encoder {
 
   /// Starts the next element of the open object or array.
   func separate() {
+    closeChild()
     if hasElement { output.append(",") }
     hasElement = true
   }
 
+  /// A child encoder for the element just started (its key written, for an object).
+  func nested() -> ValueEncoder {
+    let encoder = ValueEncoder(output: output)
+    child = encoder
+    return encoder
+  }
+
+  func closeChild() {
+    child?.close()
+    child = nil
+  }
+
   func close() {
+    closeChild()
     switch opened {
     case .object: output.append("}")
     case .array: output.append("]")
@@ -201,16 +219,25 @@ struct ObjectContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
     -> KeyedEncodingContainer<NestedKey>
   {
-    preconditionFailure("StreamingJSONEncoder: write nested values as Encodable values")
+    self.key(key)
+    return encoder.nested().container(keyedBy: keyType)
   }
 
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-    preconditionFailure("StreamingJSONEncoder: write nested values as Encodable values")
+    self.key(key)
+    return encoder.nested().unkeyedContainer()
   }
 
-  mutating func superEncoder() -> any Encoder { preconditionFailure("StreamingJSONEncoder: no super encoders") }
+  /// Under the key "super", as Foundation's encoder writes it.
+  mutating func superEncoder() -> any Encoder {
+    encoder.separate()
+    encoder.output.append("\"super\":")
+    return encoder.nested()
+  }
+
   mutating func superEncoder(forKey key: Key) -> any Encoder {
-    preconditionFailure("StreamingJSONEncoder: no super encoders")
+    self.key(key)
+    return encoder.nested()
   }
 }
 
@@ -234,14 +261,22 @@ struct ArrayContainer: UnkeyedEncodingContainer {
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
     NestedKey
   > {
-    preconditionFailure("StreamingJSONEncoder: write nested values as Encodable values")
+    encoder.separate()
+    count += 1
+    return encoder.nested().container(keyedBy: keyType)
   }
 
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-    preconditionFailure("StreamingJSONEncoder: write nested values as Encodable values")
+    encoder.separate()
+    count += 1
+    return encoder.nested().unkeyedContainer()
   }
 
-  mutating func superEncoder() -> any Encoder { preconditionFailure("StreamingJSONEncoder: no super encoders") }
+  mutating func superEncoder() -> any Encoder {
+    encoder.separate()
+    count += 1
+    return encoder.nested()
+  }
 }
 
 struct SingleContainer: SingleValueEncodingContainer {
