@@ -204,7 +204,7 @@ let package = Package(
     .target(
       name: "FleetSimulator",
       dependencies: ["FleetClient", 
-        "FleetDriver", "FleetPositioning", "FleetRouting", "FleetAuth", "FleetCore", "FleetGeometry",
+        "FleetDriver", "FleetPositioning", "FleetRouting", "FleetProgress", "FleetAuth", "FleetCore", "FleetGeometry",
         "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

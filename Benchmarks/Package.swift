@@ -107,6 +107,16 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
+      name: "traffic-bench",
+      dependencies: [
+        .product(name: "FleetGeometry", package: "FleetKit"),
+        .product(name: "FleetRouting", package: "FleetKit"),
+        .product(name: "FleetSimulator", package: "FleetKit"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
       name: "grpc-floor",
       dependencies: [
         .product(name: "FleetProto", package: "FleetKit"),

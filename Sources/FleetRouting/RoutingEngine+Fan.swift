@@ -66,13 +66,13 @@ extension RoutingEngine {
   /// search from the target, then one sweep down the hierarchy over the nodes above the sources
   /// (restricted PHAST, Delling et al.), so that a thousand vehicles cost about one search, not
   /// a thousand. A nil source has no estimate.
-  public func fan(from sources: [RoadAnchor?], to target: RoadAnchor) -> RoadFan {
-    RoadFan(engine: self, sources: sources, target: target)
+  public func fan(from sources: [RoadAnchor?], to target: RoadAnchor, traffic: TrafficTiming = .current) -> RoadFan {
+    RoadFan(engine: self, metric: metric(traffic), sources: sources, target: target)
   }
 }
 
-/// The result of `RoutingEngine.fan`: each source's free-flow drive to the target, and its path
-/// on demand (for traffic along it). Holds search labels until it is released.
+/// The result of `RoutingEngine.fan`: each source's drive to the target, timed with the metric
+/// it was asked for, and its path on demand (for live traffic along it). Holds search labels until it is released.
 public final class RoadFan {
   struct Best {
     var weight: Double
@@ -93,6 +93,8 @@ public final class RoadFan {
   }
 
   let engine: RoutingEngine
+  /// The metric every drive is timed with (read once: a customization meanwhile does not mix in).
+  let metric: CustomizedCCH
   public let target: RoadAnchor
   let sources: [RoadAnchor?]
   /// Per source: its best drive, nil when there is none.
@@ -108,13 +110,15 @@ public final class RoadFan {
   /// Sources whose drive was computed on its own (they share the target's tiny component).
   var paths: [Int: FoundPath] = [:]
 
-  init(engine: RoutingEngine, sources: [RoadAnchor?], target: RoadAnchor) {
+  init(engine: RoutingEngine, metric: CustomizedCCH, sources: [RoadAnchor?], target: RoadAnchor) {
     self.engine = engine
+    self.metric = metric
     self.target = target
     self.sources = sources
     let network = engine.network
-    let cch = engine.customized.cch
-    let search = CCHSearch(customized: engine.customized, network: network, graph: engine.turns)
+    let cch = metric.cch
+    let slowdowns = metric.slowdowns
+    let search = CCHSearch(customized: metric, network: network, graph: engine.turns)
     // Locals until the end: closures below read them before `self` is whole.
     var backward = engine.labels.take()
     var sweep = engine.labels.take()
@@ -123,7 +127,7 @@ public final class RoadFan {
     // component; else both nearest roads in big components.
     let bigTarget = target.nearestBig ?? target.nearest
     self.bigTarget = bigTarget
-    let targetEnds = engine.targetEndpoints(of: bigTarget)
+    let targetEnds = engine.targetEndpoints(of: bigTarget, slowdowns: slowdowns)
     self.targetEnds = targetEnds
     search.upwardByTree(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
 
@@ -139,7 +143,6 @@ public final class RoadFan {
       starts.append(Self.from(source, target).starts)
     }
     let nodeCount = cch.rank.count
-    let customized = engine.customized
     // The nodes to relax, in descending rank.
     var order: [Int32]
     if sources.count * 4 >= nodeCount {
@@ -171,7 +174,7 @@ public final class RoadFan {
         }
       }
     }
-    Self.sweepDown(order, customized, &sweep, backward, &targetUpward)
+    Self.sweepDown(order, metric, &sweep, backward, &targetUpward)
 
     var best: [Best?] = []
     best.reserveCapacity(sources.count)
@@ -183,7 +186,7 @@ public final class RoadFan {
       }
       if Self.sharesTinyComponent(source, target) {
         // Rare: the pickup is in a car park and so is the vehicle. One search of its own.
-        if let path = engine.search(from: source.nearest, to: target.nearest) {
+        if let path = engine.search(from: source.nearest, to: target.nearest, metric: metric) {
           individual[i] = path
           best.append(Best(weight: path.weight, duration: path.duration, distance: path.distance, start: nil))
         } else {
@@ -193,10 +196,12 @@ public final class RoadFan {
       }
       var found = Best(weight: .infinity, duration: 0, distance: 0, start: nil)
       let from = Self.from(source, target).position
-      if from.edge == bigTarget.edge, let direct = engine.directPath(from: from, to: bigTarget) {
+      if from.edge == bigTarget.edge, let direct = engine.directPath(from: from, to: bigTarget, slowdowns: slowdowns) {
         found = Best(weight: direct.weight, duration: direct.duration, distance: direct.distance, start: nil)
       }
-      starts[i].forEach { end in
+      starts[i].forEach { free in
+        // Anchors keep their starts at free flow; this metric's traffic is applied here.
+        let end = slowdowns.slowed(free)
         // On the target's own edge the rest of the way must leave the edge first.
         let node = Int(cch.rank[Int(end.directed)])
         let rest =
@@ -303,7 +308,7 @@ public final class RoadFan {
 
   public var count: Int { best.count }
 
-  /// The free-flow drive from source `i`: seconds and metres, nil when there is no route.
+  /// The drive from source `i` in the fan's metric: seconds and metres, nil when there is no route.
   public func estimate(_ i: Int) -> (duration: Double, distance: Double)? {
     best[i].map { ($0.duration, $0.distance) }
   }
@@ -312,32 +317,35 @@ public final class RoadFan {
   /// traffic is kept per); without `geometry`, the edges only (`RoutingEngine.drivenLegs`).
   public func leg(_ i: Int, geometry: Bool = true) -> RouteLeg? {
     guard let found = best[i], let source = sources[i], let path = path(i, found) else { return nil }
-    if paths[i] != nil { return engine.leg(of: path, from: source.nearest, to: target.nearest, geometry: geometry) }
-    return engine.leg(of: path, from: Self.from(source, target).position, to: bigTarget, geometry: geometry)
+    if paths[i] != nil {
+      return engine.leg(of: path, from: source.nearest, to: target.nearest, geometry: geometry, metric: metric)
+    }
+    return engine.leg(
+      of: path, from: Self.from(source, target).position, to: bigTarget, geometry: geometry, metric: metric)
   }
 
   func path(_ i: Int, _ found: Best) -> FoundPath? {
     if let individual = paths[i] { return individual }
     guard let start = found.start else {
       guard let source = sources[i] else { return nil }
-      return engine.directPath(from: Self.from(source, target).position, to: bigTarget)
+      return engine.directPath(from: Self.from(source, target).position, to: bigTarget, slowdowns: metric.slowdowns)
     }
-    let cch = engine.customized.cch
+    let cch = metric.cch
     var nodes = [start.directed]
     var v = cch.rank[Int(start.directed)]
     var choice = backward.parent[Int(v)] == -1 ? (targetUpward[v]?.edge ?? -1) : sweep.parent[Int(v)]
     while choice >= 0 {
-      engine.customized.unpack(Int(choice), forward: true, into: &nodes)
+      metric.unpack(Int(choice), forward: true, into: &nodes)
       v = cch.upTarget[Int(choice)]
       choice = sweep.parent[Int(v)]
     }
     // From here the backward search's path goes down to the target.
     while backward.parent[Int(v)] >= 0 {
       let e = backward.parent[Int(v)]
-      engine.customized.unpack(Int(e), forward: false, into: &nodes)
+      metric.unpack(Int(e), forward: false, into: &nodes)
       v = cch.edgeSource(Int(e))
     }
-    return CCHSearch(customized: engine.customized, network: engine.network, graph: engine.turns)
+    return CCHSearch(customized: metric, network: engine.network, graph: engine.turns)
       .measure(nodes, sources: [start], targets: targetEnds)
   }
 }

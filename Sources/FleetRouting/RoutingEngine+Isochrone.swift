@@ -28,11 +28,14 @@ public struct IsochroneOptions: Sendable {
   public var minimumShare: Double
   /// Douglas–Peucker tolerance for the outlines, in metres; nil: the grid's resolution.
   public var toleranceMeters: Double?
+  /// Which speeds the roads are timed with.
+  public var traffic: TrafficTiming
 
   public init(
     limits: [Double], metric: ReachMetric = .duration, excluding: RoadClasses = [], minimumShare: Double = 0,
-    toleranceMeters: Double? = nil
+    toleranceMeters: Double? = nil, traffic: TrafficTiming = .current
   ) {
+    self.traffic = traffic
     self.limits = limits
     self.metric = metric
     self.excluding = excluding
@@ -70,10 +73,11 @@ extension RoutingEngine {
     origin = moved(origin, [point], radiuses: nil, into: isInMainComponent)
     origin[0].directions = .both
     let largest = limits[limits.count - 1]
-    let labels = ReachSearch(network: network, graph: turns).run(
-      from: endpoints(of: origin[0], in: network, asSource: true), metric: options.metric, limit: largest,
-      excluding: options.excluding)
-    let grid = reachGrid(labels, metric: options.metric, around: origin[0].point.latLng)
+    let slowdowns = metric(options.traffic).slowdowns
+    let labels = ReachSearch(network: network, graph: turns, slowdowns: slowdowns).run(
+      from: endpoints(of: origin[0], in: network, asSource: true, slowdowns: slowdowns), metric: options.metric,
+      limit: largest, excluding: options.excluding)
+    let grid = reachGrid(labels, metric: options.metric, around: origin[0].point.latLng, slowdowns: slowdowns)
     let tolerance = options.toleranceMeters ?? grid.cellMeters
     return Isochrone(
       origin: snapped(origin[0]), metric: options.metric,
@@ -87,8 +91,10 @@ extension RoutingEngine {
   /// holds the least measure along it there (infinite for roads not reached), and cells off the
   /// roads take their nearest road's. The roads drawn are those points are snapped to: the
   /// main part's.
-  func reachGrid(_ labels: ReachSearch.Labels, metric: ReachMetric, around start: LatLng) -> ValueGrid {
-    let search = ReachSearch(network: network, graph: turns)
+  func reachGrid(
+    _ labels: ReachSearch.Labels, metric: ReachMetric, around start: LatLng, slowdowns: RoadSlowdowns
+  ) -> ValueGrid {
+    let search = ReachSearch(network: network, graph: turns, slowdowns: slowdowns)
     // The reached roads' extent.
     var south = start.latitude
     var north = start.latitude

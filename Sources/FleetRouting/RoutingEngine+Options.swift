@@ -5,31 +5,23 @@ extension RoutingEngine {
   /// first; there may be fewer than asked), with the waypoints snapped as the options say.
   public func routes(_ waypoints: [LatLng], options: RouteOptions) throws(RoutingError) -> [Route] {
     let (positions, paths, metric) = try solve(waypoints, options: options)
-    let best = route(of: paths, through: positions)
+    let best = route(of: paths, through: positions, metric: metric)
     guard options.alternatives > 0, positions.count == 2, let path = paths.first, path.directedEdges.count > 1 else {
       return [best]
     }
-    let sources = endpoints(of: positions[0], in: network, asSource: true)
-    let targets = targetEndpoints(of: positions[1])
+    let sources = endpoints(of: positions[0], in: network, asSource: true, slowdowns: metric.slowdowns)
+    let targets = targetEndpoints(of: positions[1], slowdowns: metric.slowdowns)
     let search = CCHSearch(customized: metric, network: network, graph: turns)
     let others = AlternativeSearch(
-      network: network, graph: turns, incoming: incomingArcs, excluding: options.excluding,
+      network: network, graph: turns, incoming: incomingArcs, excluding: options.excluding, slowdowns: metric.slowdowns,
       fastest: { search.shortestPath(from: $0, to: $1, sameEdge: nil, pool: self.labels) }
     ).alternatives(to: path, from: sources, to: targets, count: options.alternatives)
     return [best]
       + others.compactMap { edges in
-        search.measure(edges, sources: sources, targets: targets).map { route(of: [$0], through: positions) }
+        search.measure(edges, sources: sources, targets: targets).map {
+          route(of: [$0], through: positions, metric: metric)
+        }
       }
-  }
-
-  /// The customized hierarchy without the `excluding` classes: the engine's own when nothing is
-  /// left out, else one customized on first use and kept.
-  func metric(excluding: RoadClasses) -> CustomizedCCH {
-    guard !excluding.isEmpty else { return customized }
-    if let known = excludingMetrics.withLock({ $0[excluding] }) { return known }
-    let metric = CustomizedCCH(cch: customized.cch, graph: turns, network: network, excluding: excluding)
-    excludingMetrics.withLock { $0[excluding] = metric }
-    return metric
   }
 
   /// Waypoints snapped by the options: plain nearest-road snapping unless a bearing, an approach

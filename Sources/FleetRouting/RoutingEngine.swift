@@ -51,8 +51,11 @@ public struct RouteSpan: Sendable, Hashable {
   public var edge: Int32
   public var reversed: Bool
   public var distance: Double
-  /// Free-flow seconds, turn costs included (spread over the leg's spans by their share).
+  /// Seconds as the route was timed (free flow or traffic: `TrafficTiming`), turn costs included
+  /// (spread over the leg's spans by their share).
   public var duration: Double
+  /// Seconds at free-flow speed, turn costs included: what learned traffic is measured against.
+  public var freeFlowDuration: Double
   /// The leg's geometry between these point indices (inclusive) is this span.
   public var firstPoint: Int
   public var lastPoint: Int
@@ -61,12 +64,13 @@ public struct RouteSpan: Sendable, Hashable {
 
   public init(
     edge: Int32, reversed: Bool, distance: Double, duration: Double, firstPoint: Int, lastPoint: Int,
-    weight: Double? = nil
+    weight: Double? = nil, freeFlowDuration: Double? = nil
   ) {
     self.edge = edge
     self.reversed = reversed
     self.distance = distance
     self.duration = duration
+    self.freeFlowDuration = freeFlowDuration ?? duration
     self.firstPoint = firstPoint
     self.lastPoint = lastPoint
     self.weight = weight ?? duration
@@ -94,17 +98,19 @@ func joinedGeometry(_ legs: [RouteLeg]) -> [LatLng] {
   return points
 }
 
-/// The one entry point to routing: immutable after it is built, so any number of queries may run
-/// on it concurrently.
+/// The one entry point to routing: its network is immutable after it is built, and each query
+/// reads one metric that traffic customization swaps whole (`RoutingEngine+Traffic`), so any
+/// number of queries may run on it concurrently.
 public final class RoutingEngine: Sendable {
   public let network: RoadNetwork
   public let profile: CarProfile
   let turns: TurnGraph
   /// The roads at each junction as a driver sees them: turn costs and guidance read them.
   let junctionGeometry: JunctionGeometry
-  let customized: CustomizedCCH
-  /// Metrics that leave out road classes (`exclude`), customized when first asked for.
-  let excludingMetrics = Mutex<[RoadClasses: CustomizedCCH]>([:])
+  /// The hierarchy at free-flow speeds; its topology is every metric's.
+  let freeFlow: CustomizedCCH
+  /// The current traffic's metric and those made on demand (`RoutingEngine+Traffic`).
+  let metrics: Mutex<TrafficMetrics>
   /// The turn graph's arcs by target, for backward searches (alternative routes).
   let incomingArcs: IncomingArcs
   let labels: SearchLabelPool
@@ -127,8 +133,8 @@ public final class RoutingEngine: Sendable {
     self.profile = profile
     junctionGeometry = JunctionGeometry(network: network)
     turns = TurnGraph(network: network, profile: profile, geometry: junctionGeometry)
-    customized = CustomizedCCH(
-      cch: CCH(graph: turns, network: network, order: cchOrder), graph: turns, network: network)
+    freeFlow = CustomizedCCH(cch: CCH(graph: turns, network: network, order: cchOrder), graph: turns, network: network)
+    metrics = Mutex(TrafficMetrics(current: freeFlow))
     incomingArcs = IncomingArcs(turns)
     labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)
@@ -272,8 +278,8 @@ public final class RoutingEngine: Sendable {
   /// The fastest route through `waypoints` (at least two), in order. `radiuses` (metres, one per
   /// waypoint, nil for unlimited) bounds how far each may be from its road.
   public func route(_ waypoints: [LatLng], radiuses: [Double?]? = nil) throws(RoutingError) -> Route {
-    let (positions, paths, _) = try solve(waypoints, options: RouteOptions(radiuses: radiuses))
-    return route(of: paths, through: positions)
+    let (positions, paths, metric) = try solve(waypoints, options: RouteOptions(radiuses: radiuses))
+    return route(of: paths, through: positions, metric: metric)
   }
 
   /// The snapped waypoints, the fastest path of each leg between them, and the metric searched.
@@ -282,7 +288,7 @@ public final class RoutingEngine: Sendable {
   ) {
     guard waypoints.count >= 2 else { throw RoutingError(.invalidQuery, "a route needs at least two coordinates") }
     try options.validate(waypoints: waypoints.count)
-    let metric = metric(excluding: options.excluding)
+    let metric = metric(options.traffic, excluding: options.excluding)
     var positions = try positions(waypoints, options: options)
     do {
       return (
@@ -298,12 +304,12 @@ public final class RoutingEngine: Sendable {
   }
 
   /// The route that drives `paths`, one per leg between consecutive `positions`.
-  func route(of paths: [FoundPath], through positions: [RoadPosition]) -> Route {
+  func route(of paths: [FoundPath], through positions: [RoadPosition], metric: CustomizedCCH) -> Route {
     var legs: [RouteLeg] = []
     var weight = 0.0
     for (i, path) in paths.enumerated() {
       weight += path.weight
-      legs.append(leg(of: path, from: positions[i], to: positions[i + 1]))
+      legs.append(leg(of: path, from: positions[i], to: positions[i + 1], metric: metric))
     }
     return Route(
       distance: legs.reduce(0) { $0 + $1.distance }, duration: legs.reduce(0) { $0 + $1.duration }, weight: weight,
@@ -315,13 +321,15 @@ public final class RoutingEngine: Sendable {
   /// The legs of the fastest route through `waypoints`, as `route` finds them, without their
   /// geometry: each leg's totals and the roads it drives (`spans`, their point indices 0). For
   /// estimates that time the roads with learned traffic (searches, dispatch, quotes).
-  public func drivenLegs(_ waypoints: [LatLng]) throws(RoutingError) -> [RouteLeg] {
-    let (positions, paths, _) = try solve(waypoints, options: RouteOptions())
-    return paths.indices.map { leg(of: paths[$0], from: positions[$0], to: positions[$0 + 1], geometry: false) }
+  public func drivenLegs(_ waypoints: [LatLng], traffic: TrafficTiming = .current) throws(RoutingError) -> [RouteLeg] {
+    let (positions, paths, metric) = try solve(waypoints, options: RouteOptions(traffic: traffic))
+    return paths.indices.map {
+      leg(of: paths[$0], from: positions[$0], to: positions[$0 + 1], geometry: false, metric: metric)
+    }
   }
 
   /// The fastest path of each leg, in order.
-  func paths(through positions: [RoadPosition], metric: CustomizedCCH? = nil) throws(RoutingError) -> [FoundPath] {
+  func paths(through positions: [RoadPosition], metric: CustomizedCCH) throws(RoutingError) -> [FoundPath] {
     var paths: [FoundPath] = []
     for i in 0..<(positions.count - 1) {
       guard let path = search(from: positions[i], to: positions[i + 1], metric: metric) else {
@@ -332,17 +340,17 @@ public final class RoutingEngine: Sendable {
     return paths
   }
 
-  func search(from source: RoadPosition, to target: RoadPosition, metric: CustomizedCCH? = nil) -> FoundPath? {
-    let sources = endpoints(of: source, in: network, asSource: true)
-    let targets = targetEndpoints(of: target)
+  func search(from source: RoadPosition, to target: RoadPosition, metric: CustomizedCCH) -> FoundPath? {
+    let sources = endpoints(of: source, in: network, asSource: true, slowdowns: metric.slowdowns)
+    let targets = targetEndpoints(of: target, slowdowns: metric.slowdowns)
     guard !sources.isEmpty, !targets.isEmpty else { return nil }
-    let search = CCHSearch(customized: metric ?? customized, network: network, graph: turns)
-    let direct = directPath(from: source, to: target)
+    let search = CCHSearch(customized: metric, network: network, graph: turns)
+    let direct = directPath(from: source, to: target, slowdowns: metric.slowdowns)
     let shared = Set(sources.map(\.directed)).intersection(targets.map(\.directed))
     guard !shared.isEmpty else {
       return search.shortestPath(from: sources, to: targets, sameEdge: direct, pool: labels)
     }
-    let (aims, entering) = aiming(targets, around: shared, excluding: (metric ?? customized).excluded)
+    let (aims, entering) = aiming(targets, around: shared, metric: metric)
     guard !aims.isEmpty else { return direct }
     guard var path = search.shortestPath(from: sources, to: aims, sameEdge: direct, pool: labels) else { return nil }
     let isDirect = direct.map { $0.weight == path.weight && $0.directedEdges == path.directedEdges } ?? false
@@ -357,7 +365,7 @@ public final class RoutingEngine: Sendable {
   /// not meet there) can miss: such ends are replaced by the roads that turn into their edge,
   /// each carrying the turn and the edge up to the end. Also returns which edge each of those
   /// roads enters, to add after a path found to it.
-  func aiming(_ targets: [Endpoint], around shared: Set<Int32>, excluding excluded: RoadClasses) -> (
+  func aiming(_ targets: [Endpoint], around shared: Set<Int32>, metric: CustomizedCCH) -> (
     [Endpoint], [Int32: Int32]
   ) {
     var aims = targets.filter { !shared.contains($0.directed) }
@@ -368,7 +376,7 @@ public final class RoutingEngine: Sendable {
         let arc = Int(incomingArcs.arc[i])
         let driven = turns.original(before)
         let edge = network.edges[TurnGraph.edge(of: driven)]
-        guard let cost = edge.cost(reversed: TurnGraph.isReversed(driven)), cost.classes.isDisjoint(with: excluded)
+        guard let cost = metric.slowdowns.cost(edge, driven), cost.classes.isDisjoint(with: metric.excluded)
         else { continue }
         let aim = Endpoint(
           directed: before, weight: cost.weight + Double(turns.arcTurnCost[arc] + turns.arcPenalty[arc]) + end.weight,
@@ -387,17 +395,19 @@ public final class RoutingEngine: Sendable {
   }
 
   /// The same answer by plain Dijkstra over the turn graph: the reference the CCH is tested against.
-  func searchExactly(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
-    let sources = endpoints(of: source, in: network, asSource: true)
-    let targets = targetEndpoints(of: target)
-    return DijkstraSearch(network: network, graph: turns)
-      .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target))
+  func searchExactly(
+    from source: RoadPosition, to target: RoadPosition, slowdowns: RoadSlowdowns = .freeFlow
+  ) -> FoundPath? {
+    let sources = endpoints(of: source, in: network, asSource: true, slowdowns: slowdowns)
+    let targets = targetEndpoints(of: target, slowdowns: slowdowns)
+    return DijkstraSearch(network: network, graph: turns, slowdowns: slowdowns)
+      .shortestPath(from: sources, to: targets, sameEdge: directPath(from: source, to: target, slowdowns: slowdowns))
   }
 
   /// Where a search may end at a position: its endpoints, and the same on every copy of their
   /// roads (via-way restrictions), which arrive there too.
-  func targetEndpoints(of position: RoadPosition) -> [Endpoint] {
-    let ends = endpoints(of: position, in: network, asSource: false)
+  func targetEndpoints(of position: RoadPosition, slowdowns: RoadSlowdowns) -> [Endpoint] {
+    let ends = endpoints(of: position, in: network, asSource: false, slowdowns: slowdowns)
     guard !turns.duplicates.isEmpty else { return ends }
     return ends.flatMap { end in
       [end]
@@ -408,7 +418,7 @@ public final class RoutingEngine: Sendable {
   }
 
   /// Driving straight along one edge from one position to a later one on it, if possible.
-  func directPath(from source: RoadPosition, to target: RoadPosition) -> FoundPath? {
+  func directPath(from source: RoadPosition, to target: RoadPosition, slowdowns: RoadSlowdowns) -> FoundPath? {
     guard source.edge == target.edge else { return nil }
     let edge = network.edges[source.edge]
     var direct: FoundPath?
@@ -416,7 +426,7 @@ public final class RoutingEngine: Sendable {
     where source.directions.contains(.along(reversed: reversed))
       && target.directions.contains(.along(reversed: reversed))
     {
-      guard let cost = edge.cost(reversed: reversed) else { continue }
+      guard let cost = slowdowns.cost(edge, TurnGraph.directed(source.edge, reversed: reversed)) else { continue }
       let metres = reversed ? source.offset - target.offset : target.offset - source.offset
       guard metres >= 0 else { continue }
       let share = edge.length > 0 ? metres / edge.length : 0
@@ -438,20 +448,24 @@ public final class RoutingEngine: Sendable {
     public var destinations: [SnappedPoint]
   }
 
-  /// The matrix between `sources` and `destinations` (one upward search per point, buckets between).
-  public func matrix(sources: [LatLng], destinations: [LatLng]) throws(RoutingError) -> Matrix {
+  /// The matrix between `sources` and `destinations` (one upward search per point, buckets
+  /// between), timed with `traffic`.
+  public func matrix(sources: [LatLng], destinations: [LatLng], traffic: TrafficTiming = .current) throws(RoutingError)
+    -> Matrix
+  {
+    let metric = metric(traffic)
     guard !sources.isEmpty, !destinations.isEmpty else {
       throw RoutingError(.invalidQuery, "a matrix needs at least one source and one destination")
     }
     let points = sources + destinations
     var positions = try positions(points)
-    var found = matrix(positions, sources: sources.count)
+    var found = matrix(positions, sources: sources.count, metric: metric)
     // Pairs OSRM's snapping leaves unconnected: again with every point in the main part.
     if found.contains(where: { $0.contains { $0 == nil } }),
       let main = positionsInMainPart(positions, points, options: RouteOptions())
     {
       positions = main
-      found = matrix(positions, sources: sources.count)
+      found = matrix(positions, sources: sources.count, metric: metric)
     }
     let from = Array(positions.prefix(sources.count))
     let to = Array(positions.suffix(destinations.count))
@@ -461,26 +475,31 @@ public final class RoutingEngine: Sendable {
   }
 
   /// The paths from the first `sources` positions to the others.
-  func matrix(_ positions: [RoadPosition], sources: Int) -> [[FoundPath?]] {
+  func matrix(_ positions: [RoadPosition], sources: Int, metric: CustomizedCCH) -> [[FoundPath?]] {
     let from = Array(positions.prefix(sources))
     let to = Array(positions.dropFirst(sources))
-    let starts = from.map { endpoints(of: $0, in: network, asSource: true) }
+    let slowdowns = metric.slowdowns
+    let starts = from.map { endpoints(of: $0, in: network, asSource: true, slowdowns: slowdowns) }
     // Ends on a start's own edge are aimed at through the roads into it (`aiming`).
     let startNodes = Set(starts.joined().map(\.directed))
     let ends = to.map { position in
-      let ends = targetEndpoints(of: position)
+      let ends = targetEndpoints(of: position, slowdowns: slowdowns)
       let shared = startNodes.intersection(ends.map(\.directed))
-      return shared.isEmpty ? ends : aiming(ends, around: shared, excluding: customized.excluded).0
+      return shared.isEmpty ? ends : aiming(ends, around: shared, metric: metric).0
     }
-    return CCHSearch(customized: customized, network: network, graph: turns).matrix(
-      sources: starts, targets: ends, direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels)
+    return CCHSearch(customized: metric, network: network, graph: turns).matrix(
+      sources: starts, targets: ends, direct: { directPath(from: from[$0], to: to[$1], slowdowns: slowdowns) },
+      pool: labels)
   }
 
   /// The leg a found path drives: its shape (the rest of the first edge, whole edges, the start
   /// of the last edge) and one span per edge. Without `geometry`, the spans and totals only
   /// (no shape, no nodes, every span's point indices 0): what an estimate timing the roads with
   /// learned traffic needs, at a fraction of the cost of cutting each edge's shape.
-  func leg(of path: FoundPath, from source: RoadPosition, to target: RoadPosition, geometry: Bool = true) -> RouteLeg {
+  func leg(
+    of path: FoundPath, from source: RoadPosition, to target: RoadPosition, geometry: Bool = true,
+    metric: CustomizedCCH
+  ) -> RouteLeg {
     var points: [FixedCoordinate] = []
     var nodes: [Int64] = []
     var spans: [RouteSpan] = []
@@ -506,11 +525,13 @@ public final class RoutingEngine: Sendable {
       }
       let metres = abs(endOffset - startOffset)
       let share = edge.length > 0 ? metres / edge.length : 0
-      let cost = edge.cost(reversed: reversed)
+      let free = edge.cost(reversed: reversed)
+      let cost = metric.slowdowns.cost(edge, TurnGraph.directed(edgeIndex, reversed: reversed))
       spans.append(
         RouteSpan(
           edge: Int32(edgeIndex), reversed: reversed, distance: metres, duration: (cost?.duration ?? 0) * share,
-          firstPoint: first, lastPoint: max(points.count - 1, first), weight: (cost?.weight ?? 0) * share))
+          firstPoint: first, lastPoint: max(points.count - 1, first), weight: (cost?.weight ?? 0) * share,
+          freeFlowDuration: (free?.duration ?? 0) * share))
     }
     if !geometry {
       Self.spreadTurnCosts(of: path, over: &spans)
@@ -540,8 +561,12 @@ public final class RoutingEngine: Sendable {
   static func spreadTurnCosts(of path: FoundPath, over spans: inout [RouteSpan]) {
     let edgeSeconds = spans.reduce(0) { $0 + $1.duration }
     if edgeSeconds > 0 {
-      let scale = path.duration / edgeSeconds
-      for i in spans.indices { spans[i].duration *= scale }
+      let turnSeconds = path.duration - edgeSeconds
+      for i in spans.indices {
+        let turn = turnSeconds * spans[i].duration / edgeSeconds
+        spans[i].duration += turn
+        spans[i].freeFlowDuration += turn
+      }
     }
     let edgeWeight = spans.reduce(0) { $0 + $1.weight }
     if edgeWeight > 0 {

@@ -42,6 +42,8 @@ public final class FleetDaemon: Sendable {
   let surgeMetrics: SurgeMetrics
   let rideMetrics: RideMetrics
   let lagMetrics: LagMetrics
+  /// Re-customizes routing with learned traffic, when fleetd has a graph and an interval.
+  let traffic: TrafficService?
 
   public static func build(configuration: ServerConfiguration, logger: Logger) async throws -> FleetDaemon {
     let store = try await StoreOpener.open(
@@ -73,8 +75,14 @@ public final class FleetDaemon: Sendable {
       geocoding = try await GeocodingEngine.load(
         osmPath: nil, geoNamesPath: configuration.geoNamesPath, logger: logger)
     }
-    // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself.
-    let progress = routing.map { ProgressEngine(routing: $0) }
+    // With a road graph, fleetd computes every active trip's route, ETAs and traffic itself,
+    // and learns the usual traffic of each time of the week (in fleetd's time zone, TZ).
+    let progress = routing.map { routing in
+      ProgressEngine(
+        routing: routing,
+        traffic: TrafficModel(
+          weekly: configuration.trafficInterval == nil ? nil : WeeklyTraffic(roads: routing.network.edges.count * 2)))
+    }
     // Vehicle search ranks by road ETAs at the speeds progress learns; straight lines without.
     let travel = progress.map {
       RoadTravelEstimator(routing: $0.routing, traffic: $0.traffic, learnsTraffic: $0.configuration.learnsTraffic)
@@ -93,13 +101,13 @@ public final class FleetDaemon: Sendable {
       tiles = TileCache(renderer: TileRenderer(network: routing.network, areas: areas))
     }
     return FleetDaemon(
-      configuration: configuration, fleet: fleet, store: store, routing: routing, geocoding: geocoding,
-      tiles: tiles, logger: logger)
+      configuration: configuration, fleet: fleet, store: store, routing: routing, learned: progress?.traffic,
+      geocoding: geocoding, tiles: tiles, logger: logger)
   }
 
   init(
     configuration: ServerConfiguration, fleet: Fleet, store: any ServerStore, routing: RoutingEngine?,
-    geocoding: GeocodingEngine?, tiles: TileCache?, logger: Logger
+    learned: TrafficModel?, geocoding: GeocodingEngine?, tiles: TileCache?, logger: Logger
   ) {
     self.fleet = fleet
     self.store = store
@@ -124,6 +132,13 @@ public final class FleetDaemon: Sendable {
     fleet.observeEvents { events in rideMetrics.record(events) }
     self.rideMetrics = rideMetrics
     lagMetrics = LagMetrics(registry: registry)
+    if let routing, let learned, let interval = configuration.trafficInterval {
+      traffic = TrafficService(
+        routing: routing, traffic: learned, store: store, interval: interval,
+        metrics: TrafficMetricsRecorder(registry: registry), logger: logger)
+    } else {
+      traffic = nil
+    }
     webhooks = WebhookWorker(
       store: store, configuration: configuration.webhooks, metrics: WebhookMetrics(registry: registry),
       logger: logger)
@@ -204,6 +219,7 @@ public final class FleetDaemon: Sendable {
     services.append(("gauges", GaugeService(fleet: fleet, surge: surgeMetrics, rides: rideMetrics)))
     services.append(("retention", RetentionService(fleet: fleet, store: store, logger: logger)))
     services.append(("lag", LagService(metrics: lagMetrics, logger: logger)))
+    if let traffic { services.append(("traffic", traffic)) }
     var configuration = ServiceGroupConfiguration(
       services: services.map { name, service in .init(service: StopWatch(service: service, name: name, logger: logger))
       },

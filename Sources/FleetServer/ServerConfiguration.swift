@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable {
   public var dispatch: DispatchConfiguration?
   /// How events reach the providers' webhook endpoints (`fleetd webhooks add`).
   public var webhooks = WebhookConfiguration()
+  /// How often the traffic learned from the fleet re-customizes routing (`--traffic-interval`);
+  /// nil: routes, tables and searches stay at free-flow speeds.
+  public var trafficInterval: Duration? = .seconds(60)
 
   public init() {}
 }

@@ -5,7 +5,7 @@ import Logging
 
 /// What fleetd keeps the fleet in: the embedded SQLite file in its data directory (the default),
 /// or a PostgreSQL database that several fleetd instances share (`--store postgres://…`).
-public protocol ServerStore: FleetStore, APIKeyStore, SecretStore, WebhookStore {
+public protocol ServerStore: FleetStore, APIKeyStore, SecretStore, WebhookStore, TrafficProfileStore {
   /// Releases connections; nothing is written after it.
   func close() async
 }

@@ -129,6 +129,7 @@ enum PostgresMigrations {
           "CREATE INDEX \(name)_tombstones ON \(name) (deleted_at) WHERE body IS NULL",
         ]
       }),
+    Migration(identifier: "v10: traffic profile", statements: [TrafficProfileTable.statement]),
   ]
 
   /// Rows written as JSON by earlier versions become binary, so that every row read is.

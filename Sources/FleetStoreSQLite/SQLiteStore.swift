@@ -132,6 +132,9 @@ public final class SQLiteStore: FleetStore, APIKeyStore, SecretStore, WebhookSto
         try db.execute(sql: "CREATE INDEX \(name)_tombstones ON \(name) (deleted_at) WHERE body IS NULL")
       }
     }
+    migrator.registerMigration("v9: traffic profile") { db in
+      try db.execute(sql: TrafficProfileTable.statement)
+    }
     return migrator
   }
 

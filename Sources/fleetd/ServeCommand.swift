@@ -77,6 +77,11 @@ struct ServeCommand: AsyncParsableCommand {
       "Days an ended trip (COMPLETE or CANCELED) and its ride are kept after their last change, as Fleet Engine's 7; 0 keeps them."
   )
   var tripRetentionDays = FleetConfiguration.fleetEngineTripRetention / 86_400
+  @Option(
+    help:
+      "Seconds between re-customizations of routing with the traffic learned from the fleet (10-3600); 0: route at free-flow speeds."
+  )
+  var trafficInterval = 60.0
   @Option(help: "Where Leaflet and Leaflet.markercluster are, for the web pages (Debian's libjs-leaflet: the default).")
   var leafletDir = "/usr/share/javascript/leaflet"
   @Option(help: "trace, debug, info, notice, warning, error or critical (env FLEETD_LOG_LEVEL).")
@@ -112,6 +117,10 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError("--trip-retention-days must be between 0 (keep every trip) and 3650")
     }
     configuration.fleet.tripRetention = tripRetentionDays == 0 ? nil : tripRetentionDays * 86_400
+    guard trafficInterval == 0 || (10...3600).contains(trafficInterval) else {
+      throw ValidationError("--traffic-interval must be 0 (free flow) or between 10 and 3600 seconds")
+    }
+    configuration.trafficInterval = trafficInterval == 0 ? nil : .milliseconds(Int64(trafficInterval * 1000))
     if dispatch || environment("FLEETD_DISPATCH") == "1" {
       var settings = DispatchConfiguration()
       guard let policy = DispatchPolicy(rawValue: dispatchPolicy) else {

@@ -8,9 +8,21 @@ import Testing
 @Suite("Customizable contraction hierarchy")
 struct CCHTests {
   /// Every one of Monaco's 1,000 benchmark queries: the CCH finds a path exactly as good as
-  /// Dijkstra's over the same turn graph, and its duration and distance are that path's.
-  @Test func agreesWithDijkstraOnAllMonacoQueries() async throws {
+  /// Dijkstra's over the same turn graph, and its duration and distance are that path's; at
+  /// free flow and with traffic (a third of the roads slowed by up to five times, as learned
+  /// traffic customizes the hierarchy).
+  @Test(arguments: [false, true]) func agreesWithDijkstraOnAllMonacoQueries(traffic: Bool) async throws {
     let engine = try await MonacoRoutingTests.engine()
+    var random = FanTests.Seeded(state: 11)
+    let slowdowns =
+      traffic
+      ? RoadSlowdowns(
+        factors: (0..<engine.network.edges.count * 2).map { _ in
+          random.next() < 0.33 ? Float(1 + 4 * random.next()) : 1
+        }) : .freeFlow
+    // A metric of its own: the shared engine's current one stays at free flow for other tests.
+    let metric = CustomizedCCH(
+      cch: engine.freeFlow.cch, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
     let lines = try String(contentsOfFile: MonacoData.monacoRequests, encoding: .utf8).split(separator: "\n")
       .map(String.init)
     // Two thousand searches, Dijkstra's among them: seconds of CPU, on a thread of their own
@@ -24,8 +36,8 @@ struct CCHTests {
         }
         let positions = try engine.positions(points)
         return (
-          line, engine.search(from: positions[0], to: positions[1]).map(PathCost.init),
-          engine.searchExactly(from: positions[0], to: positions[1]).map(PathCost.init)
+          line, engine.search(from: positions[0], to: positions[1], metric: metric).map(PathCost.init),
+          engine.searchExactly(from: positions[0], to: positions[1], slowdowns: slowdowns).map(PathCost.init)
         )
       }
     }

@@ -121,7 +121,7 @@ struct FanTests {
         let starts =
           forward
           ? endpoints(of: anchor.nearest, in: engine.network, asSource: true)
-          : search.backwardStarts(engine.targetEndpoints(of: anchor.nearest))
+          : search.backwardStarts(engine.targetEndpoints(of: anchor.nearest, slowdowns: .freeFlow))
         var queued = SearchLabels(count: engine.customized.cch.rank.count)
         var walked = queued
         search.upwardByQueue(from: starts, forward: forward, into: &queued)

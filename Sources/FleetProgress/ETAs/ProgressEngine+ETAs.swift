@@ -28,7 +28,7 @@ extension ProgressEngine {
         configuration.learnsTraffic
         ? traffic.estimate(spans.map { ($0.span, $0.metres) }, at: now)
         : spans.map {
-          ($0.span.distance > 0 ? $0.span.duration * $0.metres / $0.span.distance : 0, TrafficSpeed.normal)
+          ($0.span.distance > 0 ? $0.span.freeFlowDuration * $0.metres / $0.span.distance : 0, TrafficSpeed.normal)
         }
       for ((_, _, first, last), (spanSeconds, speed)) in zip(spans, estimates) {
         seconds += spanSeconds

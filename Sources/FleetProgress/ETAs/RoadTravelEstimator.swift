@@ -52,13 +52,17 @@ public final class RoadTravelEstimator: TravelEstimator {
     return found
   }
 
+  /// `now` may be a later departure (a quote's pickup time): the route is then chosen and timed
+  /// with the usual traffic of that time of the week (`TrafficTiming.departing`).
   public func legs(through points: [LatLng], now: Date) -> [TravelEstimate]? {
-    guard points.count >= 2, let legs = try? routing.drivenLegs(points) else { return nil }
+    guard points.count >= 2, let legs = try? routing.drivenLegs(points, traffic: timing(now)) else { return nil }
     return legs.map { withTraffic($0, now: now) }
   }
 
   public func drive(from: LatLng, to: LatLng, now: Date) -> (estimate: TravelEstimate, path: [LatLng])? {
-    guard let route = try? routing.route([from, to]), let leg = route.legs.first else { return nil }
+    guard let route = try? routing.routes([from, to], options: RouteOptions(traffic: timing(now))).first,
+      let leg = route.legs.first
+    else { return nil }
     return (withTraffic(leg, now: now), route.geometry)
   }
 
@@ -74,6 +78,10 @@ public final class RoadTravelEstimator: TravelEstimator {
       }
     }
   }
+
+  /// Current traffic, or the usual traffic of a departure's time when `time` is not now; free
+  /// flow when traffic is not learned.
+  func timing(_ time: Date) -> TrafficTiming { learnsTraffic ? .departing(time) : .freeFlow }
 
   /// A leg's time at the learned speeds of the road edges it drives.
   func withTraffic(_ leg: RouteLeg, now: Date) -> TravelEstimate {

@@ -158,3 +158,24 @@ public struct RoadNetwork: Sendable, Codable {
 
   public func coordinate(ofJunction junction: Int32) -> FixedCoordinate { points[Int(junctions[Int(junction)])] }
 }
+
+extension RoadNetwork {
+  /// Names this network's road numbering: the same extract built by the same fleetd gives the
+  /// same fingerprint, another extract or a rebuilt profile another (FNV-1a over every edge's way,
+  /// ends and shape). What is kept per road (the usual traffic) is kept under it.
+  public var fingerprint: String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    func mix(_ value: Int64) {
+      hash = (hash ^ UInt64(bitPattern: value)) &* 0x100_0000_01b3
+    }
+    mix(Int64(edges.count))
+    for edge in edges {
+      mix(edge.wayID)
+      mix(Int64(edge.from) << 32 | Int64(edge.to))
+      let first = points[Int(geometry[Int(edge.geometryStart)])]
+      mix(Int64(first.latitudeE6) << 32 | Int64(UInt32(bitPattern: first.longitudeE6)))
+      mix(Int64((edge.length * 100).rounded()))
+    }
+    return String(hash, radix: 16)
+  }
+}

@@ -12,6 +12,8 @@ struct AlternativeSearch {
   let incoming: IncomingArcs
   /// Road classes the routes may not use.
   let excluding: RoadClasses
+  /// The traffic the fastest route was timed with.
+  let slowdowns: RoadSlowdowns
   /// Exact point-to-point costs for the local-optimality test.
   let fastest: (_ sources: [Endpoint], _ targets: [Endpoint]) -> FoundPath?
 
@@ -151,7 +153,7 @@ struct AlternativeSearch {
 
   func fullWeight(_ node: Int32) -> Double {
     let driven = graph.original(node)
-    guard let cost = network.edges[TurnGraph.edge(of: driven)].cost(reversed: TurnGraph.isReversed(driven)),
+    guard let cost = slowdowns.cost(network.edges[TurnGraph.edge(of: driven)], driven),
       cost.classes.isDisjoint(with: excluding)
     else { return .infinity }
     return cost.weight

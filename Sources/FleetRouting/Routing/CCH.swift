@@ -168,11 +168,17 @@ struct CustomizedCCH: Sendable {
 
   /// The road classes this metric does not drive on (a query's `exclude`).
   let excluded: RoadClasses
+  /// The traffic its roads are timed with (free flow, or learned slowdowns).
+  let slowdowns: RoadSlowdowns
 
   /// Customization: the original turns' weights, then every lower triangle bottom-up. Roads of
-  /// an `excluding` class get no turns into them.
-  init(cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = []) {
+  /// an `excluding` class get no turns into them; every road's time is its free-flow time times
+  /// its slowdown.
+  init(
+    cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow
+  ) {
     excluded = excluding
+    self.slowdowns = slowdowns
     self.cch = cch
     let m = cch.edgeCount
     up = [Double](repeating: .infinity, count: m)
@@ -192,8 +198,7 @@ struct CustomizedCCH: Sendable {
         let w = graph.arcTarget[arc]
         let driven = graph.original(w)
         let edge = network.edges[TurnGraph.edge(of: driven)]
-        guard Int(w) != v, let cost = edge.cost(reversed: TurnGraph.isReversed(driven)),
-          cost.classes.isDisjoint(with: excluding)
+        guard Int(w) != v, let cost = slowdowns.cost(edge, driven), cost.classes.isDisjoint(with: excluding)
         else { continue }
         let weight = Double(graph.arcTurnCost[arc] + graph.arcPenalty[arc]) + cost.weight
         let duration = Double(graph.arcTurnCost[arc]) + cost.duration
@@ -246,6 +251,13 @@ struct CustomizedCCH: Sendable {
         }
       }
     }
+  }
+
+  /// What driving all of a turn-graph node's road costs in this metric.
+  @inline(__always)
+  func cost(_ network: RoadNetwork, _ graph: TurnGraph, node: Int32) -> EdgeCost? {
+    let driven = graph.original(node)
+    return slowdowns.cost(network.edges[TurnGraph.edge(of: driven)], driven)
   }
 
   /// The turn-graph path (turn-graph nodes after the first) that an upward edge stands for, in

@@ -249,9 +249,8 @@ struct CCHSearch {
   /// up to the point, where arcs into it charge the whole edge.
   func backwardStarts(_ targets: [Endpoint]) -> [Endpoint] {
     targets.map { t in
-      let driven = graph.original(t.directed)
-      let edge = network.edges[TurnGraph.edge(of: driven)]
-      let full = edge.cost(reversed: TurnGraph.isReversed(driven))!
+      let edge = network.edges[TurnGraph.edge(of: graph.original(t.directed))]
+      let full = customized.cost(network, graph, node: t.directed)!
       return Endpoint(
         directed: t.directed, weight: t.weight - full.weight, duration: t.duration - full.duration,
         distance: t.distance - edge.length, isApproach: t.isApproach)
@@ -299,9 +298,8 @@ struct CCHSearch {
     var distance = first.distance
     // Starting on the edge an approach leads off: the rest of it, then the approach beyond it.
     if path.count == 1, last.isApproach {
-      let driven = graph.original(last.directed)
-      let edge = network.edges[TurnGraph.edge(of: driven)]
-      let full = edge.cost(reversed: TurnGraph.isReversed(driven))!
+      let edge = network.edges[TurnGraph.edge(of: graph.original(last.directed))]
+      let full = customized.cost(network, graph, node: last.directed)!
       weight += last.weight - full.weight
       duration += last.duration - full.duration
       distance += last.distance - edge.length
@@ -315,9 +313,8 @@ struct CCHSearch {
         duration += last.duration
         distance += last.distance
       } else {
-        let driven = graph.original(y)
-        let edge = network.edges[TurnGraph.edge(of: driven)]
-        let cost = edge.cost(reversed: TurnGraph.isReversed(driven))!
+        let edge = network.edges[TurnGraph.edge(of: graph.original(y))]
+        let cost = customized.cost(network, graph, node: y)!
         weight += cost.weight
         duration += cost.duration
         distance += edge.length

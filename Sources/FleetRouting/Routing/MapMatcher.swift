@@ -43,6 +43,8 @@ public struct MapMatchingOptions: Sendable, Hashable {
   /// A step whose driving distance exceeds this multiple of the straight-line distance (plus
   /// 200 m) is impossible, and splits the trace.
   public var maximumDetour: Double = 4
+  /// Which speeds the matched route is timed with.
+  public var traffic: TrafficTiming = .current
 
   public init() {}
 }
@@ -58,6 +60,7 @@ extension RoutingEngine {
       throw RoutingError(.invalidQuery, "give one accuracy per coordinate (\(trace.count)), not \(accuracies.count)")
     }
     for (i, point) in trace.enumerated() { try validate(point, "coordinate \(i)") }
+    let metric = metric(options.traffic)
 
     // Candidates: the nearest roads within a few standard deviations.
     let sigmas = trace.indices.map { accuracies?[$0] ?? options.gpsAccuracy }
@@ -93,7 +96,7 @@ extension RoutingEngine {
       }
       let straight = Geo.distance(
         trace[state.point].latitude, trace[state.point].longitude, trace[i].latitude, trace[i].longitude)
-      let drives = transitions(from: candidates[state.point], to: candidates[i])
+      let drives = transitions(from: candidates[state.point], to: candidates[i], metric: metric)
       var score = [Double](repeating: -.infinity, count: candidates[i].count)
       var back = [Int](repeating: -1, count: candidates[i].count)
       for (a, row) in drives.enumerated() where state.score[a] > -.infinity {
@@ -123,12 +126,12 @@ extension RoutingEngine {
       var legs: [RouteLeg] = []
       var roads: [String] = []
       for (a, b) in zip(positions, positions.dropFirst()) {
-        guard let path = search(from: a, to: b) else { continue }
+        guard let path = search(from: a, to: b, metric: metric) else { continue }
         for directed in path.directedEdges {
           let name = network.names[Int(network.edges[TurnGraph.edge(of: directed)].nameIndex)]
           if roads.last != name { roads.append(name) }
         }
-        legs.append(leg(of: path, from: a, to: b))
+        legs.append(leg(of: path, from: a, to: b, metric: metric))
       }
       matchings.append(
         Matching(
@@ -142,11 +145,12 @@ extension RoutingEngine {
   }
 
   /// Driving distances between every candidate of one point and every candidate of the next.
-  func transitions(from: [RoadPosition], to: [RoadPosition]) -> [[Double?]] {
-    CCHSearch(customized: customized, network: network, graph: turns).matrix(
-      sources: from.map { endpoints(of: $0, in: network, asSource: true) },
-      targets: to.map { targetEndpoints(of: $0) },
-      direct: { directPath(from: from[$0], to: to[$1]) }, pool: labels
+  func transitions(from: [RoadPosition], to: [RoadPosition], metric: CustomizedCCH) -> [[Double?]] {
+    let slowdowns = metric.slowdowns
+    return CCHSearch(customized: metric, network: network, graph: turns).matrix(
+      sources: from.map { endpoints(of: $0, in: network, asSource: true, slowdowns: slowdowns) },
+      targets: to.map { targetEndpoints(of: $0, slowdowns: slowdowns) },
+      direct: { directPath(from: from[$0], to: to[$1], slowdowns: slowdowns) }, pool: labels
     ).map { $0.map { $0?.distance } }
   }
 }

@@ -10,6 +10,8 @@ public enum ReachMetric: String, Sendable, Hashable {
 struct ReachSearch {
   let network: RoadNetwork
   let graph: TurnGraph
+  /// The traffic the roads are timed with.
+  let slowdowns: RoadSlowdowns
 
   /// Per directed road edge (`TurnGraph.directed`), the measure of the drive at its end, and
   /// where on it the drive begins: 0 at its start, or the share of the edge behind the start
@@ -59,8 +61,7 @@ struct ReachSearch {
         let next = graph.arcTarget[arc]
         let driven = Int(graph.original(next))
         let edge = network.edges[TurnGraph.edge(of: Int32(driven))]
-        guard let cost = edge.cost(reversed: TurnGraph.isReversed(Int32(driven))),
-          cost.classes.isDisjoint(with: excluding)
+        guard let cost = slowdowns.cost(edge, Int32(driven)), cost.classes.isDisjoint(with: excluding)
         else { continue }
         let entered = measure[Int(node)] + (metric == .duration ? Double(graph.arcTurnCost[arc]) : 0)
         guard entered <= limit else { continue }
@@ -83,7 +84,7 @@ struct ReachSearch {
   /// What driving all of directed edge `d` measures.
   func cost(_ d: Int, _ metric: ReachMetric) -> Double {
     let edge = network.edges[TurnGraph.edge(of: Int32(d))]
-    guard let cost = edge.cost(reversed: TurnGraph.isReversed(Int32(d))) else { return .infinity }
+    guard let cost = slowdowns.cost(edge, Int32(d)) else { return .infinity }
     return metric == .duration ? cost.duration : edge.length
   }
 }

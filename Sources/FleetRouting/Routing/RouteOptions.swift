@@ -13,11 +13,15 @@ public struct RouteOptions: Sendable, Hashable {
   public var continueStraight: Bool
   /// How many other routes to look for besides the fastest (between two waypoints only).
   public var alternatives: Int
+  /// Which speeds the roads are timed with: current traffic, free flow, or a departure time's.
+  public var traffic: TrafficTiming
 
   public init(
     radiuses: [Double?]? = nil, bearings: [WaypointBearing?]? = nil, approaches: [Approach]? = nil,
-    excluding: RoadClasses = [], continueStraight: Bool = false, alternatives: Int = 0
+    excluding: RoadClasses = [], continueStraight: Bool = false, alternatives: Int = 0,
+    traffic: TrafficTiming = .current
   ) {
+    self.traffic = traffic
     self.radiuses = radiuses
     self.bearings = bearings
     self.approaches = approaches

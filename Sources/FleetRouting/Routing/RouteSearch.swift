@@ -21,13 +21,16 @@ struct FoundPath {
   var distance: Double
 }
 
-/// The endpoints of a road position, one per direction a car may drive there.
-func endpoints(of position: RoadPosition, in network: RoadNetwork, asSource: Bool) -> [Endpoint] {
+/// The endpoints of a road position, one per direction a car may drive there, their costs
+/// at free flow unless `slowdowns` time them.
+func endpoints(
+  of position: RoadPosition, in network: RoadNetwork, asSource: Bool, slowdowns: RoadSlowdowns = .freeFlow
+) -> [Endpoint] {
   let edge = network.edges[position.edge]
   let along = edge.length > 0 ? position.offset / edge.length : 0
   var result: [Endpoint] = []
   for reversed in [false, true] where position.directions.contains(.along(reversed: reversed)) {
-    guard let cost = edge.cost(reversed: reversed) else { continue }
+    guard let cost = slowdowns.cost(edge, TurnGraph.directed(position.edge, reversed: reversed)) else { continue }
     // Share of the edge between the point and the end a start leaves by (or the start an end comes from).
     let share = asSource != reversed ? 1 - along : along
     result.append(
@@ -88,6 +91,7 @@ struct MinHeap {
 struct DijkstraSearch {
   let network: RoadNetwork
   let graph: TurnGraph
+  var slowdowns = RoadSlowdowns.freeFlow
 
   func shortestPath(from sources: [Endpoint], to targets: [Endpoint], sameEdge: FoundPath?) -> FoundPath? {
     let count = graph.directedEdgeCount
@@ -128,7 +132,7 @@ struct DijkstraSearch {
         }
         let driven = graph.original(next)
         let edge = network.edges[TurnGraph.edge(of: driven)]
-        guard let cost = edge.cost(reversed: TurnGraph.isReversed(driven)) else { continue }
+        guard let cost = slowdowns.cost(edge, driven) else { continue }
         let candidate = key + turnWeight + cost.weight
         if candidate < weight[Int(next)] {
           weight[Int(next)] = candidate

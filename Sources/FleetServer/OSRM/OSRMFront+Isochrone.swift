@@ -13,6 +13,7 @@ extension OSRMFront {
   func isochrone(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> IsochroneCollection {
     try query.allow([
       "contours_minutes", "contours_meters", "contours_colors", "polygons", "denoise", "generalize", "exclude",
+      "traffic", "depart_at",
     ])
     guard query.coordinates.count == 1 else {
       throw OSRMError("InvalidOptions", "An isochrone takes exactly one coordinate: /isochrone/v1/driving/{lng},{lat}")
@@ -43,7 +44,7 @@ extension OSRMFront {
       from: query.coordinates[0],
       IsochroneOptions(
         limits: asked.map { metric == .duration ? $0 * 60 : $0 }, metric: metric, excluding: try query.excluded(),
-        minimumShare: denoise, toleranceMeters: generalize))
+        minimumShare: denoise, toleranceMeters: generalize, traffic: try query.traffic()))
     let features = zip(isochrone.contours, zip(asked, colours)).reversed().map { contour, label in
       IsochroneFeature(
         geometry: IsochroneGeometry(contour.area, polygons: polygons),

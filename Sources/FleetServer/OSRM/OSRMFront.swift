@@ -70,7 +70,7 @@ struct OSRMFront: Sendable {
     try query.allow([
       "overview", "geometries", "steps", "alternatives", "annotations", "continue_straight", "radiuses",
       "generate_hints", "hints", "skip_waypoints", "snapping", "bearings", "approaches", "exclude",
-      "voice_instructions", "banner_instructions", "voice_units",
+      "voice_instructions", "banner_instructions", "voice_units", "traffic", "depart_at",
     ])
     guard query.coordinates.count >= 2 else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
@@ -83,7 +83,7 @@ struct OSRMFront: Sendable {
     let options = RouteOptions(
       radiuses: try query.radiuses(), bearings: try query.bearings(), approaches: try query.approaches(),
       excluding: try query.excluded(), continueStraight: try query.continueStraight(),
-      alternatives: try query.alternatives())
+      alternatives: try query.alternatives(), traffic: try query.traffic())
     let routes = try engine.routes(query.coordinates, options: options)
     return OSRMRouteResponse(
       routes: routes.map { route in
@@ -103,7 +103,7 @@ struct OSRMFront: Sendable {
   func table(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMTableResponse {
     try query.allow([
       "sources", "destinations", "annotations", "radiuses", "generate_hints", "hints", "skip_waypoints",
-      "fallback_speed", "fallback_coordinate", "scale_factor", "snapping",
+      "fallback_speed", "fallback_coordinate", "scale_factor", "snapping", "traffic", "depart_at",
     ])
     guard !query.coordinates.isEmpty else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least one.")
@@ -115,7 +115,8 @@ struct OSRMFront: Sendable {
       throw OSRMError("InvalidOptions", "annotations must be duration, distance or duration,distance")
     }
     let matrix = try engine.matrix(
-      sources: sources.map { query.coordinates[$0] }, destinations: destinations.map { query.coordinates[$0] })
+      sources: sources.map { query.coordinates[$0] }, destinations: destinations.map { query.coordinates[$0] },
+      traffic: try query.traffic())
     return OSRMTableResponse(
       durations: annotations.contains("duration") ? matrix.durations.map { $0.map { $0.map(Self.round) } } : nil,
       distances: annotations.contains("distance") ? matrix.distances.map { $0.map { $0.map(Self.round) } } : nil,
@@ -137,7 +138,7 @@ struct OSRMFront: Sendable {
   func match(_ engine: RoutingEngine, _ query: OSRMQuery) throws -> OSRMMatchResponse {
     try query.allow([
       "overview", "geometries", "steps", "annotations", "timestamps", "radiuses", "gaps", "tidy",
-      "generate_hints", "hints", "waypoints", "snapping",
+      "generate_hints", "hints", "waypoints", "snapping", "traffic", "depart_at",
     ])
     guard query.coordinates.count >= 2 else {
       throw OSRMError("InvalidOptions", "Number of coordinates needs to be at least two.")
@@ -155,7 +156,9 @@ struct OSRMFront: Sendable {
         throw OSRMError("InvalidValue", "Timestamps need to be monotonically increasing")
       }
     }
-    let trace = try engine.match(query.coordinates, accuracies: try query.radiuses())
+    var matching = MapMatchingOptions()
+    matching.traffic = try query.traffic()
+    let trace = try engine.match(query.coordinates, accuracies: try query.radiuses(), options: matching)
     // The asked point each matching's waypoint came from, for the side of the road in steps.
     let asked = { (matching: Int, waypoint: Int) -> LatLng in
       let i = trace.tracepoints.firstIndex { $0?.matchingIndex == matching && $0?.waypointIndex == waypoint }
@@ -338,6 +341,43 @@ struct OSRMQuery {
     case "false": return false
     default: throw OSRMError("InvalidQuery", "continue_straight must be true, false or default")
     }
+  }
+
+  /// `traffic=true|false` (default true: the traffic fleetd has learned from its vehicles; false:
+  /// free-flow speeds) and `depart_at` (Mapbox's: an ISO 8601 time with its offset, such as
+  /// `2026-11-30T08:00Z`; the usual traffic of that time of the week).
+  func traffic() throws -> TrafficTiming {
+    let learned: Bool
+    switch values["traffic"] ?? "true" {
+    case "true": learned = true
+    case "false": learned = false
+    default: throw OSRMError("InvalidQuery", "traffic must be true or false")
+    }
+    guard let departure = values["depart_at"] else { return learned ? .current : .freeFlow }
+    guard learned else {
+      throw OSRMError("InvalidOptions", "depart_at times the roads with learned traffic: leave out traffic=false")
+    }
+    guard let date = Self.date(departure) else {
+      throw OSRMError(
+        "InvalidValue", "depart_at must be an ISO 8601 time with its offset, such as 2026-11-30T08:00Z, not '\(departure)'")
+    }
+    return .departing(date)
+  }
+
+  /// `YYYY-MM-DDThh:mm[:ss][.fff](Z|±hh:mm)`.
+  static func date(_ text: String) -> Date? {
+    let formatter = ISO8601DateFormatter()
+    if let date = formatter.date(from: text) { return date }
+    formatter.formatOptions.insert(.withFractionalSeconds)
+    if let date = formatter.date(from: text) { return date }
+    // Without seconds, as Mapbox allows: the seconds added.
+    guard text.count > 16, let t = text.firstIndex(of: "T"), text.distance(from: t, to: text.endIndex) > 6 else {
+      return nil
+    }
+    let minutesEnd = text.index(t, offsetBy: 6)
+    let rest = text[minutesEnd...]
+    guard rest.first == "Z" || rest.first == "+" || rest.first == "-" else { return nil }
+    return ISO8601DateFormatter().date(from: text[..<minutesEnd] + ":00" + rest)
   }
 
   /// `alternatives=true|false|N`: how many alternative routes to look for (true is one).

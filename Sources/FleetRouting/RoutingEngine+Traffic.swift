@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+
+/// Which speeds a query times its roads with.
+public enum TrafficTiming: Sendable, Hashable {
+  /// The fleet's traffic as last customized (`RoutingEngine.customize`): the default.
+  case current
+  /// Every road at its free-flow speed.
+  case freeFlow
+  /// The traffic usually seen at that time of the week (`TrafficProfiles`); current traffic
+  /// when the time is within `RoutingEngine.currentTrafficHorizon` of now.
+  case departing(Date)
+}
+
+/// Where the engine finds the traffic usually seen at a time of the week (learned by trip
+/// progress and kept in the store).
+public protocol TrafficProfiles: Sendable {
+  /// The time-of-week bin `date` falls in: departures in one bin share one metric.
+  func bin(of date: Date) -> Int
+  /// The slowdowns learned for `bin` (free flow where nothing was learned).
+  func slowdowns(bin: Int) -> RoadSlowdowns
+}
+
+/// The metrics queries read: free flow, the current traffic, and those made for exclusions and
+/// for departures at other times, swapped whole so that a query never waits for a customization.
+struct TrafficMetrics: Sendable {
+  /// What a metric was customized from.
+  enum Base: Hashable {
+    case freeFlow
+    case current(generation: Int)
+    case departure(bin: Int)
+  }
+
+  var current: CustomizedCCH
+  var generation = 0
+  var profiles: (any TrafficProfiles)?
+  /// Metrics customized on demand, by base and excluded classes, with when they were made.
+  var onDemand: [Key: (metric: CustomizedCCH, made: Date)] = [:]
+
+  struct Key: Hashable {
+    var base: Base
+    var excluding: RoadClasses
+  }
+}
+
+extension RoutingEngine {
+  /// How far ahead a departure is timed with current traffic rather than the usual traffic of
+  /// its time of the week.
+  public static let currentTrafficHorizon: TimeInterval = 15 * 60
+  /// How long a departure's metric is kept before its bin is customized again from what has been
+  /// learned since (one time-of-day bin).
+  public static let departureMetricLifetime: TimeInterval = 15 * 60
+  /// At most this many metrics customized on demand are kept (each is as large as the current one).
+  static let onDemandMetricLimit = 3
+
+  /// Customizes the hierarchy with `slowdowns` and makes it the current metric. Takes about as
+  /// long as building the metric at load (see docs/benchmarks.md); queries meanwhile read the
+  /// previous one, so call it off the threads that answer requests.
+  public func customize(_ slowdowns: RoadSlowdowns) {
+    let metric = CustomizedCCH(cch: freeFlow.cch, graph: turns, network: network, slowdowns: slowdowns)
+    metrics.withLock { state in
+      state.current = metric
+      state.generation += 1
+      let generation = state.generation
+      state.onDemand = state.onDemand.filter { key, _ in
+        if case .current(let made) = key.base { return made == generation }
+        return true
+      }
+    }
+  }
+
+  /// The slowdowns the current metric was customized with.
+  public var currentSlowdowns: RoadSlowdowns { metrics.withLock { $0.current.slowdowns } }
+
+  /// How many times the current metric has been customized since the engine was built.
+  public var trafficGeneration: Int { metrics.withLock { $0.generation } }
+
+  /// Where departures at other times find their traffic.
+  public func useTrafficProfiles(_ profiles: any TrafficProfiles) {
+    metrics.withLock { state in
+      state.profiles = profiles
+      state.onDemand = state.onDemand.filter { key, _ in
+        if case .departure = key.base { return false }
+        return true
+      }
+    }
+  }
+
+  /// The current metric.
+  var customized: CustomizedCCH { metrics.withLock { $0.current } }
+
+  /// The metric a query with `timing` and `excluding` reads: made on first use and kept for
+  /// exclusions and other departure times.
+  func metric(_ timing: TrafficTiming = .current, excluding: RoadClasses = [], now: Date = Date()) -> CustomizedCCH {
+    let (base, known, slowdowns, profiles) = metrics.withLock {
+      state -> (TrafficMetrics.Base, CustomizedCCH?, RoadSlowdowns?, (any TrafficProfiles)?) in
+      let base = self.base(timing, state, now: now)
+      switch base {
+      case .freeFlow: return (base, excluding.isEmpty ? freeFlow : nil, .freeFlow, nil)
+      case .current: return (base, excluding.isEmpty ? state.current : nil, state.current.slowdowns, nil)
+      case .departure:
+        if let known = state.onDemand[TrafficMetrics.Key(base: base, excluding: excluding)],
+          now.timeIntervalSince(known.made) <= Self.departureMetricLifetime
+        {
+          return (base, known.metric, nil, nil)
+        }
+        return (base, nil, nil, state.profiles)
+      }
+    }
+    if let known { return known }
+    if case .departure = base {} else if let made = metrics.withLock({
+      $0.onDemand[TrafficMetrics.Key(base: base, excluding: excluding)]?.metric
+    }) {
+      return made
+    }
+    var chosen = slowdowns ?? .freeFlow
+    if case .departure(let bin) = base, let profiles {
+      chosen = profiles.slowdowns(bin: bin)
+      if chosen.isFreeFlow && excluding.isEmpty { return freeFlow }
+    }
+    let made = CustomizedCCH(
+      cch: freeFlow.cch, graph: turns, network: network, excluding: excluding, slowdowns: chosen)
+    metrics.withLock { state in
+      if state.onDemand.count >= Self.onDemandMetricLimit,
+        let oldest = state.onDemand.min(by: { $0.value.made < $1.value.made })?.key
+      {
+        state.onDemand[oldest] = nil
+      }
+      state.onDemand[TrafficMetrics.Key(base: base, excluding: excluding)] = (made, now)
+    }
+    return made
+  }
+
+  func base(_ timing: TrafficTiming, _ state: TrafficMetrics, now: Date) -> TrafficMetrics.Base {
+    switch timing {
+    case .freeFlow: return .freeFlow
+    case .current: return .current(generation: state.generation)
+    case .departing(let date):
+      guard let profiles = state.profiles, abs(date.timeIntervalSince(now)) > Self.currentTrafficHorizon else {
+        return .current(generation: state.generation)
+      }
+      return .departure(bin: profiles.bin(of: date))
+    }
+  }
+}
