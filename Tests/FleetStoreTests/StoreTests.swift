@@ -25,8 +25,9 @@ struct StorePlace: Sendable {
   }
 
   /// Opens the store, runs `body` with it and closes it.
-  func with<T>(_ body: (any FleetStore & APIKeyStore & SecretStore & WebhookStore) async throws -> T) async throws -> T
-  {
+  func with<T>(
+    _ body: (any FleetStore & APIKeyStore & SecretStore & WebhookStore & TrafficProfileStore) async throws -> T
+  ) async throws -> T {
     switch kind {
     case .sqlite:
       return try await body(try SQLiteStore(directory: location))

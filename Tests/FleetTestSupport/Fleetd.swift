@@ -34,6 +34,9 @@ public final class Fleetd: Sendable {
     public var reportWindow = 1024
     public var fleet = FleetConfiguration()
     public var corsOrigins: [String] = []
+    /// Re-customizes routing with learned traffic this often; off by default, since tests share
+    /// one routing engine per graph (a test that sets it gives fleetd its own `routing`).
+    public var trafficInterval: Duration?
     /// fleetd's log, for tests that read it; quiet otherwise.
     public var logger: Logger = {
       var logger = Logger(label: "fleetd-test")
@@ -124,6 +127,7 @@ public final class Fleetd: Sendable {
     configuration.reportWindow = options.reportWindow
     configuration.fleet = options.fleet
     configuration.corsOrigins = options.corsOrigins
+    configuration.trafficInterval = options.trafficInterval
     let daemon = try await FleetDaemon.build(configuration: configuration, logger: options.logger)
     // The daemon's lifetime is the test's: it is stopped (and awaited) in `stop()`.
     let task = Task { try await daemon.run(shutdownSignals: []) }

@@ -31,7 +31,7 @@ public struct SimulatedDrive: Sendable {
           let step = point.distance(to: last)
           append(
             point, metres: metres.last! + step,
-            seconds: seconds.last! + (length > 0 ? span.duration / share * step / length : 0))
+            seconds: seconds.last! + (length > 0 ? span.freeFlowDuration / share * step / length : 0))
         }
       }
       if let acceleration, acceleration > 0 { stopAndGo(from: max(0, legStart - 1), acceleration: acceleration) }

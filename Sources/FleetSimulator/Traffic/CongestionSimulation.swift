@@ -68,53 +68,89 @@ public struct CongestionSimulation: Sendable {
     self.settings = settings
   }
 
+  /// More than trip progress's quiet zone around a waypoint (`ProgressEngine.Configuration`).
+  static let quietZone = ProgressEngine.Configuration().waypointQuietZone + 20
+
   static let arterial: Set<RoadClass> = [.trunk, .primary, .secondary, .tertiary]
 
-  /// The longest run of arterial roads on free-flow routes between random points of the
-  /// network, up to `longestJam` metres; nil when no route drives `shortestJam` of arterial.
+  /// A stretch of arterial a jam can be driven around: runs of arterial roads on free-flow
+  /// routes between random points of the network, `shortestJam` to `longestJam` long, the
+  /// longest first, taking the first whose ends are joined faster, in truth, by another way.
+  /// Nil when no such stretch is found.
   public func findJam() -> Jam? {
     var random = SplitMix64(seed: settings.seed)
     let network = routing.network
-    var best: (route: Route, spans: Range<Int>, metres: Double)?
-    for _ in 0..<60 {
+    var runs: [(start: LatLng, end: LatLng, metres: Double)] = []
+    for _ in 0..<80 {
       let a = network.points[Int(random.next() % UInt64(network.points.count))]
       let b = network.points[Int(random.next() % UInt64(network.points.count))]
-      guard let route = try? routing.routes([a.latLng, b.latLng], options: RouteOptions(traffic: .freeFlow)).first,
-        let leg = route.legs.first
+      guard
+        let leg = try? routing.routes([a.latLng, b.latLng], options: RouteOptions(traffic: .freeFlow)).first?
+          .legs.first
       else { continue }
       var runStart = 0
       var metres = 0.0
       for (i, span) in leg.spans.enumerated() {
-        let isArterial = Self.arterial.contains(network.edges[Int(span.edge)].roadClass)
-        if !isArterial {
+        guard Self.arterial.contains(network.edges[Int(span.edge)].roadClass) else {
           runStart = i + 1
           metres = 0
           continue
         }
         metres += span.distance
-        // Trim from the front to stay within the longest jam.
-        while metres - leg.spans[runStart].distance >= settings.longestJam, runStart < i {
+        while metres > settings.longestJam, runStart < i {
           metres -= leg.spans[runStart].distance
           runStart += 1
         }
-        if metres > best?.metres ?? settings.shortestJam {
-          best = (route, runStart..<(i + 1), metres)
-        }
+        let ends =
+          i + 1 == leg.spans.count || !Self.arterial.contains(network.edges[Int(leg.spans[i + 1].edge)].roadClass)
+        guard ends || metres + leg.spans[i + 1].distance > settings.longestJam,
+          (settings.shortestJam...settings.longestJam).contains(metres)
+        else { continue }
+        let first = leg.spans[runStart]
+        runs.append(
+          (
+            leg.geometry[min(first.firstPoint + 1, first.lastPoint)],
+            leg.geometry[max(span.lastPoint - 1, span.firstPoint)], metres
+          ))
       }
     }
-    guard let best, let leg = best.route.legs.first else { return nil }
-    let first = leg.spans[best.spans.lowerBound]
-    let last = leg.spans[best.spans.upperBound - 1]
-    let start = leg.geometry[min(first.firstPoint + 1, first.lastPoint)]
-    let end = leg.geometry[max(last.lastPoint - 1, last.firstPoint)]
-    // The jam is what a car drives from its start to its end.
-    guard let drive = try? routing.routes([start, end], options: RouteOptions(traffic: .freeFlow)).first?.legs.first
-    else { return nil }
-    let roads = Set(drive.spans.map { TurnGraph.directed(Int($0.edge), reversed: $0.reversed) })
-    let names = drive.spans.map { network.names[Int(network.edges[Int($0.edge)].nameIndex)] }.filter { !$0.isEmpty }
-    return Jam(
-      roads: roads, start: start, end: end, metres: drive.distance, slowdown: settings.slowdown,
-      name: names.first ?? "")
+    let roads = network.edges.count * 2
+    defer { routing.customize(.freeFlow) }
+    for run in runs.sorted(by: { $0.metres > $1.metres }).prefix(12) {
+      // The jam is what a car drives from its start to its end.
+      guard
+        let drive = try? routing.routes([run.start, run.end], options: RouteOptions(traffic: .freeFlow)).first?
+          .legs.first
+      else { continue }
+      // Roads that end the drive within trip progress's quiet zone around a waypoint are not
+      // learned (stopping there is not traffic): they are left out of the jam.
+      var before = 0.0
+      var jamRoads = Set<Int32>()
+      for span in drive.spans {
+        if before < drive.distance - Self.quietZone {
+          jamRoads.insert(TurnGraph.directed(Int(span.edge), reversed: span.reversed))
+        }
+        before += span.distance
+      }
+      let names = drive.spans.map { network.names[Int(network.edges[Int($0.edge)].nameIndex)] }.filter { !$0.isEmpty }
+      let jam = Jam(
+        roads: jamRoads, start: run.start, end: run.end, metres: jamMetres(drive, roads: jamRoads),
+        slowdown: settings.slowdown,
+        name: names.first ?? "")
+      routing.customize(truth(jam, roads: roads))
+      guard let around = try? routing.routes([run.start, run.end], options: RouteOptions()).first?.legs.first,
+        jamMetres(around, jam) < jam.metres / 2
+      else { continue }
+      return jam
+    }
+    return nil
+  }
+
+  /// The simulated truth as slowdowns: the jam's roads at its slowdown.
+  func truth(_ jam: Jam, roads: Int) -> RoadSlowdowns {
+    var factors = [Float](repeating: 1, count: roads)
+    for road in jam.roads { factors[Int(road)] = Float(jam.slowdown) }
+    return RoadSlowdowns(factors: factors)
   }
 
   /// Probe trips: from within 1.5 km of the jam's start to within 1.5 km of its end, whose
@@ -136,10 +172,8 @@ public struct CongestionSimulation: Sendable {
   /// before the first and after each.
   public func run(jam: Jam, probes: [(from: LatLng, to: LatLng)], cycles: Int) -> [Cycle] {
     let roads = routing.network.edges.count * 2
-    var truth = [Float](repeating: 1, count: roads)
-    for road in jam.roads { truth[Int(road)] = Float(jam.slowdown) }
     // The best route there is, in truth, for each probe.
-    routing.customize(RoadSlowdowns(factors: truth))
+    routing.customize(truth(jam, roads: roads))
     let best = probes.map { probe in
       (try? routing.routes([probe.from, probe.to], options: RouteOptions()).first?.legs.first)
         .map { trueSeconds($0, jam) } ?? .infinity
@@ -153,36 +187,44 @@ public struct CongestionSimulation: Sendable {
     let traffic = TrafficModel()
     let progress = ProgressEngine(routing: routing, traffic: traffic)
     let estimator = RoadTravelEstimator(routing: routing, traffic: traffic)
-    guard let path = try? routing.routes([jam.start, jam.end], options: RouteOptions(traffic: .freeFlow)).first?.legs
-      .first
+    guard let path = try? routing.routes([jam.start, jam.end], options: RouteOptions(traffic: .freeFlow)).first
     else { return [] }
-    let timeline = Timeline(path, jam)
+    // A car crossing the jam: free flow off it, a fifth of that on it.
+    let crossing = SimulatedDrive(route: path) { span, _ in
+      jam.roads.contains(TurnGraph.directed(Int(span.edge), reversed: span.reversed)) ? 1 / jam.slowdown : 1
+    }
     let start = Date(timeIntervalSince1970: 1_800_000_000)
     var results = [measure(0, probes, best, freeFlowJam, jam, estimator, now: start, customization: 0)]
+    // The jam is full of cars when the simulation starts: they entered every `headway` before.
+    var nextCar = -Int(crossing.duration / settings.headway)
     var cars: [(name: ResourceName, entered: Double)] = []
-    var nextCar = 0
     var t = 0.0
     for cycle in 1...max(1, cycles) {
       let cycleEnd = Double(cycle) * settings.cycle
       while t < cycleEnd {
         while Double(nextCar) * settings.headway <= t {
-          cars.append((ResourceName(provider: "simulation", kind: .vehicles, id: "car-\(nextCar)"), t))
+          cars.append(
+            (
+              ResourceName(provider: "simulation", kind: .vehicles, id: "car-\(nextCar)"),
+              Double(nextCar) * settings.headway
+            ))
           nextCar += 1
         }
         let now = start.addingTimeInterval(t)
         cars.removeAll { car in
-          let position = timeline.position(after: t - car.entered)
+          let elapsed = t - car.entered
+          let arrived = elapsed >= crossing.duration
           var vehicle = Vehicle(provider: "simulation", id: car.name.id)
           vehicle.state = .online
           vehicle.waypoints = [
             TripWaypoint(location: TerminalLocation(point: jam.end), tripID: car.name.id, waypointType: .dropOff)
           ]
-          var fix = VehicleLocation(location: position.point)
+          var fix = VehicleLocation(location: crossing.position(after: elapsed))
           fix.updateTime = now
           vehicle.lastLocation = progress.locate(car.name, fixes: [fix]).last ?? fix
           _ = progress.progress(of: vehicle, now: now)
-          if position.arrived { progress.forget(car.name) }
-          return position.arrived
+          if arrived { progress.forget(car.name) }
+          return arrived
         }
         t += settings.reportInterval
       }
@@ -228,9 +270,11 @@ public struct CongestionSimulation: Sendable {
     }
   }
 
-  func jamMetres(_ leg: RouteLeg, _ jam: Jam) -> Double {
+  func jamMetres(_ leg: RouteLeg, _ jam: Jam) -> Double { jamMetres(leg, roads: jam.roads) }
+
+  func jamMetres(_ leg: RouteLeg, roads: Set<Int32>) -> Double {
     leg.spans.reduce(0) { total, span in
-      total + (jam.roads.contains(TurnGraph.directed(Int(span.edge), reversed: span.reversed)) ? span.distance : 0)
+      total + (roads.contains(TurnGraph.directed(Int(span.edge), reversed: span.reversed)) ? span.distance : 0)
     }
   }
 
@@ -240,43 +284,5 @@ public struct CongestionSimulation: Sendable {
     return LatLng(
       latitude: point.latitude + north / 111_320,
       longitude: point.longitude + east / (111_320 * cos(point.latitude * .pi / 180)))
-  }
-
-  /// Where a car crossing the jam is, seconds after it entered: along the path at the true speed
-  /// of each road.
-  struct Timeline {
-    var points: [LatLng] = []
-    var seconds: [Double] = []
-
-    init(_ leg: RouteLeg, _ jam: Jam) {
-      points = leg.geometry
-      seconds = [Double](repeating: 0, count: points.count)
-      for span in leg.spans where span.lastPoint > span.firstPoint {
-        let jammed = jam.roads.contains(TurnGraph.directed(Int(span.edge), reversed: span.reversed))
-        let total = span.freeFlowDuration * (jammed ? jam.slowdown : 1)
-        var metres = [Double]()
-        for k in span.firstPoint..<span.lastPoint { metres.append(points[k].distance(to: points[k + 1])) }
-        let length = max(metres.reduce(0, +), 1e-9)
-        for (j, k) in (span.firstPoint..<span.lastPoint).enumerated() {
-          seconds[k + 1] = seconds[k] + total * metres[j] / length
-        }
-      }
-      for k in 1..<seconds.count where seconds[k] < seconds[k - 1] { seconds[k] = seconds[k - 1] }
-    }
-
-    func position(after elapsed: Double) -> (point: LatLng, arrived: Bool) {
-      guard let last = seconds.last, elapsed < last else { return (points.last!, true) }
-      var k = 0
-      while k + 1 < seconds.count && seconds[k + 1] <= elapsed { k += 1 }
-      let span = seconds[k + 1] - seconds[k]
-      let share = span > 0 ? (elapsed - seconds[k]) / span : 0
-      let a = points[k]
-      let b = points[k + 1]
-      return (
-        LatLng(
-          latitude: a.latitude + (b.latitude - a.latitude) * share,
-          longitude: a.longitude + (b.longitude - a.longitude) * share), false
-      )
-    }
   }
 }
