@@ -8,6 +8,8 @@
 # the answers only one engine gives (by the other's error code), and the median /route latency
 # over HTTP against OSRM's.
 #   dev/routing-agreement.sh [PAIRS=300]
+# ONLY=NAME,… runs only those extracts (e.g. ONLY=monaco,adelaide-cbd); ARGS="…" goes to the
+# comparison (e.g. ARGS="--maneuver-diffs 10 --steps-shown 5" lists where guidance differs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS="${1:-300}"
@@ -47,6 +49,7 @@ echo
 first=--header
 for entry in "${EXTRACTS[@]}"; do
   name=${entry%%=*}; pbf=${entry#*=}
+  if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
   "$FLEETD" graph build --osm "$pbf" --out "$WORK/$name.graph" >/dev/null
   rm -rf "$WORK/data"
   "$FLEETD" serve --data-dir "$WORK/data" --graph "$WORK/$name.graph" --grpc-port 50488 --http-port 18488 \
@@ -57,7 +60,7 @@ for entry in "${EXTRACTS[@]}"; do
   extra=()
   [ "$name" = monaco ] && extra=(--requests "$PWD/data/monaco.requests")
   "$BENCH" --name "$name" --osm "$pbf" --osrm "$osrm" --fleetkit http://127.0.0.1:18488 --pairs "$PAIRS" \
-    ${extra[@]+"${extra[@]}"} $first
+    ${extra[@]+"${extra[@]}"} $first ${ARGS:-}
   first=
   kill $PID; wait $PID 2>/dev/null || true; PID=
   "$PEER" stop 5088

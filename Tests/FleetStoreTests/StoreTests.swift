@@ -348,8 +348,10 @@ struct PostgresStoreTests {
     let migrations = try await cluster.psql(
       "SELECT identifier FROM fleetkit_migrations ORDER BY identifier", database: database)
     #expect(
+      // Sorted as text: v10 comes after v1.
       migrations.split(separator: "\n") == [
-        "v1", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets", "v7: webhooks",
+        "v1", "v10: traffic profile", "v2: api keys", "v3: rides", "v4: change log", "v5: binary rows", "v6: secrets",
+        "v7: webhooks",
         "v8: tombstone times", "v9: deliveries",
       ])
   }

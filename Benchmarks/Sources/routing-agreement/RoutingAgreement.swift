@@ -27,7 +27,9 @@ struct RoutingAgreement: AsyncParsableCommand {
   @Option var seed: UInt64 = 1
   @Option(help: "Also these queries (OSRM route URLs, one per line).") var requests: String?
   @Option(help: "Print this many of the pairs that disagree most.") var worst = 5
-  @Option(help: "Print this many routes whose steps differ.") var stepsShown = 0
+  @Option(help: "Print this many routes whose maneuvers differ.") var stepsShown = 0
+  @Option(help: "Print the this many most frequent first differences between maneuver sequences.")
+  var maneuverDiffs = 0
   @Flag(help: "Print the table's header first.") var header = false
 
   func run() async throws {
@@ -64,7 +66,23 @@ struct RoutingAgreement: AsyncParsableCommand {
       print("  \(name) differs: \(c.describe)")
     }
     for c in results.filter({ $0.ours.ok != $0.theirs.ok }).prefix(worst) { print("  \(name) one only: \(c.describe)") }
-    for c in results.filter({ $0.steps.map { $0.ours != $0.theirs } ?? false }).prefix(stepsShown) {
+    let differing = results.filter { c in c.steps.map { $0.ours.map(\.maneuver) != $0.theirs.map(\.maneuver) } ?? false
+    }
+    if maneuverDiffs > 0 {
+      // Where each differing sequence first parts: FleetKit's maneuver against OSRM's there.
+      var firsts: [String: Int] = [:]
+      for c in differing {
+        let (ours, theirs) = (c.steps!.ours, c.steps!.theirs)
+        let i = zip(ours, theirs).firstIndex { $0.maneuver != $1.maneuver } ?? min(ours.count, theirs.count)
+        let mine = i < ours.count ? ours[i].maneuver : "(none)"
+        let osrm = i < theirs.count ? theirs[i].maneuver : "(none)"
+        firsts["FleetKit \(mine) / OSRM \(osrm)", default: 0] += 1
+      }
+      for (key, count) in firsts.sorted(by: { $0.value > $1.value }).prefix(maneuverDiffs) {
+        print("  \(name) first difference ×\(count): \(key)")
+      }
+    }
+    for c in differing.prefix(stepsShown) {
       print(
         String(
           format: "  %@ steps differ: %.6f,%.6f → %.6f,%.6f", name, c.from.latitude, c.from.longitude, c.to.latitude,
@@ -138,6 +156,8 @@ struct Step: Equatable, CustomStringConvertible {
   var name: String
   /// What the comparison counts: the maneuver's type and the road's name.
   var key: String { "\(type): \(name)" }
+  /// The maneuver alone, as the guidance target compares it.
+  var maneuver: String { "\(type) \(modifier)" }
   var description: String { "\(type)\(modifier.isEmpty ? "" : " " + modifier): \(name)" }
 
   /// How many steps of `theirs` appear in `ours` in the same order (longest common subsequence
@@ -206,6 +226,8 @@ struct Summary {
   /// OSRM's steps over all of them, and how many of those FleetKit gives in the same order.
   var stepRoutes = 0
   var stepRoutesMatching = 0
+  /// Routes whose maneuvers all match by (type, modifier): the issue's guidance target.
+  var maneuverRoutesMatching = 0
   var osrmSteps = 0
   var stepsMatched = 0
 
@@ -226,6 +248,7 @@ struct Summary {
       if let steps = c.steps {
         stepRoutes += 1
         if steps.ours.map(\.key) == steps.theirs.map(\.key) { stepRoutesMatching += 1 }
+        if steps.ours.map(\.maneuver) == steps.theirs.map(\.maneuver) { maneuverRoutesMatching += 1 }
         osrmSteps += steps.theirs.count
         stepsMatched += Step.matched(steps.ours, steps.theirs)
       }
@@ -243,8 +266,8 @@ struct Summary {
   }
 
   static let header = """
-    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same steps | OSRM's steps matched |
-    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same (type, modifier) sequence | routes with the same steps | OSRM's steps matched |
+    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
     """
 
   func row(name: String) -> String {
@@ -253,7 +276,7 @@ struct Summary {
       counts.isEmpty ? "0" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
     return
-      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) |"
+      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(maneuverRoutesMatching, stepRoutes)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) |"
   }
 }
 

@@ -16,7 +16,8 @@ struct TrafficBench: AsyncParsableCommand {
   @Option(help: "Route queries timed, idle and during customizations.") var queries = 2000
 
   func run() async throws {
-    print("| extract | directed roads | customization median / max s | route p50 / p99 ms idle | during customization |")
+    print(
+      "| extract | directed roads | customization median / max s | route p50 / p99 ms idle | during customization |")
     print("| --- | ---: | ---: | ---: | ---: |")
     var simulations: [(String, CongestionSimulation.Jam?, Int, [CongestionSimulation.Cycle])] = []
     for path in extracts {
@@ -70,7 +71,9 @@ struct TrafficBench: AsyncParsableCommand {
       }
     }
     print()
-    print("| extract | jam | probes | cycle | slowed roads | customization s | on the best route | jam metres driven | ETA error mean / max |")
+    print(
+      "| extract | jam | probes | cycle | slowed roads | customization s | on the best route | jam metres driven | ETA error mean / max |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for (name, jam, probes, cycles) in simulations {
       guard let jam else {
