@@ -7,7 +7,21 @@
 #   dev/traffic-bench.sh [PBF…] (default: data/monaco.osm.pbf and every city in ../shared/data/cities)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ $# -eq 0 ]; then set -- data/monaco.osm.pbf ../shared/data/cities/*.osm.pbf; fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+if [ $# -eq 0 ]; then
+  set -- data/monaco.osm.pbf ../shared/data/cities/*.osm.pbf
+  # And cuts of our own, as dev/routing-agreement.sh makes them (osmium, when installed).
+  if command -v osmium >/dev/null; then
+    for cut in "adelaide-cbd ../shared/data/cities/adelaide.osm.pbf 138.57,-34.95,138.63,-34.90" \
+      "vaduz-cut ../shared/data/cities/liechtenstein.osm.pbf 9.50,47.12,9.56,47.17"; do
+      read -r name source box <<<"$cut"
+      [ -f "$source" ] || continue
+      osmium extract -s simple -b "$box" "$source" -o "$WORK/$name.osm.pbf" --overwrite --no-progress
+      set -- "$@" "$WORK/$name.osm.pbf"
+    done
+  fi
+fi
 EXTRACTS=()
 for pbf in "$@"; do EXTRACTS+=("$(realpath "$pbf")"); done
 cd Benchmarks

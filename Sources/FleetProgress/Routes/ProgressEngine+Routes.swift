@@ -34,7 +34,7 @@ extension ProgressEngine {
     if var plan = nav.plan, plan.waypoints == waypoints {
       if let projection = plan.project(fix.point, tolerance: tolerance) {
         if projection.along > plan.offset {
-          learn(plan: plan, from: nav.lastFix, to: fix, offset: projection.along)
+          learn(plan: plan, from: nav.lastFix, to: fix, at: projection)
           plan.offset = projection.along
         }
         nav.plan = plan
@@ -79,12 +79,26 @@ extension ProgressEngine {
   }
 
   /// Teaches the traffic model the speed driven from the last fix to this one along the plan.
-  func learn(plan: PlannedRoute, from previous: VehicleTrace.Fix?, to fix: VehicleTrace.Fix, offset: Double) {
+  func learn(
+    plan: PlannedRoute, from previous: VehicleTrace.Fix?, to fix: VehicleTrace.Fix,
+    at projection: MeasuredPath.Projection
+  ) {
     guard configuration.learnsTraffic, let previous, let leg = plan.legs.first else { return }
     let seconds = fix.time.timeIntervalSince(previous.time)
     guard seconds > 0, seconds <= configuration.longestObservation else { return }
     // Waiting at a stop is not congestion.
-    guard leg.distance - offset > configuration.waypointQuietZone else { return }
-    traffic.observe(plan.spansDriven(from: plan.offset, to: offset), seconds: seconds, at: fix.time)
+    guard leg.distance - projection.along > configuration.waypointQuietZone else { return }
+    // A car that kept to another road where its plan turns off is near the plan, but nearer to
+    // its own road: what it drove there says nothing about the plan's roads.
+    if projection.distance > Self.onPlanDistance,
+      let nearest = try? routing.nearest(fix.point).first,
+      nearest.distance + Self.onPlanDistance < projection.distance
+    {
+      return
+    }
+    traffic.observe(plan.spansDriven(from: plan.offset, to: projection.along), seconds: seconds, at: fix.time)
   }
+
+  /// A fix this near its plan is on it without asking which road is nearest.
+  static let onPlanDistance = 5.0
 }
