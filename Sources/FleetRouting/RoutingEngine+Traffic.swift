@@ -21,8 +21,9 @@ public protocol TrafficProfiles: Sendable {
   func slowdowns(bin: Int) -> RoadSlowdowns
 }
 
-/// The metrics queries read: free flow, the current traffic, and those made for exclusions and
-/// for departures at other times, swapped whole so that a query never waits for a customization.
+/// The metrics queries read: the current traffic's, swapped whole so that a query never waits
+/// for a customization, and those made on demand for free flow, exclusions and departures at
+/// other times.
 struct TrafficMetrics: Sendable {
   /// What a metric was customized from.
   enum Base: Hashable {
@@ -51,20 +52,24 @@ extension RoutingEngine {
   /// learned since (one time-of-day bin).
   public static let departureMetricLifetime: TimeInterval = 15 * 60
   /// At most this many metrics customized on demand are kept (each is as large as the current one).
-  static let onDemandMetricLimit = 3
+  static let onDemandMetricLimit = 2
 
   /// Customizes the hierarchy with `slowdowns` and makes it the current metric. Takes about as
   /// long as building the metric at load (see docs/benchmarks.md); queries meanwhile read the
   /// previous one, so call it off the threads that answer requests.
   public func customize(_ slowdowns: RoadSlowdowns) {
-    let metric = CustomizedCCH(cch: freeFlow.cch, graph: turns, network: network, slowdowns: slowdowns)
+    let metric = CustomizedCCH(cch: hierarchy, graph: turns, network: network, slowdowns: slowdowns)
     metrics.withLock { state in
       state.current = metric
       state.generation += 1
       let generation = state.generation
       state.onDemand = state.onDemand.filter { key, _ in
-        if case .current(let made) = key.base { return made == generation }
-        return true
+        switch key.base {
+        case .current(let made): return made == generation
+        // Free flow is the current metric again while nothing is slowed.
+        case .freeFlow: return !slowdowns.isFreeFlow
+        case .departure: return true
+        }
       }
     }
   }
@@ -89,44 +94,50 @@ extension RoutingEngine {
   /// The current metric.
   var customized: CustomizedCCH { metrics.withLock { $0.current } }
 
-  /// The metric a query with `timing` and `excluding` reads: made on first use and kept for
-  /// exclusions and other departure times.
+  /// The metric a query with `timing` and `excluding` reads. Only the current metric stays
+  /// resident (on a metro area each is about 150 MB); free flow while traffic has slowed
+  /// nothing is the current one, and every other metric is customized on first use and kept
+  /// among the last `onDemandMetricLimit` made (a departure's for one bin's length).
   func metric(_ timing: TrafficTiming = .current, excluding: RoadClasses = [], now: Date = Date()) -> CustomizedCCH {
-    let (base, known, slowdowns, profiles) = metrics.withLock {
-      state -> (TrafficMetrics.Base, CustomizedCCH?, RoadSlowdowns?, (any TrafficProfiles)?) in
-      let base = self.base(timing, state, now: now)
-      switch base {
-      case .freeFlow: return (base, excluding.isEmpty ? freeFlow : nil, .freeFlow, nil)
-      case .current: return (base, excluding.isEmpty ? state.current : nil, state.current.slowdowns, nil)
-      case .departure:
-        if let known = state.onDemand[TrafficMetrics.Key(base: base, excluding: excluding)],
-          now.timeIntervalSince(known.made) <= Self.departureMetricLifetime
-        {
-          return (base, known.metric, nil, nil)
-        }
-        return (base, nil, nil, state.profiles)
+    let (key, known, profiles, current) = metrics.withLock {
+      state -> (TrafficMetrics.Key, CustomizedCCH?, (any TrafficProfiles)?, RoadSlowdowns) in
+      let key = TrafficMetrics.Key(base: self.base(timing, state, now: now), excluding: excluding)
+      switch key.base {
+      case .current where excluding.isEmpty: return (key, state.current, nil, state.current.slowdowns)
+      case .freeFlow where excluding.isEmpty && state.current.slowdowns.isFreeFlow:
+        return (key, state.current, nil, state.current.slowdowns)
+      default: break
       }
+      if let known = state.onDemand[key] {
+        let expired: Bool
+        if case .departure = key.base {
+          expired = now.timeIntervalSince(known.made) > Self.departureMetricLifetime
+        } else {
+          expired = false
+        }
+        if !expired { return (key, known.metric, nil, state.current.slowdowns) }
+      }
+      return (key, nil, state.profiles, state.current.slowdowns)
     }
     if let known { return known }
-    if case .departure = base {} else if let made = metrics.withLock({
-      $0.onDemand[TrafficMetrics.Key(base: base, excluding: excluding)]?.metric
-    }) {
-      return made
-    }
-    var chosen = slowdowns ?? .freeFlow
-    if case .departure(let bin) = base, let profiles {
-      chosen = profiles.slowdowns(bin: bin)
-      if chosen.isFreeFlow && excluding.isEmpty { return freeFlow }
+    let slowdowns: RoadSlowdowns
+    switch key.base {
+    case .freeFlow: slowdowns = .freeFlow
+    case .current: slowdowns = current
+    case .departure(let bin):
+      slowdowns = profiles?.slowdowns(bin: bin) ?? .freeFlow
+      // A bin with nothing learned is free flow: that metric, shared with other such queries.
+      if slowdowns.isFreeFlow { return metric(.freeFlow, excluding: excluding, now: now) }
     }
     let made = CustomizedCCH(
-      cch: freeFlow.cch, graph: turns, network: network, excluding: excluding, slowdowns: chosen)
+      cch: hierarchy, graph: turns, network: network, excluding: excluding, slowdowns: slowdowns)
     metrics.withLock { state in
-      if state.onDemand.count >= Self.onDemandMetricLimit,
+      if state.onDemand[key] == nil, state.onDemand.count >= Self.onDemandMetricLimit,
         let oldest = state.onDemand.min(by: { $0.value.made < $1.value.made })?.key
       {
         state.onDemand[oldest] = nil
       }
-      state.onDemand[TrafficMetrics.Key(base: base, excluding: excluding)] = (made, now)
+      state.onDemand[key] = (made, now)
     }
     return made
   }

@@ -107,8 +107,8 @@ public final class RoutingEngine: Sendable {
   let turns: TurnGraph
   /// The roads at each junction as a driver sees them: turn costs and guidance read them.
   let junctionGeometry: JunctionGeometry
-  /// The hierarchy at free-flow speeds; its topology is every metric's.
-  let freeFlow: CustomizedCCH
+  /// The hierarchy's topology, every metric's.
+  let hierarchy: CCH
   /// The current traffic's metric and those made on demand (`RoutingEngine+Traffic`).
   let metrics: Mutex<TrafficMetrics>
   /// The turn graph's arcs by target, for backward searches (alternative routes).
@@ -133,8 +133,8 @@ public final class RoutingEngine: Sendable {
     self.profile = profile
     junctionGeometry = JunctionGeometry(network: network)
     turns = TurnGraph(network: network, profile: profile, geometry: junctionGeometry)
-    freeFlow = CustomizedCCH(cch: CCH(graph: turns, network: network, order: cchOrder), graph: turns, network: network)
-    metrics = Mutex(TrafficMetrics(current: freeFlow))
+    hierarchy = CCH(graph: turns, network: network, order: cchOrder)
+    metrics = Mutex(TrafficMetrics(current: CustomizedCCH(cch: hierarchy, graph: turns, network: network)))
     incomingArcs = IncomingArcs(turns)
     labels = SearchLabelPool(nodeCount: turns.directedEdgeCount)
     index = SegmentIndex(network: network)

@@ -22,7 +22,7 @@ struct CCHTests {
         }) : .freeFlow
     // A metric of its own: the shared engine's current one stays at free flow for other tests.
     let metric = CustomizedCCH(
-      cch: engine.freeFlow.cch, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
+      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
     let lines = try String(contentsOfFile: MonacoData.monacoRequests, encoding: .utf8).split(separator: "\n")
       .map(String.init)
     // Two thousand searches, Dijkstra's among them: seconds of CPU, on a thread of their own
