@@ -73,7 +73,9 @@ struct RoutingAgreement: AsyncParsableCommand {
       var firsts: [String: Int] = [:]
       for c in differing {
         let (ours, theirs) = (c.steps!.ours, c.steps!.theirs)
-        let i = zip(ours, theirs).firstIndex { $0.maneuver != $1.maneuver } ?? min(ours.count, theirs.count)
+        let i =
+          zip(ours, theirs).enumerated().first { $0.element.0.maneuver != $0.element.1.maneuver }?.offset
+          ?? min(ours.count, theirs.count)
         let mine = i < ours.count ? ours[i].maneuver : "(none)"
         let osrm = i < theirs.count ? theirs[i].maneuver : "(none)"
         firsts["FleetKit \(mine) / OSRM \(osrm)", default: 0] += 1

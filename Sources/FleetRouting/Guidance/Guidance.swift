@@ -308,14 +308,15 @@ struct Guidance {
     pass.announcement = announcement(
       from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
       roads: roads,
-      arrivedBy: a)
+      arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
     return pass
   }
 
   /// What to say at a junction off roundabouts, or nil when the way on goes without saying.
   func announcement(
     from inEdge: RoadEdge, to outEdge: RoadEdge, angle: Double, isUTurn: Bool, route: Int,
-    options: [JunctionGeometry.Turn], view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int
+    options: [JunctionGeometry.Turn], view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int,
+    allowed: [Bool], junction: Int32, leavingReversed: Bool
   ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
     let modifier = RouteStep.Modifier(turnAngle: angle)
     let renamed = Self.requiresNameAnnounced(
@@ -326,14 +327,8 @@ struct Guidance {
     if let ramp = Self.ramp(from: inEdge.roadClass, to: outEdge.roadClass), options.count > 1 || ramp != .onRamp {
       return (ramp, modifier)
     }
-    let keepsName = { (edge: Int) in
-      let next = network.edges[edge]
-      return !Self.requiresNameAnnounced(
-        from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
-        to: (network.names[Int(next.nameIndex)], network.names[Int(next.refIndex)]))
-    }
-    if isObvious(route: route, angle: angle, options: options, roads: roads, arrivedBy: arrivedBy, keepsName: keepsName)
-    {
+    let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy).find()
+    if let obvious, view[obvious].road == route {
       guard renamed else { return nil }
       // Onto a road that goes on both ways from here is a turn, even the obvious one.
       // (OSRM's `isThroughStreet`: a road of the same name leaves nearly opposite the route.)
@@ -345,7 +340,14 @@ struct Guidance {
             && network.edges[roads[other.road].edge].nameIndex == outEdge.nameIndex
             && Self.angularDeviation(other.angle, routeAngle) > 180 - Self.fuzzyAngleDifference
         }
-      return (isThroughStreet ? .turn : .newName, modifier)
+      guard isThroughStreet else { return (.newName, modifier) }
+      // Onto a through street nearly straight on, and on it for a while, is said as straight
+      // (OSRM's `getInstructionForObvious`: within a narrow angle, and the road's next junction
+      // more than twice the collapsing distance away, in a straight line).
+      let far = leavingReversed ? outEdge.from : outEdge.to
+      let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: far))
+      let nearlyStraight = Self.deviation(routeAngle) < Self.narrowTurnAngle && reach > 2 * Self.collapseDistance
+      return (.turn, nearlyStraight ? .straight : modifier)
     }
     if let forkModifier = fork(route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
       return (.fork, forkModifier)
@@ -412,57 +414,6 @@ struct Guidance {
     return position == right ? .slightRight : position == left ? .slightLeft : .straight
   }
 
-  /// The route's way on needs no instruction, by OSRM's `findObviousTurn`: where a way keeps the
-  /// road's name, that way when the others bend clearly more (or are minor roads or ramps);
-  /// elsewhere the straightest way, when set well apart from the others.
-  func isObvious(
-    route: Int, angle: Double, options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int,
-    keepsName: (Int) -> Bool
-  ) -> Bool {
-    let others = options.filter { $0.road != route }
-    if others.isEmpty { return true }
-    let classOf = { (road: Int) in self.network.edges[roads[road].edge].roadClass }
-    let inEdge = network.edges[roads[arrivedBy].edge]
-    let (inClass, routeClass) = (inEdge.roadClass, classOf(route))
-    let deviation = Self.deviation(angle)
-    let isNamed = inEdge.nameIndex != 0 || inEdge.refIndex != 0
-    let continuing = isNamed ? options.filter { keepsName(roads[$0.road].edge) } : []
-    if let best = continuing.min(by: { Self.deviation($0.angle) < Self.deviation($1.angle) }) {
-      let bestDeviation = Self.deviation(best.angle)
-      if best.road == route {
-        if deviation < 1 { return true }
-        for other in others {
-          if Self.isObviousByRoadClass(from: inClass, route: routeClass, over: classOf(other.road)) { continue }
-          if classOf(other.road).isRamp && deviation < Self.groupAngle { continue }
-          let otherDeviation = Self.deviation(other.angle)
-          if otherDeviation < Self.fuzzyAngleDifference { return false }
-          let ratio = otherDeviation / deviation
-          if ratio < Self.distinctionRatio / 1.5 { return false }
-          if keepsName(roads[other.road].edge) && ratio < 1.5 * Self.distinctionRatio { return false }
-        }
-        return true
-      }
-      // Another way keeps the name: the route is obvious only if that one is a minor road bending
-      // more, or turns off sharply while the route goes straight on.
-      let straightest = options.min { Self.deviation($0.angle) < Self.deviation($1.angle) }!
-      let continueIsWeaker =
-        Self.priority(classOf(best.road)) > Self.priority(classOf(straightest.road)) && bestDeviation > deviation
-      let continueTurnsOff = bestDeviation >= 2 * Self.narrowTurnAngle && deviation <= Self.fuzzyAngleDifference
-      guard continueIsWeaker || continueTurnsOff else { return false }
-    }
-    // The straightest way on, apart from its neighbours (minor roads off a major one aside).
-    guard options.min(by: { Self.deviation($0.angle) < Self.deviation($1.angle) })?.road == route,
-      deviation < Self.groupAngle
-    else { return false }
-    let rivals = others.filter { !(!routeClass.isLowPriority && classOf($0.road).isLowPriority) }
-    if deviation < 3 && rivals.allSatisfy({ Self.deviation($0.angle) > Self.fuzzyAngleDifference }) { return true }
-    return rivals.allSatisfy { other in
-      let otherDeviation = Self.deviation(other.angle)
-      return otherDeviation / max(deviation, 1) >= Self.distinctionRatio
-        || otherDeviation - deviation > Self.fuzzyAngleDifference
-    }
-  }
-
   static func deviation(_ angle: Double) -> Double { abs(180 - angle) }
 
   static func angularDeviation(_ a: Double, _ b: Double) -> Double {
@@ -483,11 +434,13 @@ struct Guidance {
     case .secondaryLink: 7
     case .tertiary: 8
     case .tertiaryLink: 9
-    case .unclassified, .residential: 11
-    case .livingStreet, .service: 12
-    case .other: 15
+    case .residential: 10
+    case .livingStreet: 11
+    case .service: 12
+    case .unclassified: 15
     case .track: 16
     case .footPath: 18
+    case .other: 31
     }
   }
 

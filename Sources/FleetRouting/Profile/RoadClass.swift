@@ -31,6 +31,9 @@ public enum RoadClass: UInt8, Sendable, Hashable, Codable, CaseIterable {
   /// Service roads, tracks and the like: drawn so loosely that only their first metres count.
   var isLowPriority: Bool { self == .service || self == .other || self == .track || self == .footPath }
 
+  /// A link road of any class (OSRM's link class).
+  var isLink: Bool { [.motorwayLink, .trunkLink, .primaryLink, .secondaryLink, .tertiaryLink].contains(self) }
+
   /// A slip road onto or off a motorway or trunk road (OSRM's ramp class).
   var isRamp: Bool { self == .motorwayLink || self == .trunkLink }
 
