@@ -126,10 +126,15 @@ struct Guidance {
           weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections))
     }
     steps = Self.withoutShortNameChanges(Self.collapsed(steps))
-    // A road only just turned onto does not end: that is a turn (OSRM's two-intersection minimum).
+    // A road only just turned onto does not end: that is a turn, or a continue on the same road
+    // (OSRM's two-intersection minimum, post_processing.cpp).
     for i in steps.indices.dropFirst()
     where steps[i].maneuver.kind == .endOfRoad && steps[i - 1].intersections.count < 2 {
-      steps[i].maneuver.kind = .turn
+      let sameName =
+        !(steps[i].name.isEmpty && steps[i].ref.isEmpty)
+        && !Self.requiresNameAnnounced(
+          from: (steps[i - 1].name, steps[i - 1].ref), to: (steps[i].name, steps[i].ref))
+      steps[i].maneuver.kind = sameName ? .continue : .turn
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
@@ -241,7 +246,10 @@ struct Guidance {
       if roads.count > 3 { simpleExits = false }
       for road in roads where !network.edges[road.edge].isRoundabout {
         joiningNames.insert(network.edges[road.edge].nameIndex)
-        exitBearings.append(road.perceivedBearing)
+      }
+      // OSRM takes one way off the ring per exit: the first it finds.
+      if roads.count > 2, let off = roads.first(where: { !network.edges[$0.edge].isRoundabout }) {
+        exitBearings.append(off.perceivedBearing)
       }
       if junction == start { break }
       guard
@@ -258,10 +266,12 @@ struct Guidance {
     {
       return .rotary
     }
-    // Looks like an intersection: at most four simple ways off it, well apart.
+    // Looks like an intersection: at most four simple ways off it, no two within a narrow
+    // angle of each other (OSRM's `qualifiesAsRoundaboutIntersection`, which compares the last
+    // bearing with the first without going round).
     let sorted = exitBearings.sorted()
-    let apart = zip(sorted, sorted.dropFirst() + sorted.prefix(1).map { $0 + 360 }).allSatisfy {
-      $1 - $0 >= Self.groupAngle
+    let apart = sorted.indices.allSatisfy { i in
+      abs(sorted[(i + 1) % sorted.count] - sorted[i]) > Self.narrowTurnAngle
     }
     if !circular && exits.count <= 4 && simpleExits && apart && radius < Self.roundaboutTurnRadius {
       return .roundaboutTurn
