@@ -340,14 +340,16 @@ struct Guidance {
     let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy).find()
     if let obvious, view[obvious].road == route {
       guard renamed else { return nil }
-      // Onto a road that goes on both ways from here is a turn, even the obvious one.
-      // (OSRM's `isThroughStreet`: a road of the same name leaves nearly opposite the route.)
+      // Onto a road that goes on both ways from here is a turn, even the obvious one (OSRM's
+      // `isThroughStreet`: the same name and class, lanes included, leaving nearly opposite).
       let routeAngle = view.first { $0.road == route }?.angle ?? angle
       let isThroughStreet =
-        outEdge.nameIndex != 0
+        !(outEdge.nameIndex == 0 && outEdge.refIndex == 0)
         && view.contains { other in
-          other.road != route && other.road != arrivedBy
-            && network.edges[roads[other.road].edge].nameIndex == outEdge.nameIndex
+          let otherEdge = network.edges[roads[other.road].edge]
+          return other.road != route && other.road != arrivedBy
+            && otherEdge.nameIndex == outEdge.nameIndex && otherEdge.refIndex == outEdge.refIndex
+            && otherEdge.roadClass == outEdge.roadClass && otherEdge.lanes == outEdge.lanes
             && Self.angularDeviation(other.angle, routeAngle) > 180 - Self.fuzzyAngleDifference
         }
       guard isThroughStreet else { return (.newName, modifier) }
@@ -359,7 +361,36 @@ struct Guidance {
       let nearlyStraight = Self.deviation(routeAngle) < Self.narrowTurnAngle && reach > 2 * Self.collapseDistance
       return (.turn, nearlyStraight ? .straight : modifier)
     }
+    let named = { (edge: RoadEdge) in edge.nameIndex != 0 || edge.refIndex != 0 }
+    // Continuing is staying on a named road; between unnamed roads every turn is a turn.
+    let basicKind: RouteStep.Kind = !renamed && named(inEdge) && named(outEdge) ? .continue : .turn
+    if let obvious {
+      // Another way on is the obvious one: this is a plain turn off it, never a fork or an end
+      // of road (OSRM's `handleThreeWayTurn` and `handleComplexTurn`). Both nearly straight:
+      // the route is the slight one on its side.
+      var direction = modifier
+      if direction == .straight, view.count == 3, RouteStep.Modifier(turnAngle: view[obvious].angle) == .straight {
+        direction = obvious == 1 ? .slightLeft : .slightRight
+      }
+      return (basicKind, direction)
+    }
     if let forkModifier = fork(route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
+      // Of two ways on, one all but straight and the same road, the other bending away: the
+      // straight one goes without saying and the other is a plain turn or continue (OSRM's
+      // `assignFork`).
+      let enterable = Set(options.map(\.road))
+      let members = view.filter { $0.road != arrivedBy && enterable.contains($0.road) }
+      if members.count == 2, let straight = members.first(where: { Self.deviation($0.angle) < Self.noTurnDeviation }),
+        let bending = members.first(where: { $0.road != straight.road }),
+        Self.deviation(bending.angle) > Self.fuzzyAngleDifference,
+        !Self.requiresAnnouncement(from: inEdge, to: network.edges[roads[straight.road].edge])
+      {
+        guard bending.road == route else { return nil }
+        let keepsName =
+          !(inEdge.nameIndex == 0 && inEdge.refIndex == 0) && !(outEdge.nameIndex == 0 && outEdge.refIndex == 0)
+          && !renamed
+        return (keepsName ? .continue : .turn, bending.angle > 180 ? .slightLeft : .slightRight)
+      }
       return (.fork, forkModifier)
     }
     // The end of a road: a T, the two ways on near right angles to either side (OSRM's
@@ -370,9 +401,18 @@ struct Guidance {
     {
       return (.endOfRoad, modifier)
     }
-    // Continuing is staying on a named road; between unnamed roads every turn is a turn.
-    let named = { (edge: RoadEdge) in edge.nameIndex != 0 || edge.refIndex != 0 }
-    return (!renamed && named(inEdge) && named(outEdge) ? .continue : .turn, modifier)
+    return (basicKind, modifier)
+  }
+
+  /// OSRM's `MAXIMAL_ALLOWED_NO_TURN_DEVIATION`: this close to straight on is no turn at all.
+  static let noTurnDeviation = 3.0
+
+  /// Whether going from one road onto another is more than driving on (OSRM's
+  /// `requiresAnnouncement`: another class, a one-way change, or names that do not combine).
+  static func requiresAnnouncement(from a: RoadEdge, to b: RoadEdge) -> Bool {
+    a.roadClass != b.roadClass || a.isRoundabout != b.isRoundabout || a.nameIndex != b.nameIndex
+      || a.refIndex != b.refIndex
+      || ((a.forward == nil) != (a.backward == nil)) != ((b.forward == nil) != (b.backward == nil))
   }
 
   /// The route's side at a fork, as OSRM finds forks: two or three ways on near straight ahead,
