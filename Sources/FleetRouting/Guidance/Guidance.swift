@@ -157,29 +157,43 @@ struct Guidance {
     return steps
   }
 
-  /// Steps this short are one maneuver with the next, as OSRM collapses them: turning onto a
-  /// road only to leave it a few metres on is said as one turn.
+  /// Steps this short, with no intersection along them, are one maneuver with the next in the
+  /// cases OSRM collapses (collapse_scenario_detection.cpp): a name change or a straight turn
+  /// just before a maneuver, and two turns that together turn back onto the road they left.
   static let collapseDistance = 30.0
 
   static func collapsed(_ steps: [RouteStep]) -> [RouteStep] {
     let followers: Set<RouteStep.Kind> = [.newName, .turn, .continue, .fork, .endOfRoad, .notification]
-    let leaders: Set<RouteStep.Kind> = [
-      .newName, .turn, .continue, .fork, .endOfRoad, .notification, .onRamp, .offRamp, .merge,
-    ]
     var result: [RouteStep] = []
     for step in steps {
-      guard var last = result.last, leaders.contains(last.maneuver.kind), last.distance < collapseDistance,
-        followers.contains(step.maneuver.kind), step.maneuver.modifier != .uturn
+      guard var last = result.last, last.distance <= collapseDistance, last.intersections.count <= 1,
+        followers.contains(step.maneuver.kind)
       else {
         result.append(step)
         continue
       }
-      if last.maneuver.kind == .newName || last.maneuver.kind == .notification {
+      let kind = last.maneuver.kind
+      let isNameChange =
+        kind == .newName || kind == .notification
+        || ((kind == .turn || kind == .continue) && last.maneuver.modifier == .straight)
+      let turnsBack =
+        [.turn, .continue, .endOfRoad].contains(kind)
+        && Self.bearingsAreReversed(Double(last.maneuver.bearingBefore), Double(step.maneuver.bearingAfter))
+        && result.count >= 2
+        && !Self.requiresNameAnnounced(
+          from: (result[result.count - 2].name, result[result.count - 2].ref), to: (step.name, step.ref))
+      if isNameChange && step.maneuver.modifier != .uturn {
         last.maneuver.kind = step.maneuver.kind
-      }
-      if last.maneuver.kind != .fork {
-        last.maneuver.modifier = RouteStep.Modifier(
-          turnAngle: Geo.angleBetween(Double(last.maneuver.bearingBefore), Double(step.maneuver.bearingAfter)))
+        if last.maneuver.kind != .fork {
+          last.maneuver.modifier = RouteStep.Modifier(
+            turnAngle: Geo.angleBetween(Double(last.maneuver.bearingBefore), Double(step.maneuver.bearingAfter)))
+        }
+      } else if turnsBack {
+        last.maneuver.kind = .continue
+        last.maneuver.modifier = .uturn
+      } else {
+        result.append(step)
+        continue
       }
       last.name = step.name
       last.ref = step.ref
@@ -189,6 +203,12 @@ struct Guidance {
       result[result.count - 1] = last
     }
     return result
+  }
+
+  /// OSRM's `bearingsAreReversed`: leaving nearly opposite the way one came.
+  static func bearingsAreReversed(_ bearingIn: Double, _ bearingOut: Double) -> Bool {
+    let leftTurnAngle = bearingOut <= bearingIn ? bearingIn - bearingOut : bearingIn + 360 - bearingOut
+    return abs(leftTurnAngle - 180) <= 35
   }
 
   /// A new name is not said when the road had that name already, or when it lasts less than
