@@ -106,7 +106,13 @@ struct Guidance {
         intersections.append(departure(points: points, span: firstSpan))
       }
       for k in start.span..<endSpan {
-        guard let pass = passes[k], pass.isIntersection || k == start.span else { continue }
+        // Junctions of three roads or more, and joints where the road changes (OSRM keeps
+        // those nodes in its compressed graph and lists them as two-road intersections).
+        guard let pass = passes[k],
+          pass.isIntersection || k == start.span
+            || Self.requiresAnnouncement(
+              from: network.edges[Int(spans[k - 1].edge)], to: network.edges[Int(spans[k].edge)])
+        else { continue }
         intersections.append(pass.intersection)
       }
       let location = points[first]
@@ -166,7 +172,10 @@ struct Guidance {
     let followers: Set<RouteStep.Kind> = [.newName, .turn, .continue, .fork, .endOfRoad, .notification]
     var result: [RouteStep] = []
     for step in steps {
-      guard var last = result.last, last.distance <= collapseDistance, last.intersections.count <= 1,
+      // Undisturbed: no junction of three roads or more along it (OSRM's
+      // `noIntermediaryIntersections`).
+      guard var last = result.last, last.distance <= collapseDistance,
+        last.intersections.dropFirst().allSatisfy({ $0.bearings.count == 2 }),
         followers.contains(step.maneuver.kind)
       else {
         result.append(step)
