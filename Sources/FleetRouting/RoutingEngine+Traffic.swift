@@ -77,9 +77,6 @@ extension RoutingEngine {
   /// The slowdowns the current metric was customized with.
   public var currentSlowdowns: RoadSlowdowns { metrics.withLock { $0.current.slowdowns } }
 
-  /// How many times the current metric has been customized since the engine was built.
-  public var trafficGeneration: Int { metrics.withLock { $0.generation } }
-
   /// Where departures at other times find their traffic.
   public func useTrafficProfiles(_ profiles: any TrafficProfiles) {
     metrics.withLock { state in
