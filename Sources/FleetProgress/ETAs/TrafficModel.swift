@@ -94,14 +94,11 @@ public final class TrafficModel: Sendable {
   /// `RoadSlowdowns`' resolution of free flow. Free flow itself when no road is slowed.
   public func slowdowns(at now: Date, roads: Int) -> RoadSlowdowns {
     let learned = speeds.withLock { $0 }
-    var factors: [Float]?
-    for (key, learned) in learned where key >= 0 && key < roads && learned.freeFlow > 0 {
-      let factor = Float(learned.freeFlow * secondsPerMetre(learned, freeFlow: learned.freeFlow, at: now))
-      guard factor > 1 + RoadSlowdowns.resolution else { continue }
-      if factors == nil { factors = [Float](repeating: 1, count: roads) }
-      factors![Int(key)] = factor
-    }
-    return factors.map(RoadSlowdowns.init(factors:)) ?? .freeFlow
+    return RoadSlowdowns(
+      roads: roads,
+      slowed: learned.lazy.filter { $0.value.freeFlow > 0 }.map { key, learned in
+        (Int(key), Float(learned.freeFlow * self.secondsPerMetre(learned, freeFlow: learned.freeFlow, at: now)))
+      })
   }
 
   /// Below this share of free-flow speed a road is SLOW, below the next a TRAFFIC_JAM.

@@ -77,12 +77,7 @@ public final class WeeklyTraffic: TrafficProfiles {
 
   public func slowdowns(bin: Int) -> RoadSlowdowns {
     let entries = state.withLock { $0.bins[bin] ?? [:] }
-    var factors: [Float]?
-    for (road, entry) in entries where entry.slowdown > 1 + RoadSlowdowns.resolution {
-      if factors == nil { factors = [Float](repeating: 1, count: roads) }
-      factors![Int(road)] = entry.slowdown
-    }
-    return factors.map(RoadSlowdowns.init(factors:)) ?? .freeFlow
+    return RoadSlowdowns(roads: roads, slowed: entries.lazy.map { (Int($0.key), $0.value.slowdown) })
   }
 
   /// Entries learned, over every bin.

@@ -6,6 +6,17 @@ public struct RoadSlowdowns: Sendable, Hashable {
 
   public init(factors: [Float]) { self.factors = factors }
 
+  /// The slowdowns of `roads` directed roads from those learned slow: each one's factor where
+  /// it is beyond `resolution`, 1 elsewhere; free flow when none is.
+  public init(roads: Int, slowed: some Sequence<(road: Int, factor: Float)>) {
+    var factors: [Float] = []
+    for (road, factor) in slowed where road >= 0 && road < roads && factor > 1 + Self.resolution {
+      if factors.isEmpty { factors = [Float](repeating: 1, count: roads) }
+      factors[road] = factor
+    }
+    self.factors = factors
+  }
+
   /// Every road at its free-flow speed.
   public static let freeFlow = RoadSlowdowns(factors: [])
 
