@@ -27,6 +27,9 @@ struct Guidance {
     /// Whether a driver sees an intersection here (three roads or more), not a mere joint.
     var isIntersection: Bool
     var announcement: (kind: RouteStep.Kind, modifier: RouteStep.Modifier)?
+    /// Whether OSRM keeps a silent step here when nothing is announced (its `Suppressed`, not
+    /// `NoTurn`): at intersections, and at joints where the road's classes change.
+    var keepsSilentStep: Bool
     /// The route's OSRM turn angle here.
     var angle: Double
     /// Roads other than the route's own that could be driven onto from the road arrived by.
@@ -40,9 +43,12 @@ struct Guidance {
 
     // Where steps begin (span index) and what they announce.
     // Roundabout steps also keep the span they leave the roundabout by, which names them.
-    var starts: [(span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?)] = [
-      (0, .depart, sideModifier(asked: origin, snapped: points[0], road: points[1], arriving: false), nil, nil)
-    ]
+    var starts:
+      [(
+        span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?, silent: Bool
+      )] = [
+        (0, .depart, sideModifier(asked: origin, snapped: points[0], road: points[1], arriving: false), nil, nil, false)
+      ]
     var passes: [Int: JunctionPass] = [:]
     // The roundabout being driven round: its entry step, exits passed, and the bearing entered at.
     var roundabout: (step: Int, exits: Int, entryBearing: Double)?
@@ -55,7 +61,7 @@ struct Guidance {
       switch (inEdge.isRoundabout, outEdge.isRoundabout) {
       case (false, true):
         let kind = roundaboutKind(entering: TurnGraph.directed(Int(spans[k + 1].edge), reversed: spans[k + 1].reversed))
-        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil))
+        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false))
         roundabout = (starts.count - 1, 0, before)
         pass.announcement = nil
       case (true, true):
@@ -78,17 +84,19 @@ struct Guidance {
           }
         }
         roundabout = nil
-        if let exitKind { starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil)) }
+        if let exitKind { starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false)) }
         pass.announcement = nil
       case (false, false):
         if let announcement = pass.announcement {
-          starts.append((k + 1, announcement.kind, announcement.modifier, nil, nil))
+          starts.append((k + 1, announcement.kind, announcement.modifier, nil, nil, false))
+        } else if pass.keepsSilentStep {
+          starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, true))
         }
       }
       passes[k + 1] = pass
     }
 
-    var steps: [RouteStep] = []
+    var drafts: [StepCollapsing.Draft] = []
     for (n, start) in starts.enumerated() {
       let endSpan = n + 1 < starts.count ? starts[n + 1].span : spans.count
       let stepSpans = spans[start.span..<endSpan]
@@ -105,114 +113,60 @@ struct Guidance {
       if start.span == 0 {
         intersections.append(departure(points: points, span: firstSpan))
       }
+      // A step lists the junction it begins at; those passed silently join it as their steps
+      // merge into it (OSRM's `ElongateBy`). Round a roundabout: its junctions and the joints
+      // where the road changes.
+      let isRoundabout = [.roundabout, .rotary, .roundaboutTurn].contains(start.kind)
       for k in start.span..<endSpan {
-        // Junctions of three roads or more, and joints where the road changes (OSRM keeps
-        // those nodes in its compressed graph and lists them as two-road intersections).
         guard let pass = passes[k],
-          pass.isIntersection || k == start.span
-            || Self.requiresAnnouncement(
-              from: network.edges[Int(spans[k - 1].edge)], to: network.edges[Int(spans[k].edge)])
+          k == start.span
+            || (isRoundabout
+              && (pass.isIntersection
+                || Self.requiresAnnouncement(
+                  from: network.edges[Int(spans[k - 1].edge)], to: network.edges[Int(spans[k].edge)])))
         else { continue }
         intersections.append(pass.intersection)
       }
       let location = points[first]
-      steps.append(
-        RouteStep(
-          maneuver: RouteStep.Maneuver(
-            location: location,
-            bearingBefore: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
-            bearingAfter: Self.wholeDegrees(
-              Geo.bearing(fixed(location), fixed(points[min(first + 1, points.count - 1)]))),
-            kind: start.kind, modifier: start.modifier, exit: start.exit),
-          name: network.names[Int(named.nameIndex)], ref: network.names[Int(named.refIndex)],
-          destinations: network.names[Int(named.destinationsIndex)], exits: network.names[Int(named.exitsIndex)],
-          rotaryName: rotaryName, isFerry: named.isFerry, drivingSide: named.drivingSide,
-          geometry: Array(points[first...max(last, first)]),
-          distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
-          weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections))
-    }
-    steps = Self.withoutShortNameChanges(Self.collapsed(steps))
-    // A road only just turned onto does not end: that is a turn, or a continue on the same road
-    // (OSRM's two-intersection minimum, post_processing.cpp).
-    for i in steps.indices.dropFirst()
-    where steps[i].maneuver.kind == .endOfRoad && steps[i - 1].intersections.count < 2 {
-      let sameName =
-        !(steps[i].name.isEmpty && steps[i].ref.isEmpty)
-        && !Self.requiresNameAnnounced(
-          from: (steps[i - 1].name, steps[i - 1].ref), to: (steps[i].name, steps[i].ref))
-      steps[i].maneuver.kind = sameName ? .continue : .turn
+      let step = RouteStep(
+        maneuver: RouteStep.Maneuver(
+          location: location,
+          bearingBefore: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
+          bearingAfter: Self.wholeDegrees(
+            Geo.bearing(fixed(location), fixed(points[min(first + 1, points.count - 1)]))),
+          kind: start.kind, modifier: start.modifier, exit: start.exit),
+        name: network.names[Int(named.nameIndex)], ref: network.names[Int(named.refIndex)],
+        destinations: network.names[Int(named.destinationsIndex)], exits: network.names[Int(named.exitsIndex)],
+        rotaryName: rotaryName, isFerry: named.isFerry, drivingSide: named.drivingSide,
+        geometry: Array(points[first...max(last, first)]),
+        distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
+        weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
+      drafts.append(
+        .init(instruction: n == 0 ? .waypoint : start.silent ? .suppressed : .announced(start.kind), step: step))
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
     let arrivingBearing = Geo.bearing(fixed(points[points.count - 2]), fixed(end))
     let lastEdge = network.edges[Int(lastSpan.edge)]
-    steps.append(
-      RouteStep(
-        maneuver: RouteStep.Maneuver(
-          location: end, bearingBefore: Self.wholeDegrees(arrivingBearing), bearingAfter: 0, kind: .arrive,
-          modifier: sideModifier(asked: destination, snapped: end, road: points[points.count - 2], arriving: true),
-          exit: nil),
-        name: network.names[Int(lastEdge.nameIndex)], ref: network.names[Int(lastEdge.refIndex)],
-        destinations: "", exits: "", rotaryName: "", isFerry: lastEdge.isFerry, drivingSide: lastEdge.drivingSide,
-        geometry: [end, end], distance: 0, duration: 0, weight: 0,
-        intersections: [
-          RouteStep.Intersection(
-            location: end, bearings: [Self.wholeDegrees(Geo.reverse(arrivingBearing))], entry: [true], arrivingRoad: 0,
-            leavingRoad: nil, classes: [])
-        ]))
-    return steps
+    let arrival = RouteStep(
+      maneuver: RouteStep.Maneuver(
+        location: end, bearingBefore: Self.wholeDegrees(arrivingBearing), bearingAfter: 0, kind: .arrive,
+        modifier: sideModifier(asked: destination, snapped: end, road: points[points.count - 2], arriving: true),
+        exit: nil),
+      name: network.names[Int(lastEdge.nameIndex)], ref: network.names[Int(lastEdge.refIndex)],
+      destinations: "", exits: "", rotaryName: "", isFerry: lastEdge.isFerry, drivingSide: lastEdge.drivingSide,
+      geometry: [end, end], distance: 0, duration: 0, weight: 0,
+      intersections: [
+        RouteStep.Intersection(
+          location: end, bearings: [Self.wholeDegrees(Geo.reverse(arrivingBearing))], entry: [true], arrivingRoad: 0,
+          leavingRoad: nil, classes: [])
+      ])
+    drafts.append(.init(instruction: .waypoint, step: arrival))
+    return Self.withoutShortNameChanges(StepCollapsing.steps(of: drafts))
   }
 
-  /// Steps this short, with no intersection along them, are one maneuver with the next in the
-  /// cases OSRM collapses (collapse_scenario_detection.cpp): a name change or a straight turn
-  /// just before a maneuver, and two turns that together turn back onto the road they left.
-  static let collapseDistance = 30.0
-
-  static func collapsed(_ steps: [RouteStep]) -> [RouteStep] {
-    let followers: Set<RouteStep.Kind> = [.newName, .turn, .continue, .fork, .endOfRoad, .notification]
-    var result: [RouteStep] = []
-    for step in steps {
-      // Undisturbed: no junction of three roads or more along it (OSRM's
-      // `noIntermediaryIntersections`).
-      guard var last = result.last, last.distance <= collapseDistance,
-        last.intersections.dropFirst().allSatisfy({ $0.bearings.count == 2 }),
-        followers.contains(step.maneuver.kind)
-      else {
-        result.append(step)
-        continue
-      }
-      let kind = last.maneuver.kind
-      let isNameChange =
-        kind == .newName || kind == .notification
-        || ((kind == .turn || kind == .continue) && last.maneuver.modifier == .straight)
-      let turnsBack =
-        [.turn, .continue, .endOfRoad].contains(kind)
-        && Self.bearingsAreReversed(Double(last.maneuver.bearingBefore), Double(step.maneuver.bearingAfter))
-        && result.count >= 2
-        && !Self.requiresNameAnnounced(
-          from: (result[result.count - 2].name, result[result.count - 2].ref), to: (step.name, step.ref))
-      if isNameChange && step.maneuver.modifier != .uturn {
-        last.maneuver.kind = step.maneuver.kind
-        if last.maneuver.kind != .fork {
-          last.maneuver.modifier = RouteStep.Modifier(
-            turnAngle: Geo.angleBetween(Double(last.maneuver.bearingBefore), Double(step.maneuver.bearingAfter)))
-        }
-      } else if turnsBack {
-        last.maneuver.kind = .continue
-        last.maneuver.modifier = .uturn
-      } else {
-        result.append(step)
-        continue
-      }
-      last.name = step.name
-      last.ref = step.ref
-      last.destinations = step.destinations
-      last.exits = step.exits
-      last.absorb(step)
-      result[result.count - 1] = last
-    }
-    return result
-  }
+  /// OSRM's `MAX_COLLAPSE_DISTANCE`.
+  static let collapseDistance = StepCollapsing.distance
 
   /// OSRM's `bearingsAreReversed`: leaving nearly opposite the way one came.
   static func bearingsAreReversed(_ bearingIn: Double, _ bearingOut: Double) -> Bool {
@@ -331,9 +285,11 @@ struct Guidance {
 
     // The intersection as OSRM lists it: the roads a driver sees (a dual carriageway's two
     // halves as one), by bearing.
-    let shown = roads.indices.filter { !roads[$0].isMergedAway || $0 == a || $0 == b }
-      .map { (road: $0, bearing: Self.wholeDegrees(roads[$0].perceivedBearing)) }
-      .sorted { ($0.bearing, $0.road) < ($1.bearing, $1.road) }
+    let sorted = roads.indices.filter { !roads[$0].isMergedAway || $0 == a || $0 == b }
+      .sorted { (roads[$0].perceivedBearing, $0) < (roads[$1].perceivedBearing, $1) }
+    let shown = zip(sorted, Self.listedBearings(sorted.map { roads[$0].perceivedBearing })).map {
+      (road: $0.0, bearing: $0.1)
+    }.sorted { $0.bearing < $1.bearing }
     let location = leg.geometry[outSpan.firstPoint]
     let classes = outEdge.cost(reversed: outSpan.reversed)?.classes.names ?? []
     let intersection = RouteStep.Intersection(
@@ -341,14 +297,54 @@ struct Guidance {
       arrivingRoad: shown.firstIndex { $0.road == a }, leavingRoad: shown.firstIndex { $0.road == b },
       classes: classes)
 
+    let inClasses = inEdge.cost(reversed: inSpan.reversed)?.classes
+    let outClasses = outEdge.cost(reversed: outSpan.reversed)?.classes
     var pass = JunctionPass(
       intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
+      keepsSilentStep: shown.count >= 3 || inClasses != outClasses,
       angle: isUTurn ? 0 : angle, otherExits: options.filter { $0.road != b }.count)
+    if !isUTurn, inEdge.isFerry == outEdge.isFerry, let main = drivewayMainRoad(view: view, roads: roads, arrivedBy: a),
+      let route = view.firstIndex(where: { $0.road == b })
+    {
+      // A road with only driveways and other minor roads off it goes on without a word, or as a
+      // new name (OSRM's `DrivewayHandler`); the minor roads are plain turns.
+      let direction = RouteStep.Modifier(turnAngle: angle)
+      if route == main {
+        let sameName =
+          !(inEdge.nameIndex == 0 && inEdge.refIndex == 0) && !(outEdge.nameIndex == 0 && outEdge.refIndex == 0)
+          && !Self.requiresNameAnnounced(
+            from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
+            to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
+        pass.announcement = sameName ? nil : (.newName, direction)
+        pass.keepsSilentStep = false
+      } else if allowed[view[main].road], direction == .straight,
+        RouteStep.Modifier(turnAngle: view[main].angle) == .straight
+      {
+        pass.announcement = (.turn, route < main ? .slightRight : .slightLeft)
+      } else {
+        pass.announcement = (.turn, direction)
+      }
+      return pass
+    }
     pass.announcement = announcement(
       from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
       roads: roads,
       arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
     return pass
+  }
+
+  /// The one road on at a junction of a main road where every other road is minor (service
+  /// roads, tracks: OSRM's low-priority classes), as an index of `view`.
+  func drivewayMainRoad(view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int) -> Int? {
+    let roadClass = { (road: Int) in self.network.edges[roads[road].edge].roadClass }
+    // OSRM's junctions always list the road arrived by.
+    let size = view.count + (view.first?.road == arrivedBy ? 0 : 1)
+    guard size > 2, !roadClass(arrivedBy).isLowPriority else { return nil }
+    let others = view.indices.filter { view[$0].road != arrivedBy }
+    let main = others.filter { !roadClass(view[$0].road).isLowPriority }
+    guard main.count == 1, main.count + 1 + others.filter({ roadClass(view[$0].road).isLowPriority }).count == size
+    else { return nil }
+    return main[0]
   }
 
   /// What to say at a junction off roundabouts, or nil when the way on goes without saying.
@@ -393,6 +389,14 @@ struct Guidance {
     let named = { (edge: RoadEdge) in edge.nameIndex != 0 || edge.refIndex != 0 }
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
     let basicKind: RouteStep.Kind = !renamed && named(inEdge) && named(outEdge) ? .continue : .turn
+    if let decision = sideDecision(
+      route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy, allowed: allowed, obvious: obvious
+    ) {
+      switch decision {
+      case .asObvious: return renamed ? (.newName, modifier) : nil
+      case .turn(let direction): return (basicKind, direction)
+      }
+    }
     if let obvious {
       // Another way on is the obvious one: this is a plain turn off it, never a fork or an end
       // of road (OSRM's `handleThreeWayTurn` and `handleComplexTurn`). Both nearly straight:
@@ -433,6 +437,32 @@ struct Guidance {
     return (basicKind, modifier)
   }
 
+  /// At four or more roads, the route's direction told apart from the others' on its side of the
+  /// way on, a fork's ways or the straightest road (OSRM's `handleComplexTurn`); nil where OSRM
+  /// decides otherwise (the fork's own ways).
+  func sideDecision(
+    route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
+    arrivedBy: Int, allowed: [Bool], obvious: Int?
+  ) -> TurnAssignment.Decision? {
+    // OSRM's junctions always list the road arrived by first.
+    let shift = view.first?.road == arrivedBy ? 0 : 1
+    guard view.count + shift >= 4, let routeIndex = view.firstIndex(where: { $0.road == route }) else { return nil }
+    var settled = obvious.map { $0...$0 }
+    if settled == nil, let fork = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
+      if fork.contains(routeIndex) { return nil }
+      settled = fork
+    }
+    var sides = view.map { turn in
+      TurnAssignment.Road(
+        angle: turn.angle, allowed: allowed[turn.road],
+        priority: Self.priority(network.edges[roads[turn.road].edge].roadClass))
+    }
+    if shift == 1 { sides.insert(TurnAssignment.Road(angle: 0, allowed: false, priority: 0), at: 0) }
+    let assignment = TurnAssignment.assigned(
+      sides, around: settled.map { ($0.lowerBound + shift)...($0.upperBound + shift) })
+    return assignment.decisions[routeIndex + shift]
+  }
+
   /// OSRM's `MAXIMAL_ALLOWED_NO_TURN_DEVIATION`: this close to straight on is no turn at all.
   static let noTurnDeviation = 3.0
 
@@ -451,6 +481,16 @@ struct Guidance {
     route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
     arrivedBy: Int
   ) -> RouteStep.Modifier? {
+    guard let members = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy),
+      let position = members.first(where: { view[$0].road == route })
+    else { return nil }
+    return position == members.lowerBound ? .slightRight : position == members.upperBound ? .slightLeft : .straight
+  }
+
+  /// The indices in `view` of a fork's ways on, right to left.
+  func forkMembers(
+    view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int
+  ) -> ClosedRange<Int>? {
     guard view.count >= 3,
       let straightmost = view.indices.min(by: { Self.deviation(view[$0].angle) < Self.deviation(view[$1].angle) }),
       Self.deviation(view[straightmost].angle) <= Self.narrowTurnAngle
@@ -468,9 +508,7 @@ struct Guidance {
     else { return nil }
     let enterable = Set(options.map(\.road))
     let members = view[right...left]
-    guard members.allSatisfy({ enterable.contains($0.road) }),
-      let position = members.firstIndex(where: { $0.road == route })
-    else { return nil }
+    guard members.allSatisfy({ enterable.contains($0.road) }) else { return nil }
     // Forks are never obvious: not one way much straighter than its neighbour, none of a much
     // more important class (OSRM's `hasObvious`, `isCompatibleByRoadClass`).
     let inClass = network.edges[roads[arrivedBy].edge].roadClass
@@ -490,7 +528,7 @@ struct Guidance {
     guard Set(members.map { links.contains(network.edges[roads[$0.road].edge].roadClass) }).count == 1 else {
       return nil
     }
-    return position == right ? .slightRight : position == left ? .slightLeft : .straight
+    return right...left
   }
 
   static func deviation(_ angle: Double) -> Double { abs(180 - angle) }
@@ -585,6 +623,19 @@ struct Guidance {
 
   func fixed(_ point: LatLng) -> FixedCoordinate {
     FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
+  }
+
+  /// An intersection's bearings as OSRM lists them (turn_classification.cpp): each in its
+  /// 15-degree sector when no two roads share one, else each to the whole degree. `perceived`
+  /// ascends.
+  static func listedBearings(_ perceived: [Double]) -> [Int] {
+    let sector = { (bearing: Double) -> Int in
+      let shifted = bearing.rounded() + 7.5
+      return Int((shifted >= 360 ? shifted - 360 : shifted) / 15)
+    }
+    let sectors = perceived.map(sector)
+    let distinct = sectors.count <= 1 || sectors.indices.allSatisfy { sectors[$0] != sectors[($0 + 1) % sectors.count] }
+    return distinct ? sectors.map { $0 * 15 } : perceived.map(wholeDegrees)
   }
 
   static func wholeDegrees(_ bearing: Double) -> Int {

@@ -1,0 +1,432 @@
+import FleetGeometry
+
+/// OSRM's collapsing of turn instructions (collapse_turns.cpp, collapse_scenario_detection.cpp and
+/// collapsing_utility.hpp): maneuvers in quick succession said as one. The junctions passed
+/// without a word (OSRM's suppressed turns) take part as steps of their own, so a name change
+/// just after one, or a turn just before one, is said where the driver turns; afterwards they
+/// join the step before (`buildIntersections`).
+struct StepCollapsing {
+  enum Instruction: Equatable {
+    /// Depart and arrive.
+    case waypoint
+    case announced(RouteStep.Kind)
+    /// A junction passed without a word.
+    case suppressed
+    /// Merged into another step.
+    case none
+  }
+
+  struct Draft {
+    var instruction: Instruction
+    var step: RouteStep
+  }
+
+  /// OSRM's `MAX_COLLAPSE_DISTANCE`.
+  static let distance = 30.0
+
+  private(set) var drafts: [Draft]
+
+  init(_ drafts: [Draft]) { self.drafts = drafts }
+
+  /// The steps as OSRM says them: collapsed, the suppressed junctions in the steps before them.
+  static func steps(of drafts: [Draft]) -> [RouteStep] {
+    var collapsing = StepCollapsing(drafts)
+    collapsing.collapse()
+    return collapsing.joined()
+  }
+
+  // MARK: - collapseTurnInstructions
+
+  mutating func collapse() {
+    guard drafts.count > 2 else { return }
+    var current = 1
+    while current + 1 < drafts.count {
+      defer { current += 1 }
+      if Self.entersRoundabout(drafts[current]) || !hasTurn(current) { continue }
+      let next = self.next(after: current)
+      if drafts[next].instruction == .waypoint { break }
+      let previous = self.previous(before: current)
+      if drafts[current].step.isFerry != drafts[next].step.isFerry { continue }
+
+      if isStaggered(previous, current, next) {
+        let instruction: Instruction = haveSameName(previous, next) ? .suppressed : .announced(.newName)
+        combine(current, next) { at, _ in
+          at.step.maneuver.modifier = .straight
+          at.instruction = instruction
+        }
+      } else if isUTurn(previous, current, next) {
+        combine(current, next) { at, _ in
+          at.instruction = .announced(.continue)
+          at.step.maneuver.modifier = .uturn
+        }
+      } else if isNameOscillation(previous, current, next) {
+        suppress(current, into: next)
+        suppress(previous, into: current)
+      } else if maneuverPrecededByNameChange(previous, current, next)
+        || maneuverPrecededBySuppressedDirection(current, next)
+      {
+        var later = drafts[next]
+        adjustToCombinedTurn(at: &later, from: drafts[current], prior: previous, atIndex: next, fromIndex: current)
+        drafts[next] = later
+        suppress(previous, into: current)
+      } else if maneuverSucceededByNameChange(current, next) || nameChangeImmediatelyAfterSuppressed(current, next)
+        || maneuverSucceededBySuppressedDirection(current, next) || closeChoicelessTurnAfterTurn(current, next)
+        || straightTurnFollowedByChoiceless(current, next)
+      {
+        combineAdjusted(current, next, prior: previous)
+      } else if suppressedStraightBetweenTurns(previous, current, next) {
+        let farBack = self.previous(before: previous)
+        elongate(previous, by: current)
+        invalidate(current)
+        combineAdjusted(previous, next, prior: farBack)
+      }
+
+      // Scenarios that only show after a first collapse (a name change right after a U-turn).
+      let newNext = self.next(after: current)
+      if newNext < drafts.count, doubleChoiceless(current, newNext) {
+        combineAdjusted(current, newNext, prior: previous)
+      }
+      if drafts[previous].instruction != .waypoint {
+        let farBack = self.previous(before: previous)
+        if isUTurn(farBack, previous, current) {
+          combine(previous, current) { at, _ in
+            at.instruction = .announced(.continue)
+            at.step.maneuver.modifier = .uturn
+          }
+        }
+      }
+    }
+  }
+
+  /// OSRM's `buildIntersections` and `removeNoTurnInstructions`: each suppressed step joins the
+  /// step before it; an end of road only just turned onto is a turn, or a continue on the same
+  /// road (its two-intersection minimum).
+  func joined() -> [RouteStep] {
+    var result: [RouteStep] = []
+    for draft in drafts {
+      switch draft.instruction {
+      case .none: continue
+      case .suppressed:
+        if !result.isEmpty { result[result.count - 1].absorb(draft.step) }
+      case .waypoint, .announced:
+        var step = draft.step
+        if step.maneuver.kind == .endOfRoad, let previous = result.last, previous.intersections.count < 2 {
+          let sameName =
+            !(step.name.isEmpty && step.ref.isEmpty)
+            && !Guidance.requiresNameAnnounced(from: (previous.name, previous.ref), to: (step.name, step.ref))
+          step.maneuver.kind = sameName ? .continue : .turn
+        }
+        result.append(step)
+      }
+    }
+    return result
+  }
+
+  // MARK: - Steps
+
+  func hasTurn(_ i: Int) -> Bool {
+    switch drafts[i].instruction {
+    case .announced, .suppressed: true
+    case .waypoint, .none: false
+    }
+  }
+
+  func next(after i: Int) -> Int {
+    var j = i + 1
+    while j < drafts.count - 1 && !hasTurn(j) && drafts[j].instruction != .waypoint { j += 1 }
+    return min(j, drafts.count - 1)
+  }
+
+  func previous(before i: Int) -> Int {
+    var j = i - 1
+    while j > 0 && !hasTurn(j) && drafts[j].instruction != .waypoint { j -= 1 }
+    return max(j, 0)
+  }
+
+  func isType(_ i: Int, _ kinds: RouteStep.Kind...) -> Bool {
+    guard case .announced(let kind) = drafts[i].instruction else { return false }
+    return kinds.contains(kind)
+  }
+
+  func isSuppressed(_ i: Int) -> Bool { drafts[i].instruction == .suppressed }
+  func modifier(_ i: Int) -> RouteStep.Modifier? { drafts[i].step.maneuver.modifier }
+  func length(_ i: Int) -> Double { drafts[i].step.distance }
+
+  static func entersRoundabout(_ draft: Draft) -> Bool {
+    guard case .announced(let kind) = draft.instruction else { return false }
+    return [.roundabout, .rotary, .roundaboutTurn].contains(kind)
+  }
+
+  static func hasRoundaboutType(_ draft: Draft) -> Bool {
+    guard case .announced(let kind) = draft.instruction else { return false }
+    return [.roundabout, .rotary, .roundaboutTurn, .exitRoundabout, .exitRotary].contains(kind)
+  }
+
+  /// A merged step has no mode left (OSRM's `TRAVEL_MODE_INACCESSIBLE`).
+  func haveSameMode(_ a: Int, _ b: Int) -> Bool {
+    drafts[a].instruction != .none && drafts[b].instruction != .none && drafts[a].step.isFerry == drafts[b].step.isFerry
+  }
+
+  func haveSameName(_ a: Int, _ b: Int) -> Bool {
+    let (x, y) = (drafts[a].step, drafts[b].step)
+    guard !(x.name.isEmpty && x.ref.isEmpty), !(y.name.isEmpty && y.ref.isEmpty) else { return false }
+    if x.name == y.name && x.ref == y.ref { return true }
+    return !Guidance.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref))
+  }
+
+  func allowedTurns(_ i: Int) -> Int { drafts[i].step.intersections.first?.entry.filter { $0 }.count ?? 0 }
+
+  func noIntermediaryIntersections(_ i: Int) -> Bool {
+    drafts[i].step.intersections.dropFirst().allSatisfy { $0.entry.count == 2 }
+  }
+
+  func isShortAndUndisturbed(_ i: Int) -> Bool { length(i) <= Self.distance && noIntermediaryIntersections(i) }
+
+  func areSameSide(_ a: Int, _ b: Int) -> Bool {
+    let left: Set<RouteStep.Modifier> = [.straight, .slightLeft, .left, .sharpLeft]
+    let right: Set<RouteStep.Modifier> = [.straight, .slightRight, .right, .sharpRight]
+    guard let x = modifier(a), let y = modifier(b) else { return false }
+    return (left.contains(x) && left.contains(y)) || (right.contains(x) && right.contains(y))
+  }
+
+  /// The step's turn at its first intersection: in by one road, out by another.
+  func bearings(_ i: Int) -> (entry: Double, exit: Double)? {
+    guard let first = drafts[i].step.intersections.first, let arriving = first.arrivingRoad,
+      let leaving = first.leavingRoad
+    else { return nil }
+    return (Geo.reverse(Double(first.bearings[arriving])), Double(first.bearings[leaving]))
+  }
+
+  func turnAngle(_ i: Int) -> Double? { bearings(i).map { Geo.angleBetween($0.entry, $0.exit) } }
+
+  // MARK: - Scenarios (collapse_scenario_detection.cpp)
+
+  func noBadUTurnCombination(_ a: Int, _ b: Int) -> Bool {
+    let hasUTurn = modifier(a) == .uturn || modifier(b) == .uturn
+    let fromNameChangeIntoUTurn = isType(a, .newName) && modifier(b) == .uturn
+    let uTurnIntoNameChange = isType(b, .newName) && modifier(a) == .uturn
+    return !hasUTurn || fromNameChangeIntoUTurn || uTurnIntoNameChange
+  }
+
+  func basicPreconditions(_ a: Int, _ b: Int) -> Bool {
+    !Self.hasRoundaboutType(drafts[a]) && !Self.hasRoundaboutType(drafts[b]) && drafts[a].instruction != .waypoint
+      && drafts[b].instruction != .waypoint && haveSameMode(a, b) && noBadUTurnCombination(a, b)
+  }
+
+  func basicPreconditions(_ a: Int, _ b: Int, _ c: Int) -> Bool {
+    let roundabout = [a, b, c].contains { Self.hasRoundaboutType(drafts[$0]) }
+    let badUTurn = !noBadUTurnCombination(a, b) && !noBadUTurnCombination(b, c)
+    return !roundabout && haveSameMode(a, b) && haveSameMode(b, c) && !badUTurn
+  }
+
+  /// A turn and the opposite turn a few metres on: a road that jogs across another.
+  func isStaggered(_ prior: Int, _ entering: Int, _ leaving: Int) -> Bool {
+    guard !Self.entersRoundabout(drafts[entering]), !Self.entersRoundabout(drafts[leaving]),
+      let a = turnAngle(entering), let b = turnAngle(leaving)
+    else { return false }
+    let isRight = { (angle: Double) in angle > 45 && angle < 135 }
+    let isLeft = { (angle: Double) in angle > 225 && angle < 315 }
+    let ferry = { (i: Int) in self.drafts[i].step.isFerry }
+    let intermediaryModeChange = ferry(prior) == ferry(leaving) && ferry(entering) != ferry(leaving)
+    return length(entering) < 3 && ((isLeft(a) && isRight(b)) || (isRight(a) && isLeft(b))) && !intermediaryModeChange
+      && ferry(prior) == ferry(entering) && noIntermediaryIntersections(entering)
+  }
+
+  func isUTurn(_ prior: Int, _ entering: Int, _ leaving: Int) -> Bool {
+    guard basicPreconditions(prior, entering, leaving), isType(entering, .turn, .continue, .endOfRoad),
+      let enteringBearings = bearings(entering), let leavingBearings = bearings(leaving),
+      Guidance.bearingsAreReversed(enteringBearings.entry, leavingBearings.exit), haveSameName(prior, leaving)
+    else { return false }
+    let onlyAllowedTurn = allowedTurns(leaving) == 1 && noIntermediaryIntersections(entering)
+    return isShortAndUndisturbed(entering) || isLinkRoad(prior, entering, leaving) || onlyAllowedTurn
+  }
+
+  func isLinkRoad(_ prior: Int, _ link: Int, _ after: Int) -> Bool {
+    length(link) <= 2 * Self.distance && drafts[link].step.name.isEmpty && !drafts[prior].step.name.isEmpty
+      && !drafts[after].step.name.isEmpty && noIntermediaryIntersections(link)
+  }
+
+  func isNameChangeLike(_ i: Int) -> Bool { isType(i, .newName) || (isType(i, .turn) && modifier(i) == .straight) }
+
+  func isNameOscillation(_ prior: Int, _ entering: Int, _ leaving: Int) -> Bool {
+    guard basicPreconditions(prior, entering, leaving) else { return false }
+    let unnamed = drafts[leaving].step.name.isEmpty && drafts[leaving].step.ref.isEmpty
+    let changes = isNameChangeLike(entering) && (isNameChangeLike(leaving) || (isSuppressed(leaving) && unnamed))
+    let (x, y) = (drafts[prior].step, drafts[leaving].step)
+    return changes && ((x.name == y.name && x.ref == y.ref) || haveSameName(prior, leaving))
+  }
+
+  /// A name change, or a straight turn or continue (OSRM's `is_name_change`).
+  func isStraightNameChange(_ i: Int) -> Bool {
+    isType(i, .newName) || (isType(i, .turn, .continue) && modifier(i) == .straight)
+  }
+
+  func isManeuver(_ i: Int) -> Bool { hasTurn(i) && !isSuppressed(i) }
+
+  func maneuverPrecededByNameChange(_ prior: Int, _ entering: Int, _ leaving: Int) -> Bool {
+    basicPreconditions(prior, entering, leaving) && isShortAndUndisturbed(entering) && isStraightNameChange(entering)
+      && isManeuver(leaving)
+  }
+
+  func maneuverPrecededBySuppressedDirection(_ entering: Int, _ leaving: Int) -> Bool {
+    basicPreconditions(entering, leaving) && isShortAndUndisturbed(entering) && allowedTurns(entering) > 1
+      && isSuppressed(entering) && modifier(entering) != .straight && isManeuver(leaving)
+      && areSameSide(entering, leaving)
+  }
+
+  func suppressedStraightBetweenTurns(_ entering: Int, _ center: Int, _ leaving: Int) -> Bool {
+    guard basicPreconditions(entering, center, leaving) else { return false }
+    let (a, b) = (length(entering), length(center))
+    let bothShort = a < 0.8 * Self.distance && b < 0.8 * Self.distance
+    let similar = (a < 5 && b < 5) || min(a, b) / max(a, b) > 0.75
+    let types =
+      isSuppressed(center) && modifier(center) == .straight && isType(entering, .turn, .continue)
+      && isType(leaving, .turn, .continue, .onRamp)
+    guard bothShort, similar, types, let total = totalTurnAngle(entering, leaving) else { return false }
+    return total > Guidance.narrowTurnAngle && total < 360 - Guidance.narrowTurnAngle
+  }
+
+  func maneuverSucceededByNameChange(_ entering: Int, _ leaving: Int) -> Bool {
+    guard basicPreconditions(entering, leaving) else { return false }
+    let close = length(entering) <= 1.5 * Self.distance
+    let strongNameChange = isType(leaving, .newName) && modifier(leaving) == .straight && close
+    let choicelessNameChange = isType(leaving, .newName) && allowedTurns(leaving) == 1 && close
+    return (isShortAndUndisturbed(entering) || strongNameChange || choicelessNameChange)
+      && isStraightNameChange(leaving) && isManeuver(entering)
+  }
+
+  func maneuverSucceededBySuppressedDirection(_ entering: Int, _ leaving: Int) -> Bool {
+    basicPreconditions(entering, leaving) && isShortAndUndisturbed(entering) && isSuppressed(leaving)
+      && modifier(leaving) != .straight && isManeuver(entering) && areSameSide(entering, leaving)
+  }
+
+  func nameChangeImmediatelyAfterSuppressed(_ entering: Int, _ leaving: Int) -> Bool {
+    basicPreconditions(entering, leaving) && length(entering) < 0.25 * Self.distance && isSuppressed(entering)
+      && isType(leaving, .newName)
+  }
+
+  func closeChoicelessTurnAfterTurn(_ entering: Int, _ leaving: Int) -> Bool {
+    basicPreconditions(entering, leaving) && isShortAndUndisturbed(entering) && modifier(entering) != .straight
+      && allowedTurns(leaving) == 1 && !isSuppressed(leaving)
+  }
+
+  func doubleChoiceless(_ entering: Int, _ leaving: Int) -> Bool {
+    guard basicPreconditions(entering, leaving) else { return false }
+    let intersections = drafts[entering].step.intersections
+    return allowedTurns(leaving) == 1 && intersections.count == 2
+      && intersections.last!.entry.filter { $0 }.count == 1 && length(entering) < 1.5 * Self.distance
+  }
+
+  func straightTurnFollowedByChoiceless(_ entering: Int, _ leaving: Int) -> Bool {
+    basicPreconditions(entering, leaving) && length(entering) <= 2 * Self.distance && isType(entering, .continue, .turn)
+      && modifier(entering) == .straight && allowedTurns(leaving) == 1 && noIntermediaryIntersections(entering)
+  }
+
+  // MARK: - Combining (collapse_turns.cpp)
+
+  /// From the way into the first step to the way out of the second.
+  func totalTurnAngle(_ a: Int, _ b: Int) -> Double? {
+    let (entry, exit) = a < b ? (a, b) : (b, a)
+    guard let into = bearings(entry), let out = bearings(exit) else { return nil }
+    return Geo.angleBetween(into.entry, out.exit)
+  }
+
+  /// OSRM's `findTotalTurnAngle`: the two turns as one, unless together they go nearly straight
+  /// on, or the first is long and the two turn opposite ways.
+  func combinedTurnAngle(_ a: Int, _ b: Int) -> Double? {
+    let (entry, exit) = a < b ? (a, b) : (b, a)
+    guard let into = bearings(entry), let out = bearings(exit) else { return nil }
+    let entryAngle = Geo.angleBetween(into.entry, into.exit)
+    let exitAngle = Geo.angleBetween(out.entry, out.exit)
+    let total = Geo.angleBetween(into.entry, out.exit)
+    if Guidance.deviation(total) < 0.5 * Guidance.narrowTurnAngle { return entryAngle }
+    if length(entry) < Self.distance { return total }
+    if (entryAngle <= 185 && exitAngle <= 185) || (entryAngle >= 175 && exitAngle >= 175) { return total }
+    return entryAngle
+  }
+
+  /// OSRM's `AdjustToCombinedTurnStrategy`: the kind and direction of two maneuvers said as one.
+  func adjustToCombinedTurn(at: inout Draft, from: Draft, prior: Int, atIndex: Int, fromIndex: Int) {
+    let kind: RouteStep.Kind? = if case .announced(let kind) = at.instruction { kind } else { nil }
+    let fromKind: RouteStep.Kind? = if case .announced(let kind) = from.instruction { kind } else { nil }
+    let angle = combinedTurnAngle(atIndex, fromIndex)
+    let newModifier =
+      kind == .fork || kind == .merge ? at.step.maneuver.modifier : angle.map { RouteStep.Modifier(turnAngle: $0) }
+    let isNonTurn = { (kind: RouteStep.Kind?, modifier: RouteStep.Modifier?) in
+      kind == .newName || ((kind == .turn || kind == .continue) && modifier == .straight)
+    }
+    let sameName = {
+      let (x, y) = (self.drafts[prior].step, from.step)
+      guard !(x.name.isEmpty && x.ref.isEmpty), !(y.name.isEmpty && y.ref.isEmpty) else { return false }
+      return (x.name == y.name && x.ref == y.ref)
+        || !Guidance.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref))
+    }()
+    let atSuppressed = at.instruction == .suppressed
+    let fromSuppressed = from.instruction == .suppressed
+    if isNonTurn(fromKind, from.step.maneuver.modifier) || isNonTurn(kind, at.step.maneuver.modifier) || atSuppressed {
+      if atSuppressed {
+        at.instruction = newModifier == .straight ? .announced(.newName) : .announced(sameName ? .continue : .turn)
+      } else if kind == .newName && fromSuppressed && newModifier != .straight {
+        at.instruction = .announced(.turn)
+      } else if kind == .continue && !sameName {
+        at.instruction = .announced(.turn)
+      } else if kind == .turn && !fromSuppressed && sameName {
+        at.instruction = .announced(.continue)
+      }
+    } else if fromKind == .onRamp {
+      at.instruction = .announced(.onRamp)
+    } else if kind == .turn && fromKind == .turn && sameName {
+      at.instruction = .announced(.continue)
+    } else if kind == .continue && fromKind == .turn && !sameName {
+      at.instruction = .announced(.turn)
+    }
+    if let newModifier { at.step.maneuver.modifier = newModifier }
+  }
+
+  /// Two steps as one maneuver, said where the first begins and named as the second.
+  mutating func combineAdjusted(_ at: Int, _ from: Int, prior: Int) {
+    var first = drafts[at]
+    adjustToCombinedTurn(at: &first, from: drafts[from], prior: prior, atIndex: at, fromIndex: from)
+    drafts[at] = first
+    transferSignage(to: at, from: from)
+    elongate(at, by: from)
+    invalidate(from)
+  }
+
+  mutating func combine(_ at: Int, _ from: Int, _ instruction: (inout Draft, Draft) -> Void) {
+    var first = drafts[at]
+    instruction(&first, drafts[from])
+    drafts[at] = first
+    transferSignage(to: at, from: from)
+    elongate(at, by: from)
+    invalidate(from)
+  }
+
+  /// The second step driven through as part of the first, which keeps its name.
+  mutating func suppress(_ at: Int, into from: Int) {
+    elongate(at, by: from)
+    invalidate(from)
+  }
+
+  mutating func transferSignage(to at: Int, from: Int) {
+    let source = drafts[from].step
+    drafts[at].step.name = source.name
+    drafts[at].step.ref = source.ref
+    drafts[at].step.destinations = source.destinations
+    drafts[at].step.exits = source.exits
+    drafts[at].step.rotaryName = source.rotaryName
+  }
+
+  mutating func elongate(_ at: Int, by from: Int) { drafts[at].step.absorb(drafts[from].step) }
+
+  mutating func invalidate(_ i: Int) {
+    drafts[i].instruction = .none
+    drafts[i].step.distance = 0
+    drafts[i].step.duration = 0
+    drafts[i].step.weight = 0
+    drafts[i].step.geometry = []
+    drafts[i].step.intersections = []
+    drafts[i].step.name = ""
+    drafts[i].step.ref = ""
+  }
+}
