@@ -1,4 +1,5 @@
 import FleetGeometry
+import Foundation
 
 /// OSRM's collapsing of turn instructions (collapse_turns.cpp, collapse_scenario_detection.cpp and
 /// collapsing_utility.hpp): maneuvers in quick succession said as one. The junctions passed
@@ -31,6 +32,9 @@ struct StepCollapsing {
   /// The steps as OSRM says them: collapsed, the suppressed junctions in the steps before them.
   static func steps(of drafts: [Draft]) -> [RouteStep] {
     var collapsing = StepCollapsing(drafts)
+    if ProcessInfo.processInfo.environment["DEBUG_GUIDANCE"] != nil {
+      for d in drafts { FileHandle.standardError.write("DRAFT \(d.instruction) \(d.step.maneuver.modifier as Any) \(d.step.name) \(Int(d.step.distance)) \(d.step.maneuver.location) \(d.step.intersections.first?.bearings as Any)\n".data(using: .utf8)!) }
+    }
     collapsing.collapse()
     return collapsing.joined()
   }
@@ -110,6 +114,7 @@ struct StepCollapsing {
         if !result.isEmpty { result[result.count - 1].absorb(draft.step) }
       case .waypoint, .announced:
         var step = draft.step
+        if case .announced(let kind) = draft.instruction { step.maneuver.kind = kind }
         if step.maneuver.kind == .endOfRoad, let previous = result.last, previous.intersections.count < 2 {
           let sameName =
             !(step.name.isEmpty && step.ref.isEmpty)

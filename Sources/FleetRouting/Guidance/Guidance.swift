@@ -407,24 +407,12 @@ struct Guidance {
       }
       return (basicKind, direction)
     }
-    if let forkModifier = fork(route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
-      // Of two ways on, one all but straight and the same road, the other bending away: the
-      // straight one goes without saying and the other is a plain turn or continue (OSRM's
-      // `assignFork`).
-      let enterable = Set(options.map(\.road))
-      let members = view.filter { $0.road != arrivedBy && enterable.contains($0.road) }
-      if members.count == 2, let straight = members.first(where: { Self.deviation($0.angle) < Self.noTurnDeviation }),
-        let bending = members.first(where: { $0.road != straight.road }),
-        Self.deviation(bending.angle) > Self.fuzzyAngleDifference,
-        !Self.requiresAnnouncement(from: inEdge, to: network.edges[roads[straight.road].edge])
-      {
-        guard bending.road == route else { return nil }
-        let keepsName =
-          !(inEdge.nameIndex == 0 && inEdge.refIndex == 0) && !(outEdge.nameIndex == 0 && outEdge.refIndex == 0)
-          && !renamed
-        return (keepsName ? .continue : .turn, bending.angle > 180 ? .slightLeft : .slightRight)
-      }
-      return (.fork, forkModifier)
+    if let members = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy),
+      let position = members.first(where: { view[$0].road == route })
+    {
+      return forkAnnouncement(
+        members: members, position: position, view: view, roads: roads, arrivedBy: arrivedBy, from: inEdge,
+        to: outEdge, basicKind: basicKind, renamed: renamed, modifier: modifier)
     }
     // The end of a road: a T, the two ways on near right angles to either side (OSRM's
     // `isEndOfRoad`, three-way junctions only).
@@ -474,17 +462,40 @@ struct Guidance {
       || ((a.forward == nil) != (a.backward == nil)) != ((b.forward == nil) != (b.backward == nil))
   }
 
-  /// The route's side at a fork, as OSRM finds forks: two or three ways on near straight ahead,
-  /// each within a narrow angle of the next, set apart from every other road at the junction,
-  /// all enterable and all slip roads or none.
-  func fork(
-    route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
-    arrivedBy: Int
-  ) -> RouteStep.Modifier? {
-    guard let members = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy),
-      let position = members.first(where: { view[$0].road == route })
-    else { return nil }
-    return position == members.lowerBound ? .slightRight : position == members.upperBound ? .slightLeft : .straight
+  /// The route's way at a fork (OSRM's `assignFork`): each side a fork, unless only one side is a
+  /// minor road (that side a plain turn, the other on without a word); of three, the middle one
+  /// straight on goes without saying when the road stays the same. At four roads or more, two
+  /// ways of classes far apart are the more important road on and a turn off it.
+  func forkAnnouncement(
+    members: ClosedRange<Int>, position: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
+    arrivedBy: Int, from inEdge: RoadEdge, to outEdge: RoadEdge, basicKind: RouteStep.Kind, renamed: Bool,
+    modifier: RouteStep.Modifier
+  ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
+    let roadClass = { (i: Int) in self.network.edges[roads[view[i].road].edge].roadClass }
+    guard members.count == 2 else {
+      if position == members.upperBound { return (.fork, .slightLeft) }
+      if position == members.lowerBound { return (.fork, .slightRight) }
+      if Self.deviation(view[position].angle) < Self.noTurnDeviation
+        && !Self.requiresAnnouncement(from: inEdge, to: outEdge)
+      {
+        return nil
+      }
+      return (.fork, .straight)
+    }
+    let (right, left) = (members.lowerBound, members.upperBound)
+    let isLeft = position == left
+    let side: RouteStep.Modifier = isLeft ? .slightLeft : .slightRight
+    let isComplex = view.count + (view.first?.road == arrivedBy ? 0 : 1) >= 4
+    if isComplex, abs(Self.priority(roadClass(left)) - Self.priority(roadClass(right))) > 1 {
+      // Not a fork: the less important way turns off the other (`canBeSeenAsFork`).
+      let leftIsMinor = Self.priority(roadClass(left)) > Self.priority(roadClass(right))
+      if isLeft == leftIsMinor { return (basicKind, side) }
+      return renamed ? (.newName, modifier) : nil
+    }
+    let (mine, other) = isLeft ? (roadClass(left), roadClass(right)) : (roadClass(right), roadClass(left))
+    if other.isLowPriority && !mine.isLowPriority { return nil }
+    if mine.isLowPriority && !other.isLowPriority { return (.turn, side) }
+    return (.fork, side)
   }
 
   /// The indices in `view` of a fork's ways on, right to left.
@@ -495,11 +506,15 @@ struct Guidance {
       let straightmost = view.indices.min(by: { Self.deviation(view[$0].angle) < Self.deviation(view[$1].angle) }),
       Self.deviation(view[straightmost].angle) <= Self.narrowTurnAngle
     else { return nil }
+    // The next road out is a candidate too when it is near straight on itself, or close to a road
+    // that is (OSRM's `isOutermostForkCandidate`).
     let isNeighbour = { (a: Int, b: Int) in
-      abs(view[a].angle - view[b].angle) < Self.narrowTurnAngle && Self.deviation(view[b].angle) < Self.groupAngle
+      Self.deviation(view[b].angle) <= Self.narrowTurnAngle
+        || (Self.angularDeviation(view[a].angle, view[b].angle) <= Self.narrowTurnAngle
+          && Self.deviation(view[a].angle) <= Self.groupAngle)
     }
     var right = straightmost
-    while right - 1 >= 1 && isNeighbour(right, right - 1) { right -= 1 }
+    while right - 1 >= 0 && isNeighbour(right, right - 1) { right -= 1 }
     var left = straightmost
     while left + 1 < view.count && isNeighbour(left, left + 1) { left += 1 }
     guard left > right, left - right < 3, right >= 1 else { return nil }
