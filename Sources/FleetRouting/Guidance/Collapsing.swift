@@ -1,5 +1,4 @@
 import FleetGeometry
-import Foundation
 
 /// OSRM's collapsing of turn instructions (collapse_turns.cpp, collapse_scenario_detection.cpp and
 /// collapsing_utility.hpp): maneuvers in quick succession said as one. The junctions passed
@@ -32,9 +31,6 @@ struct StepCollapsing {
   /// The steps as OSRM says them: collapsed, the suppressed junctions in the steps before them.
   static func steps(of drafts: [Draft]) -> [RouteStep] {
     var collapsing = StepCollapsing(drafts)
-    if ProcessInfo.processInfo.environment["DEBUG_GUIDANCE"] != nil {
-      for d in drafts { FileHandle.standardError.write("DRAFT \(d.instruction) \(d.step.maneuver.modifier as Any) \(d.step.name) \(Int(d.step.distance)) \(d.step.maneuver.location) \(d.step.intersections.first?.bearings as Any)\n".data(using: .utf8)!) }
-    }
     collapsing.collapse()
     return collapsing.joined()
   }

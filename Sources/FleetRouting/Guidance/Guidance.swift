@@ -56,13 +56,15 @@ struct Guidance {
       guard var pass = pass(from: spans[k], to: spans[k + 1], leg: leg) else { continue }
       let inEdge = network.edges[Int(spans[k].edge)]
       let outEdge = network.edges[Int(spans[k + 1].edge)]
-      let point = spans[k + 1].firstPoint
-      let before = Geo.bearing(fixed(points[max(point - 1, 0)]), fixed(points[point]))
+      // The bearings OSRM turns by: the junction's listed bearings of the road in and out.
+      let listed = pass.intersection
+      let bearingIn = listed.arrivingRoad.map { Geo.reverse(Double(listed.bearings[$0])) } ?? 0
+      let bearingOut = listed.leavingRoad.map { Double(listed.bearings[$0]) } ?? 0
       switch (inEdge.isRoundabout, outEdge.isRoundabout) {
       case (false, true):
         let kind = roundaboutKind(entering: TurnGraph.directed(Int(spans[k + 1].edge), reversed: spans[k + 1].reversed))
         starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false))
-        roundabout = (starts.count - 1, 0, before)
+        roundabout = (starts.count - 1, 0, bearingIn)
         pass.announcement = nil
       case (true, true):
         if pass.otherExits > 0 { roundabout?.exits += 1 }
@@ -76,9 +78,8 @@ struct Guidance {
           case .rotary: exitKind = .exitRotary
           case .roundaboutTurn:
             // Said as one turn: from the way in to the way out, with no step for leaving.
-            let after = Geo.bearing(fixed(points[point]), fixed(points[min(point + 1, points.count - 1)]))
             starts[entered.step].modifier = RouteStep.Modifier(
-              turnAngle: Geo.angleBetween(entered.entryBearing, after))
+              turnAngle: Geo.angleBetween(entered.entryBearing, bearingOut))
             exitKind = nil
           default: exitKind = .exitRoundabout
           }
