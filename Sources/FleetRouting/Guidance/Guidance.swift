@@ -327,11 +327,52 @@ struct Guidance {
       }
       return pass
     }
-    pass.announcement = announcement(
-      from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
-      roads: roads,
-      arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
+    if !isUTurn, inEdge.isFerry == outEdge.isFerry,
+      let instruction = motorwayInstruction(route: b, view: view, roads: roads, arrivedBy: a, allowed: allowed)
+    {
+      switch instruction {
+      case .announced(let kind, let modifier): pass.announcement = (kind, modifier)
+      case .silent: pass.announcement = nil
+      case .obvious(let throughStreet):
+        pass.announcement = obviousInstruction(
+          from: inEdge, to: outEdge, angle: angle, throughStreet: throughStreet, junction: junction,
+          leavingReversed: outSpan.reversed)
+      }
+    } else {
+      pass.announcement = announcement(
+        from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
+        roads: roads, arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
+    }
+    // Onto a slip road from a motorway is off it.
+    if pass.announcement?.kind == .onRamp, MotorwayTurns.isMotorway(inEdge.roadClass) {
+      pass.announcement?.kind = .offRamp
+    }
     return pass
+  }
+
+  /// The route's instruction where motorways and their slip roads meet, nil elsewhere.
+  func motorwayInstruction(
+    route: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int, allowed: [Bool]
+  ) -> MotorwayTurns.Instruction? {
+    let road = { (turn: JunctionGeometry.Turn) -> MotorwayTurns.Road in
+      let edge = self.network.edges[roads[turn.road].edge]
+      return MotorwayTurns.Road(
+        angle: turn.road == arrivedBy ? 0 : turn.angle, allowed: allowed[turn.road], roadClass: edge.roadClass,
+        name: self.network.names[Int(edge.nameIndex)], ref: self.network.names[Int(edge.refIndex)],
+        isThroughStreet: self.isThroughStreet(turn.road, view: view, roads: roads, arrivedBy: arrivedBy),
+        requiresAnnouncement: Self.requiresAnnouncement(
+          from: self.network.edges[roads[arrivedBy].edge], to: edge))
+    }
+    var motorwayRoads = view.map(road)
+    if view.first?.road != arrivedBy {
+      // OSRM's junctions always list the road arrived by.
+      motorwayRoads.insert(road(JunctionGeometry.Turn(road: arrivedBy, angle: 0, isUTurn: true, roads: 0)), at: 0)
+      motorwayRoads[0].allowed = false
+    }
+    guard MotorwayTurns.applies(to: motorwayRoads),
+      let index = view.firstIndex(where: { $0.road == route }).map({ $0 + motorwayRoads.count - view.count })
+    else { return nil }
+    return MotorwayTurns.assigned(motorwayRoads).instructions[index]
   }
 
   /// The one road on at a junction of a main road where every other road is minor (service
@@ -360,36 +401,18 @@ struct Guidance {
       to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
     if isUTurn { return (.continue, .uturn) }
     if inEdge.isFerry != outEdge.isFerry { return (.notification, modifier) }
-    if let ramp = Self.ramp(from: inEdge.roadClass, to: outEdge.roadClass), options.count > 1 || ramp != .onRamp {
-      return (ramp, modifier)
-    }
     let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy).find()
     if let obvious, view[obvious].road == route {
-      guard renamed else { return nil }
-      // Onto a road that goes on both ways from here is a turn, even the obvious one (OSRM's
-      // `isThroughStreet`: the same name and class, lanes included, leaving nearly opposite).
-      let routeAngle = view.first { $0.road == route }?.angle ?? angle
-      let isThroughStreet =
-        !(outEdge.nameIndex == 0 && outEdge.refIndex == 0)
-        && view.contains { other in
-          let otherEdge = network.edges[roads[other.road].edge]
-          return other.road != route && other.road != arrivedBy
-            && otherEdge.nameIndex == outEdge.nameIndex && otherEdge.refIndex == outEdge.refIndex
-            && otherEdge.roadClass == outEdge.roadClass && otherEdge.lanes == outEdge.lanes
-            && Self.angularDeviation(other.angle, routeAngle) > 180 - Self.fuzzyAngleDifference
-        }
-      guard isThroughStreet else { return (.newName, modifier) }
-      // Onto a through street nearly straight on, and on it for a while, is said as straight
-      // (OSRM's `getInstructionForObvious`: within a narrow angle, and the road's next junction
-      // more than twice the collapsing distance away, in a straight line).
-      let far = leavingReversed ? outEdge.from : outEdge.to
-      let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: far))
-      let nearlyStraight = Self.deviation(routeAngle) < Self.narrowTurnAngle && reach > 2 * Self.collapseDistance
-      return (.turn, nearlyStraight ? .straight : modifier)
+      return obviousInstruction(
+        from: inEdge, to: outEdge, angle: view[obvious].angle,
+        throughStreet: isThroughStreet(route, view: view, roads: roads, arrivedBy: arrivedBy), junction: junction,
+        leavingReversed: leavingReversed)
     }
     let named = { (edge: RoadEdge) in edge.nameIndex != 0 || edge.refIndex != 0 }
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
-    let basicKind: RouteStep.Kind = !renamed && named(inEdge) && named(outEdge) ? .continue : .turn
+    let basicKind: RouteStep.Kind =
+      Self.isOnRamp(from: inEdge, to: outEdge)
+      ? .onRamp : !renamed && named(inEdge) && named(outEdge) ? .continue : .turn
     if let decision = sideDecision(
       route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy, allowed: allowed, obvious: obvious
     ) {
@@ -421,7 +444,7 @@ struct Guidance {
     if ways.count == 2, abs(ways[0].angle - 90) < Self.narrowTurnAngle, abs(ways[1].angle - 270) < Self.narrowTurnAngle,
       ways[1].angle - ways[0].angle > 2 * Self.narrowTurnAngle
     {
-      return (.endOfRoad, modifier)
+      return (basicKind == .onRamp ? .onRamp : .endOfRoad, modifier)
     }
     return (basicKind, modifier)
   }
@@ -585,15 +608,50 @@ struct Guidance {
       || (!route.isLowPriority && !inClass.isLowPriority && other.isLowPriority)
   }
 
-  /// Onto a slip road from a motorway-like road, onto one from elsewhere, or from one onto a
-  /// motorway-like road.
-  static func ramp(from: RoadClass, to: RoadClass) -> RouteStep.Kind? {
-    let motorways: Set<RoadClass> = [.motorway, .trunk]
-    let links: Set<RoadClass> = [.motorwayLink, .trunkLink]
-    if motorways.contains(from) && links.contains(to) { return .offRamp }
-    if links.contains(from) && motorways.contains(to) { return .merge }
-    if !links.contains(from) && !motorways.contains(from) && links.contains(to) { return .onRamp }
-    return nil
+  /// Onto a motorway's slip road from any other road (OSRM's `OnRamp` basic type; off a motorway
+  /// it is said as an off ramp).
+  static func isOnRamp(from inEdge: RoadEdge, to outEdge: RoadEdge) -> Bool {
+    !inEdge.roadClass.isRamp && outEdge.roadClass.isRamp
+  }
+
+  /// What OSRM says on the obvious way on (`getInstructionForObvious`), nil when nothing: onto a
+  /// slip road, an on ramp; a kept name, nothing; another name, a new name, or onto a through
+  /// street a merge (motorways), nothing (slip road to slip road), or a turn, straight when within a
+  /// narrow angle and the road's next junction over twice the collapsing distance away.
+  func obviousInstruction(
+    from inEdge: RoadEdge, to outEdge: RoadEdge, angle: Double, throughStreet: Bool, junction: Int32,
+    leavingReversed: Bool
+  ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
+    let modifier = RouteStep.Modifier(turnAngle: angle)
+    if Self.isOnRamp(from: inEdge, to: outEdge) { return (.onRamp, modifier) }
+    if angle < 0.01 { return (.continue, .uturn) }
+    let renamed = Self.requiresNameAnnounced(
+      from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
+      to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
+    guard renamed else { return nil }
+    guard throughStreet else { return (.newName, modifier) }
+    if MotorwayTurns.isMotorway(outEdge.roadClass) { return (.merge, angle > 180 ? .slightRight : .slightLeft) }
+    if inEdge.roadClass.isRamp && outEdge.roadClass.isRamp { return nil }
+    let far = leavingReversed ? outEdge.from : outEdge.to
+    let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: far))
+    let nearlyStraight = Self.deviation(angle) < Self.narrowTurnAngle && reach > 2 * Self.collapseDistance
+    return (.turn, nearlyStraight ? .straight : modifier)
+  }
+
+  /// OSRM's `isThroughStreet`: a named road that goes on both ways from here, another road of its
+  /// name and class (lanes included) leaving nearly opposite.
+  func isThroughStreet(
+    _ road: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int
+  ) -> Bool {
+    let edge = network.edges[roads[road].edge]
+    guard !(edge.nameIndex == 0 && edge.refIndex == 0), let angle = view.first(where: { $0.road == road })?.angle
+    else { return false }
+    return view.contains { other in
+      let otherEdge = network.edges[roads[other.road].edge]
+      return other.road != road && other.road != arrivedBy && otherEdge.nameIndex == edge.nameIndex
+        && otherEdge.refIndex == edge.refIndex && otherEdge.roadClass == edge.roadClass && otherEdge.lanes == edge.lanes
+        && Self.angularDeviation(other.angle, angle) > 180 - Self.fuzzyAngleDifference
+    }
   }
 
   /// OSRM's rule for when a change of road must be said (`requiresNameAnnounced`): a name that

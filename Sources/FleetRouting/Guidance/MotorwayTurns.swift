@@ -1,0 +1,228 @@
+/// OSRM's decisions where motorways and their slip roads meet (motorway_handler.cpp): leaving a
+/// motorway, slip roads joining one, motorways forking, and the slip roads passed on the way.
+struct MotorwayTurns {
+  /// What a road is told.
+  enum Instruction: Equatable {
+    case announced(RouteStep.Kind, RouteStep.Modifier)
+    /// As the obvious way on (OSRM's `getInstructionForObvious`), through a street or not.
+    case obvious(throughStreet: Bool)
+    /// Driven on without a word.
+    case silent
+  }
+
+  struct Road {
+    /// OSRM's turn angle; 0 for the road arrived by.
+    var angle: Double
+    var allowed: Bool
+    var roadClass: RoadClass
+    var name: String
+    var ref: String
+    var isThroughStreet: Bool
+    /// Whether driving onto it from the road arrived by must be said (OSRM's `requiresAnnouncement`).
+    var requiresAnnouncement: Bool
+  }
+
+  /// The junction's roads by angle, the road arrived by first.
+  let roads: [Road]
+  private(set) var instructions: [Instruction?]
+
+  init(roads: [Road]) {
+    self.roads = roads
+    instructions = Array(repeating: nil, count: roads.count)
+  }
+
+  static func isMotorway(_ roadClass: RoadClass) -> Bool { roadClass == .motorway || roadClass == .trunk }
+
+  /// OSRM's `isRampClass`: a motorway's slip road, or any slip road off a motorway.
+  static func isRamp(_ roadClass: RoadClass, fromMotorway: Bool) -> Bool {
+    roadClass.isRamp || (fromMotorway && roadClass.isLink)
+  }
+
+  /// Whether this junction is one for these rules (OSRM's `canProcess`): every way on within 60° of
+  /// straight, only motorways and slip roads, and a motorway to take or come from.
+  static func applies(to roads: [Road]) -> Bool {
+    guard let arriving = roads.first else { return false }
+    let fromMotorway = isMotorway(arriving.roadClass)
+    var hasMotorway = false
+    for road in roads {
+      if road.allowed && Guidance.deviation(road.angle) > 60 { return false }
+      if isMotorway(road.roadClass) {
+        if road.allowed { hasMotorway = true }
+      } else if !isRamp(road.roadClass, fromMotorway: fromMotorway) {
+        return false
+      }
+    }
+    return hasMotorway || fromMotorway
+  }
+
+  static func assigned(_ roads: [Road]) -> MotorwayTurns {
+    var turns = MotorwayTurns(roads: roads)
+    if isMotorway(roads[0].roadClass) {
+      turns.fromMotorway()
+      // Onto a slip road from a motorway is off it.
+      for i in turns.instructions.indices {
+        if case .announced(.onRamp, let modifier)? = turns.instructions[i] {
+          turns.instructions[i] = .announced(.offRamp, modifier)
+        }
+      }
+    } else {
+      turns.fromRamp()
+    }
+    return turns
+  }
+
+  // MARK: - From a motorway
+
+  mutating func fromMotorway() {
+    let arriving = roads[0]
+    // The way the motorway goes on: by its name, else the straightest motorway.
+    var continueAngle = roads.first { road in
+      road.allowed && road.angle != 0 && !(arriving.name.isEmpty && arriving.ref.isEmpty)
+        && !(road.name.isEmpty && road.ref.isEmpty) && Self.isMotorway(road.roadClass)
+        && !Guidance.requiresNameAnnounced(from: (arriving.name, arriving.ref), to: (road.name, road.ref))
+    }?.angle
+    if continueAngle == nil {
+      var best = 180.0
+      for road in roads where Self.isMotorway(road.roadClass) && Guidance.deviation(road.angle) < best {
+        best = Guidance.deviation(road.angle)
+        continueAngle = road.angle
+      }
+    }
+    guard let continueAngle, continueAngle != roads[0].angle else {
+      // The motorway ends here.
+      switch roads.count {
+      case 2:
+        instructions[1] = .silent
+      case 3:
+        if roads[1].allowed && roads[2].allowed {
+          assignFork(left: 2, right: 1)
+        } else {
+          instructions[roads[1].allowed ? 1 : 2] = .silent
+        }
+      case 4 where roads[1].roadClass == roads[2].roadClass && roads[2].roadClass == roads[3].roadClass:
+        assignFork(left: 3, center: 2, right: 1)
+      default:
+        fallback()
+      }
+      return
+    }
+    let validExits = roads.filter(\.allowed).count
+    let exitingMotorways = roads.filter { $0.allowed && Self.isMotorway($0.roadClass) }.count
+    if exitingMotorways == 0 {
+      // The motorway ends in slip roads.
+      for i in roads.indices where roads[i].allowed { instructions[i] = .silent }
+    } else if exitingMotorways == 1 || exitingMotorways != validExits {
+      // Passing slip roads, or merging onto another motorway.
+      if roads.count == 2 {
+        instructions[1] = .obvious(throughStreet: roads[1].isThroughStreet)
+        return
+      }
+      for i in roads.indices where roads[i].allowed {
+        let road = roads[i]
+        let kind: RouteStep.Kind = Self.isRamp(road.roadClass, fromMotorway: true) ? .offRamp : .turn
+        if road.angle == continueAngle {
+          // OSRM asks whether the junction's second road is a through street, whichever this is.
+          instructions[i] = .obvious(throughStreet: roads[1].isThroughStreet)
+        } else if road.angle < continueAngle {
+          instructions[i] = .announced(kind, road.angle < 145 ? .right : .slightRight)
+        } else {
+          instructions[i] = .announced(kind, road.angle > 215 ? .left : .slightLeft)
+        }
+      }
+    } else {
+      // Motorways forking.
+      let motorways = roads.indices.filter { roads[$0].allowed && Self.isMotorway(roads[$0].roadClass) }
+      switch motorways.count {
+      case 2: assignFork(left: motorways[1], right: motorways[0])
+      case 3: assignFork(left: motorways[2], center: motorways[1], right: motorways[0])
+      default: fallback()
+      }
+    }
+  }
+
+  // MARK: - From a slip road
+
+  mutating func fromRamp() {
+    let valid = roads.filter(\.allowed).count
+    switch roads.count {
+    case 2 where valid == 1:
+      instructions[1] = .obvious(throughStreet: roads[1].isThroughStreet)
+    case 3:
+      let sameName = !Guidance.requiresNameAnnounced(
+        from: (roads[2].name, roads[2].ref), to: (roads[1].name, roads[1].ref))
+      let bothNamed = !roads[1].name.isEmpty && !roads[2].name.isEmpty
+      if valid == 1 {
+        // Joining a motorway that passes, or the end of one.
+        let i = roads[1].allowed ? 1 : 2
+        if Self.isMotorway(roads[i].roadClass) && bothNamed && sameName {
+          let modifier: RouteStep.Modifier =
+            Guidance.deviation(roads[i].angle) < 2 * Guidance.narrowTurnAngle
+            ? (i == 1 ? .slightLeft : .slightRight) : RouteStep.Modifier(turnAngle: roads[i].angle)
+          instructions[i] = .announced(.merge, modifier)
+        } else {
+          instructions[i] = .obvious(throughStreet: roads[i].isThroughStreet)
+        }
+      } else if Self.isMotorway(roads[1].roadClass) && !Self.isMotorway(roads[2].roadClass) {
+        // The slip road goes on past a way onto the motorway.
+        instructions[1] = .announced(.turn, .slightRight)
+        instructions[2] = .announced(.continue, .slightLeft)
+      } else {
+        assignFork(left: 2, right: 1)
+      }
+    case 4:
+      var passedMotorwayEntry = false
+      for i in roads.indices {
+        if !roads[i].allowed && Self.isMotorway(roads[i].roadClass) {
+          passedMotorwayEntry = true
+        } else if Self.isMotorway(roads[i].roadClass) {
+          instructions[i] = .announced(.merge, passedMotorwayEntry ? .slightRight : .slightLeft)
+        } else {
+          instructions[i] = .announced(.offRamp, RouteStep.Modifier(turnAngle: roads[i].angle))
+        }
+      }
+    default:
+      fallback()
+    }
+  }
+
+  mutating func fallback() {
+    for i in roads.indices where roads[i].allowed {
+      let angle = roads[i].angle
+      if Self.isMotorway(roads[i].roadClass) {
+        instructions[i] = .announced(.merge, angle < 180 ? .slightLeft : .slightRight)
+      } else if Guidance.deviation(angle) < Guidance.fuzzyAngleDifference {
+        instructions[i] = .announced(.turn, .straight)
+      } else {
+        instructions[i] = .announced(.turn, angle > 180 ? .slightLeft : .slightRight)
+      }
+    }
+  }
+
+  // MARK: - Forks (OSRM's `assignFork`)
+
+  mutating func assignFork(left: Int, right: Int) {
+    let (minorLeft, minorRight) = (roads[left].roadClass.isLowPriority, roads[right].roadClass.isLowPriority)
+    instructions[left] =
+      minorRight && !minorLeft ? .silent : .announced(minorLeft && !minorRight ? .turn : .fork, .slightLeft)
+    instructions[right] =
+      minorLeft && !minorRight ? .silent : .announced(minorRight && !minorLeft ? .turn : .fork, .slightRight)
+  }
+
+  mutating func assignFork(left: Int, center: Int, right: Int) {
+    switch (roads[left].allowed, roads[center].allowed, roads[right].allowed) {
+    case (true, true, true):
+      instructions[left] = .announced(.fork, .slightLeft)
+      instructions[center] =
+        Guidance.deviation(roads[center].angle) < Guidance.noTurnDeviation && !roads[center].requiresAnnouncement
+        ? .silent : .announced(.fork, .straight)
+      instructions[right] = .announced(.fork, .slightRight)
+    case (true, _, true): assignFork(left: left, right: right)
+    case (true, true, false): assignFork(left: left, right: center)
+    case (false, true, true): assignFork(left: center, right: right)
+    default:
+      for i in [left, center, right] where roads[i].allowed {
+        instructions[i] = .announced(.turn, RouteStep.Modifier(turnAngle: roads[i].angle))
+      }
+    }
+  }
+}
