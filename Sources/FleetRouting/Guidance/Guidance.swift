@@ -654,28 +654,6 @@ struct Guidance {
     }
   }
 
-  /// OSRM's rule for when a change of road must be said (`requiresNameAnnounced`): a name that
-  /// only gains or loses a part, or a reference that is kept, is the same road to a driver.
-  static func requiresNameAnnounced(from: (name: String, ref: String), to: (name: String, ref: String)) -> Bool {
-    if from.name.isEmpty && from.ref.isEmpty && !(to.name.isEmpty && to.ref.isEmpty) { return true }
-    let namesAreEmpty = from.name.isEmpty && to.name.isEmpty
-    let nameIsContained = from.name.hasPrefix(to.name) || to.name.hasPrefix(from.name)
-    let namesAreEqual = from.name == to.name || nameIsContained
-    let nameIsRemoved = !from.name.isEmpty && to.name.isEmpty
-    let refsAreEmpty = from.ref.isEmpty && to.ref.isEmpty
-    let refIsContained =
-      from.ref.isEmpty || to.ref.isEmpty || from.ref.contains(to.ref) || to.ref.contains(from.ref)
-    let refIsRemoved = !from.ref.isEmpty && to.ref.isEmpty
-    let obviousChange =
-      (namesAreEmpty && refsAreEmpty) || (namesAreEqual && refIsContained) || (namesAreEqual && refsAreEmpty)
-      || (refIsContained && nameIsRemoved) || (namesAreEmpty && refIsRemoved)
-    // "(Ref)" becoming "Name" and the reverse are said.
-    let swapsNameForRef =
-      (from.name.isEmpty && !from.ref.isEmpty && !to.name.isEmpty && to.ref.isEmpty)
-      || (!from.name.isEmpty && from.ref.isEmpty && to.name.isEmpty && !to.ref.isEmpty)
-    return !obviousChange || swapsNameForRef
-  }
-
   // MARK: - Ends
 
   func departure(points: [LatLng], span: RouteSpan) -> RouteStep.Intersection {

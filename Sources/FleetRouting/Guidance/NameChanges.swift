@@ -1,0 +1,87 @@
+extension Guidance {
+  /// OSRM's rule for when a change of road must be said (`requiresNameAnnounced`,
+  /// name_announcements.hpp): a name that only gains or loses a part or a compass suffix, or a
+  /// reference that is kept, is the same road to a driver; a reference becoming a name, or the
+  /// reverse, is said, as is a new reference on unnamed roads.
+  static func requiresNameAnnounced(from: (name: String, ref: String), to: (name: String, ref: String)) -> Bool {
+    if from.name.isEmpty && from.ref.isEmpty && !(to.name.isEmpty && to.ref.isEmpty) { return true }
+    let namesAreEmpty = from.name.isEmpty && to.name.isEmpty
+    let nameIsContained = from.name.hasPrefix(to.name) || to.name.hasPrefix(from.name)
+    let isSuffixChange = isSuffixChange(from.name, to.name)
+    let namesAreEqual = from.name == to.name || nameIsContained || isSuffixChange
+    let nameIsRemoved = !from.name.isEmpty && to.name.isEmpty
+    let refsAreEmpty = from.ref.isEmpty && to.ref.isEmpty
+    let refIsContained =
+      from.ref.isEmpty || to.ref.isEmpty || from.ref.contains(to.ref) || to.ref.contains(from.ref)
+    let refIsRemoved = !from.ref.isEmpty && to.ref.isEmpty
+    let obviousChange =
+      (namesAreEmpty && refsAreEmpty) || (namesAreEqual && refIsContained) || (namesAreEqual && refsAreEmpty)
+      || (refIsContained && nameIsRemoved) || (namesAreEqual && refIsRemoved) || isSuffixChange
+    let needsAnnouncement =
+      (from.name.isEmpty && !from.ref.isEmpty && !to.name.isEmpty && to.ref.isEmpty)
+      || (!from.name.isEmpty && from.ref.isEmpty && to.name.isEmpty && !to.ref.isEmpty)
+      || (namesAreEmpty && !refIsContained)
+    return !obviousChange || needsAnnouncement
+  }
+
+  /// The car profile's name suffixes, which alone do not make another road ("Main Street North").
+  static let nameSuffixes: Set<String> = [
+    "n", "ne", "e", "se", "s", "sw", "w", "nw", "north", "south", "west", "east", "nor", "sou", "we", "ea",
+  ]
+
+  /// Whether two names differ only by suffixes or prefixes around what they share (OSRM's
+  /// `checkForPrefixOrSuffixChange`); two equal names do.
+  static func isSuffixChange(_ first: String, _ second: String) -> Bool {
+    let (a, b) = (Array(first.utf8), Array(second.utf8))
+    let common = longestCommonSubstring(a, b)
+    let parts: [ArraySlice<UInt8>]
+    if common.isEmpty {
+      parts = [a[...], b[...]]
+    } else {
+      let inA = firstIndex(of: common, in: a)
+      let inB = firstIndex(of: common, in: b)
+      parts = [a[..<inA], a[(inA + common.count)...], b[..<inB], b[(inB + common.count)...]]
+    }
+    return parts.allSatisfy { part in
+      let word = trimmedLowercase(part)
+      return word.isEmpty || nameSuffixes.contains(word)
+    }
+  }
+
+  /// OSRM's `longest_common_substring`, byte for byte, including its table rows that are not
+  /// cleared between characters (so its answers, not the textbook's).
+  static func longestCommonSubstring(_ a: [UInt8], _ b: [UInt8]) -> ArraySlice<UInt8> {
+    guard !a.isEmpty, !b.isEmpty else { return [] }
+    var previous = [UInt32](repeating: 0, count: b.count)
+    var current = previous
+    var best: UInt32 = 0
+    var bestEnd = 0
+    for i in a.indices {
+      for j in b.indices where a[i] == b[j] {
+        current[j] = j == 0 ? 1 : previous[j - 1] + 1
+        if current[j] > best {
+          best = current[j]
+          bestEnd = i + 1
+        }
+      }
+      swap(&previous, &current)
+    }
+    return a[(bestEnd - Int(best))..<bestEnd]
+  }
+
+  static func firstIndex(of part: ArraySlice<UInt8>, in bytes: [UInt8]) -> Int {
+    guard part.count <= bytes.count else { return 0 }
+    for start in 0...(bytes.count - part.count) where bytes[start..<(start + part.count)].elementsEqual(part) {
+      return start
+    }
+    return 0
+  }
+
+  static func trimmedLowercase(_ bytes: ArraySlice<UInt8>) -> String {
+    let lowered = bytes.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+    guard let front = lowered.firstIndex(where: { $0 != 32 }), let back = lowered.lastIndex(where: { $0 != 32 }) else {
+      return ""
+    }
+    return String(decoding: lowered[front...back], as: UTF8.self)
+  }
+}
