@@ -177,7 +177,7 @@ def check(name, osrm_bin, work):
                 time.sleep(0.1)
         for number, text, points, expected in fixture["routes"]:
             coords = ";".join("%.9f,%.9f" % (fixture["locations"][p][1], fixture["locations"][p][0]) for p in points)
-            url = "http://127.0.0.1:%d/route/v1/driving/%s?overview=false&annotations=nodes,distance" % (port, coords)
+            url = "http://127.0.0.1:%d/route/v1/driving/%s?overview=false&steps=true&annotations=nodes,distance" % (port, coords)
             try:
                 answer = json.load(urllib.request.urlopen(url))
             except urllib.error.HTTPError as error:
@@ -206,6 +206,11 @@ def check(name, osrm_bin, work):
                     if not nodes or nodes[-1] != n:
                         nodes.append(n)
             ways = ways_driven(fixture, nodes)
+            turns = []
+            for leg in route["legs"]:
+                for step in leg["steps"]:
+                    kind, modifier = step["maneuver"]["type"], step["maneuver"].get("modifier")
+                    turns.append(kind if kind in ("depart", "arrive") or not modifier else kind + " " + modifier)
             for item in expected:
                 key, value = item.split("=", 1)
                 if key == "ways" and ways != value.split(","):
@@ -214,6 +219,8 @@ def check(name, osrm_bin, work):
                     problems.append("line %d (%s): OSRM starts on %s" % (number, text, ways[:1]))
                 elif key == "end" and ways[-1:] != [value]:
                     problems.append("line %d (%s): OSRM ends on %s" % (number, text, ways[-1:]))
+                elif key == "turns" and turns != value.split(","):
+                    problems.append("line %d (%s): OSRM says %s" % (number, text, ",".join(turns)))
                 elif key in ("distance", "duration"):
                     figure, _, tolerance = value.partition("±")
                     tolerance = float(tolerance) if tolerance else (1 if key == "distance" else 0.5)

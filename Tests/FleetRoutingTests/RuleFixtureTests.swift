@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGeometry
 import FleetTestSupport
 import Foundation
 import Testing
@@ -40,6 +41,22 @@ struct RuleFixtureTests {
       }
       if let want = expected.duration {
         #expect(want.accepts(route.duration), "\(name) \(expected): \(route.duration) s")
+      }
+      if let want = expected.turns {
+        let turns = Self.turns(route, engine: engine, points: points)
+        #expect(turns == want, "\(name) \(expected): said \(turns)")
+      }
+    }
+  }
+
+  /// The route's maneuvers as the fixtures write them: type and modifier, departures and
+  /// arrivals by type alone.
+  static func turns(_ route: Route, engine: RoutingEngine, points: [LatLng]) -> [String] {
+    route.legs.enumerated().flatMap { n, leg in
+      engine.steps(of: leg, from: points[n], to: points[n + 1]).map { step in
+        let kind = step.maneuver.kind
+        guard kind != .depart, kind != .arrive, let modifier = step.maneuver.modifier else { return kind.rawValue }
+        return "\(kind.rawValue) \(modifier.rawValue)"
       }
     }
   }

@@ -22,6 +22,7 @@ import Foundation
 ///     routes:
 ///       a d: ways=ab,bc,cd duration=640±2
 ///       d a: none
+///       a c: turns="depart,new name straight,arrive"   maneuvers as OSRM's type and modifier
 public struct RoutingScenario: Sendable {
   public var name: String
   /// The comment lines at the top: what rule this is and where it comes from.
@@ -43,6 +44,9 @@ public struct RoutingScenario: Sendable {
     /// The ways the first and last waypoint snap to.
     public var start: String?
     public var end: String?
+    /// The steps' maneuvers, each its type and modifier ("turn left"), departures and arrivals
+    /// by their type alone; nil when not checked.
+    public var turns: [String]?
 
     public var description: String { "line \(line): \(text)" }
   }
@@ -216,6 +220,7 @@ public struct RoutingScenario: Sendable {
       case "duration": expectation.duration = try measure(0.5)
       case "start": expectation.start = value
       case "end": expectation.end = value
+      case "turns": expectation.turns = value.split(separator: ",").map(String.init)
       default: throw fail(line, "unknown expectation \(key)")
       }
     }
