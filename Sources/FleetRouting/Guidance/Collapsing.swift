@@ -356,12 +356,7 @@ struct StepCollapsing {
     let isNonTurn = { (kind: RouteStep.Kind?, modifier: RouteStep.Modifier?) in
       kind == .newName || ((kind == .turn || kind == .continue) && modifier == .straight)
     }
-    let sameName = {
-      let (x, y) = (self.drafts[prior].step, from.step)
-      guard !(x.name.isEmpty && x.ref.isEmpty), !(y.name.isEmpty && y.ref.isEmpty) else { return false }
-      return (x.name == y.name && x.ref == y.ref)
-        || !Guidance.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref))
-    }()
+    let sameName = haveSameName(prior, fromIndex)
     let atSuppressed = at.instruction == .suppressed
     let fromSuppressed = from.instruction == .suppressed
     if isNonTurn(fromKind, from.step.maneuver.modifier) || isNonTurn(kind, at.step.maneuver.modifier) || atSuppressed {

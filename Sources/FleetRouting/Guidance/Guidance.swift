@@ -304,27 +304,12 @@ struct Guidance {
       intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
       keepsSilentStep: shown.count >= 3 || inClasses != outClasses,
       angle: isUTurn ? 0 : angle, otherExits: options.filter { $0.road != b }.count)
-    if !isUTurn, inEdge.isFerry == outEdge.isFerry, let main = drivewayMainRoad(view: view, roads: roads, arrivedBy: a),
-      let route = view.firstIndex(where: { $0.road == b })
+    if !isUTurn, inEdge.isFerry == outEdge.isFerry,
+      let driveway = drivewayInstruction(
+        route: b, angle: angle, from: inEdge, to: outEdge, view: view, roads: roads, arrivedBy: a, allowed: allowed)
     {
-      // A road with only driveways and other minor roads off it goes on without a word, or as a
-      // new name (OSRM's `DrivewayHandler`); the minor roads are plain turns.
-      let direction = RouteStep.Modifier(turnAngle: angle)
-      if route == main {
-        let sameName =
-          !(inEdge.nameIndex == 0 && inEdge.refIndex == 0) && !(outEdge.nameIndex == 0 && outEdge.refIndex == 0)
-          && !Self.requiresNameAnnounced(
-            from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
-            to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
-        pass.announcement = sameName ? nil : (.newName, direction)
-        pass.keepsSilentStep = false
-      } else if allowed[view[main].road], direction == .straight,
-        RouteStep.Modifier(turnAngle: view[main].angle) == .straight
-      {
-        pass.announcement = (.turn, route < main ? .slightRight : .slightLeft)
-      } else {
-        pass.announcement = (.turn, direction)
-      }
+      pass.announcement = driveway.announcement
+      pass.keepsSilentStep = driveway.keepsSilentStep
       return pass
     }
     if !isUTurn, inEdge.isFerry == outEdge.isFerry,
@@ -373,6 +358,35 @@ struct Guidance {
       let index = view.firstIndex(where: { $0.road == route }).map({ $0 + motorwayRoads.count - view.count })
     else { return nil }
     return MotorwayTurns.assigned(motorwayRoads).instructions[index]
+  }
+
+  /// At a junction of a main road where every other road is minor, what is said (OSRM's
+  /// `DrivewayHandler`): on the main road nothing when it keeps its name (not even a silent step),
+  /// else a new name, whichever way it bends; the minor roads are plain turns, slight to their
+  /// side where both they and the main road are straight on. Nil at other junctions.
+  func drivewayInstruction(
+    route: Int, angle: Double, from inEdge: RoadEdge, to outEdge: RoadEdge, view: [JunctionGeometry.Turn],
+    roads: [JunctionGeometry.Road], arrivedBy: Int, allowed: [Bool]
+  ) -> (announcement: (kind: RouteStep.Kind, modifier: RouteStep.Modifier)?, keepsSilentStep: Bool)? {
+    guard let main = drivewayMainRoad(view: view, roads: roads, arrivedBy: arrivedBy),
+      let index = view.firstIndex(where: { $0.road == route })
+    else { return nil }
+    let direction = RouteStep.Modifier(turnAngle: angle)
+    if index == main {
+      return (isSameName(inEdge, outEdge) ? nil : (.newName, direction), false)
+    }
+    if allowed[view[main].road], direction == .straight, RouteStep.Modifier(turnAngle: view[main].angle) == .straight {
+      return ((.turn, index < main ? .slightRight : .slightLeft), true)
+    }
+    return ((.turn, direction), true)
+  }
+
+  /// OSRM's `isSameName`: both roads named, and the change not one to say.
+  func isSameName(_ a: RoadEdge, _ b: RoadEdge) -> Bool {
+    !(a.nameIndex == 0 && a.refIndex == 0) && !(b.nameIndex == 0 && b.refIndex == 0)
+      && !Self.requiresNameAnnounced(
+        from: (network.names[Int(a.nameIndex)], network.names[Int(a.refIndex)]),
+        to: (network.names[Int(b.nameIndex)], network.names[Int(b.refIndex)]))
   }
 
   /// The one road on at a junction of a main road where every other road is minor (service
