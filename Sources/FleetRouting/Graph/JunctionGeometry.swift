@@ -36,6 +36,8 @@ struct JunctionGeometry {
 
   /// Roads per junction, one per edge end there.
   var roads: [[Road]]
+  /// Junctions that only join two compatible pieces of road, which a road is read through.
+  let passThrough: [Bool]
 
   /// Shapes are read this far along a road at most (OSRM looks at most ~130 m ahead).
   static let readingLimit = 250.0
@@ -51,6 +53,7 @@ struct JunctionGeometry {
     let passThrough = network.junctions.indices.map { j in
       Self.joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j])
     }
+    self.passThrough = passThrough
 
     var shapes: [[RoadShape]] = []
     roads = network.junctions.indices.map { junction in
@@ -182,6 +185,41 @@ struct JunctionGeometry {
     let bOut = b.cost(reversed: !ends[1].atFrom)
     return (aIn == nil) == (bOut == nil) && (aOut == nil) == (bIn == nil) && aIn?.restricted == bOut?.restricted
       && aOut?.restricted == bIn?.restricted && aIn?.classes == bOut?.classes && aOut?.classes == bIn?.classes
+  }
+
+  /// Where road `road` at `junction` leads: the next real intersection, the road it arrives there
+  /// by, its length and its shape (up to `limit` metres), read through pass-through junctions
+  /// (OSRM's `getNextIntersection`). Nil when it comes back to `junction`.
+  func next(
+    from junction: Int, road: Int, network: RoadNetwork, limit: Double = readingLimit
+  ) -> (junction: Int, arrivingRoad: Int, length: Double, shape: [FixedCoordinate])? {
+    var edge = roads[junction][road].edge
+    var at = junction
+    var length = 0.0
+    var shape: [FixedCoordinate] = []
+    for _ in 0..<10_000 {
+      let data = network.edges[edge]
+      let atFrom = Int(data.from) == at
+      var indices = Array(network.shape(of: data))
+      if !atFrom { indices.reverse() }
+      for index in indices {
+        let point = network.points[Int(index)]
+        if let last = shape.last {
+          if last == point { continue }
+          length += Geo.distance(last, point)
+        }
+        if length <= limit || shape.isEmpty { shape.append(point) }
+      }
+      let far = Int(atFrom ? data.to : data.from)
+      if far == junction { return nil }
+      guard passThrough[far], let other = roads[far].first(where: { $0.edge != edge }) else {
+        guard let arriving = roads[far].firstIndex(where: { $0.edge == edge }) else { return nil }
+        return (far, arriving, length, shape)
+      }
+      edge = other.edge
+      at = far
+    }
+    return nil
   }
 
   /// The road's shape leaving `junction` by `end`, through pass-through junctions, up to

@@ -12,6 +12,8 @@ struct StepCollapsing {
     case announced(RouteStep.Kind)
     /// A junction passed without a word.
     case suppressed
+    /// Onto a sliproad: said with the turn where it ends.
+    case sliproad
     /// Merged into another step.
     case none
   }
@@ -43,6 +45,10 @@ struct StepCollapsing {
     while current + 1 < drafts.count {
       defer { current += 1 }
       if Self.entersRoundabout(drafts[current]) || !hasTurn(current) { continue }
+      if drafts[current].instruction == .sliproad {
+        joinSliproad(current)
+        continue
+      }
       let next = self.next(after: current)
       if drafts[next].instruction == .waypoint { break }
       let previous = self.previous(before: current)
@@ -98,6 +104,30 @@ struct StepCollapsing {
     }
   }
 
+  /// A sliproad and the turn at its end as one turn where the sliproad begins: a continue when
+  /// the road before and the road after share a name (OSRM's `handleSliproad`).
+  mutating func joinSliproad(_ sliproad: Int) {
+    var next = self.next(after: sliproad)
+    // Junctions of two roads passed silently on the way (OSRM's traffic-light steps) join it.
+    while isSuppressed(next), drafts[next].step.intersections.first?.entry.count == 2, allowedTurns(next) == 1 {
+      elongate(sliproad, by: next)
+      invalidate(next)
+      next = self.next(after: next)
+    }
+    guard drafts[next].instruction != .waypoint else {
+      drafts[sliproad].instruction = .announced(.turn)
+      return
+    }
+    let previous = self.previous(before: sliproad)
+    drafts[sliproad].instruction = .announced(haveSameName(previous, next) ? .continue : .turn)
+    if let angle = combinedTurnAngle(sliproad, next) {
+      drafts[sliproad].step.maneuver.modifier = RouteStep.Modifier(turnAngle: angle)
+    }
+    transferSignage(to: sliproad, from: next)
+    elongate(sliproad, by: next)
+    invalidate(next)
+  }
+
   /// OSRM's `buildIntersections` and `removeNoTurnInstructions`: each suppressed step joins the
   /// step before it; an end of road only just turned onto is a turn, or a continue on the same
   /// road (its two-intersection minimum).
@@ -108,9 +138,10 @@ struct StepCollapsing {
       case .none: continue
       case .suppressed:
         if !result.isEmpty { result[result.count - 1].absorb(draft.step) }
-      case .waypoint, .announced:
+      case .waypoint, .announced, .sliproad:
         var step = draft.step
         if case .announced(let kind) = draft.instruction { step.maneuver.kind = kind }
+        if draft.instruction == .sliproad { step.maneuver.kind = .turn }
         if step.maneuver.kind == .endOfRoad, let previous = result.last, previous.intersections.count < 2 {
           let sameName =
             !(step.name.isEmpty && step.ref.isEmpty)
@@ -127,7 +158,7 @@ struct StepCollapsing {
 
   func hasTurn(_ i: Int) -> Bool {
     switch drafts[i].instruction {
-    case .announced, .suppressed: true
+    case .announced, .suppressed, .sliproad: true
     case .waypoint, .none: false
     }
   }

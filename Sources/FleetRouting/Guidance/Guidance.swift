@@ -34,6 +34,8 @@ struct Guidance {
     var angle: Double
     /// Roads other than the route's own that could be driven onto from the road arrived by.
     var otherExits: Int
+    /// The route takes a sliproad here: said as the turn where it ends (OSRM's `Sliproad`).
+    var isSliproad = false
   }
 
   func steps(of leg: RouteLeg, from origin: LatLng, to destination: LatLng) -> [RouteStep] {
@@ -45,9 +47,14 @@ struct Guidance {
     // Roundabout steps also keep the span they leave the roundabout by, which names them.
     var starts:
       [(
-        span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?, silent: Bool
+        span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?, silent: Bool,
+        sliproad: Bool
       )] = [
-        (0, .depart, sideModifier(asked: origin, snapped: points[0], road: points[1], arriving: false), nil, nil, false)
+        (
+          0, .depart, sideModifier(asked: origin, snapped: points[0], road: points[1], arriving: false), nil, nil,
+          false,
+          false
+        )
       ]
     var passes: [Int: JunctionPass] = [:]
     // The roundabout being driven round: its entry step, exits passed, and the bearing entered at.
@@ -63,7 +70,7 @@ struct Guidance {
       switch (inEdge.isRoundabout, outEdge.isRoundabout) {
       case (false, true):
         let kind = roundaboutKind(entering: TurnGraph.directed(Int(spans[k + 1].edge), reversed: spans[k + 1].reversed))
-        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false))
+        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false, false))
         roundabout = (starts.count - 1, 0, bearingIn)
         pass.announcement = nil
       case (true, true):
@@ -85,13 +92,15 @@ struct Guidance {
           }
         }
         roundabout = nil
-        if let exitKind { starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false)) }
+        if let exitKind {
+          starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false, false))
+        }
         pass.announcement = nil
       case (false, false):
         if let announcement = pass.announcement {
-          starts.append((k + 1, announcement.kind, announcement.modifier, nil, nil, false))
+          starts.append((k + 1, announcement.kind, announcement.modifier, nil, nil, false, pass.isSliproad))
         } else if pass.keepsSilentStep {
-          starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, true))
+          starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, true, false))
         }
       }
       passes[k + 1] = pass
@@ -142,8 +151,9 @@ struct Guidance {
         geometry: Array(points[first...max(last, first)]),
         distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
         weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
-      drafts.append(
-        .init(instruction: n == 0 ? .waypoint : start.silent ? .suppressed : .announced(start.kind), step: step))
+      let instruction: StepCollapsing.Instruction =
+        n == 0 ? .waypoint : start.silent ? .suppressed : start.sliproad ? .sliproad : .announced(start.kind)
+      drafts.append(.init(instruction: instruction, step: step))
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
@@ -276,9 +286,7 @@ struct Guidance {
     guard let a = roads.firstIndex(where: { $0.arriving == arriving }),
       let b = roads.firstIndex(where: { $0.leaving == leaving })
     else { return nil }
-    var targets = Set<Int32>()
-    for arc in turns.arcs(from: arriving) { targets.insert(turns.arcTarget[arc]) }
-    let allowed = roads.map { road in road.leaving.map(targets.contains) ?? false }
+    let allowed = allowedRoads(at: Int(junction), arrivingBy: a)
     let view = junctions.turns(from: a, at: Int(junction), allowed: allowed)
     let angle = view.first(where: { $0.road == b })?.angle ?? 180
     let isUTurn = a == b || (view.first(where: { $0.road == b })?.isUTurn ?? false)
@@ -328,11 +336,48 @@ struct Guidance {
         from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
         roads: roads, arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
     }
+    if !isUTurn, !inEdge.isRoundabout, !outEdge.isRoundabout {
+      sliproadDecision(&pass, route: b, view: view, roads: roads, arrivedBy: a, allowed: allowed, junction: junction)
+    }
     // Onto a slip road from a motorway is off it.
     if pass.announcement?.kind == .onRamp, MotorwayTurns.isMotorway(inEdge.roadClass) {
       pass.announcement?.kind = .offRamp
     }
     return pass
+  }
+
+  /// Marks the route's way as a sliproad when it is one; on the main road at a fork with a
+  /// sliproad beside it, what OSRM says instead of the fork.
+  func sliproadDecision(
+    _ pass: inout JunctionPass, route: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
+    arrivedBy: Int, allowed: [Bool], junction: Int32
+  ) {
+    let here = ArrivalView(
+      junction: Int(junction), arrivedBy: arrivedBy, turns: view, full: Self.withArrival(view, arrivedBy: arrivedBy),
+      allowed: allowed)
+    guard let routeIndex = here.full.firstIndex(where: { $0.road == route }) else { return }
+    let isFork = pass.announcement?.kind == .fork
+    // Only a way within 80 degrees of straight on can be a sliproad; only a fork changes on the
+    // main road.
+    guard isFork || Self.deviation(here.full[routeIndex].angle) <= 2 * Self.narrowTurnAngle else { return }
+    let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy)
+      .find().map { $0 + here.full.count - view.count }
+    // A sliproad leaves beside the obvious way on.
+    if !isFork, let obvious, abs(routeIndex - obvious) != 1 { return }
+    guard let slip = sliproad(at: here, obvious: obvious) else { return }
+    if slip == routeIndex {
+      pass.isSliproad = true
+      if pass.announcement == nil { pass.announcement = (.turn, RouteStep.Modifier(turnAngle: pass.angle)) }
+    } else if isFork, routeIndex == obviousWithSliproads(here, obvious: obvious) {
+      let inEdge = network.edges[roads[arrivedBy].edge]
+      let mainEdge = network.edges[roads[route].edge]
+      let direction = RouteStep.Modifier(turnAngle: here.full[routeIndex].angle)
+      if isSameName(inEdge, mainEdge) {
+        pass.announcement = Self.deviation(here.full[routeIndex].angle) < 5 ? nil : (.continue, direction)
+      } else {
+        pass.announcement = names(mainEdge).name.isEmpty ? nil : (.newName, direction)
+      }
+    }
   }
 
   /// The route's instruction where motorways and their slip roads meet, nil elsewhere.
