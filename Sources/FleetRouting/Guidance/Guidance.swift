@@ -293,8 +293,14 @@ struct Guidance {
     let options = view.filter { allowed[$0.road] && !$0.isUTurn }
 
     // The intersection as OSRM lists it: the roads a driver sees (a dual carriageway's two
-    // halves as one), by bearing.
-    let sorted = roads.indices.filter { !roads[$0].isMergedAway || $0 == a || $0 == b }
+    // halves as one: the half arrived by is listed as the half it merges with), by bearing.
+    let listedArrival =
+      roads[a].isMergedAway
+      ? roads.indices.first {
+        $0 != a && !roads[$0].isMergedAway && roads[$0].perceivedBearing == roads[a].perceivedBearing
+      }
+        ?? a : a
+    let sorted = roads.indices.filter { !roads[$0].isMergedAway || $0 == listedArrival || $0 == b }
       .sorted { (roads[$0].perceivedBearing, $0) < (roads[$1].perceivedBearing, $1) }
     let shown = zip(sorted, Self.listedBearings(sorted.map { roads[$0].perceivedBearing })).map {
       (road: $0.0, bearing: $0.1)
@@ -303,7 +309,7 @@ struct Guidance {
     let classes = outEdge.cost(reversed: outSpan.reversed)?.classes.names ?? []
     let intersection = RouteStep.Intersection(
       location: location, bearings: shown.map(\.bearing), entry: shown.map { allowed[$0.road] || $0.road == b },
-      arrivingRoad: shown.firstIndex { $0.road == a }, leavingRoad: shown.firstIndex { $0.road == b },
+      arrivingRoad: shown.firstIndex { $0.road == listedArrival }, leavingRoad: shown.firstIndex { $0.road == b },
       classes: classes)
 
     let inClasses = inEdge.cost(reversed: inSpan.reversed)?.classes
