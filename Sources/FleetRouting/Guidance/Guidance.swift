@@ -434,10 +434,13 @@ struct Guidance {
 
   /// OSRM's `isSameName`: both roads named, and the change not one to say.
   func isSameName(_ a: RoadEdge, _ b: RoadEdge) -> Bool {
-    !(a.nameIndex == 0 && a.refIndex == 0) && !(b.nameIndex == 0 && b.refIndex == 0)
-      && !Self.requiresNameAnnounced(
-        from: (network.names[Int(a.nameIndex)], network.names[Int(a.refIndex)]),
-        to: (network.names[Int(b.nameIndex)], network.names[Int(b.refIndex)]))
+    isNamed(a) && isNamed(b) && !Self.requiresNameAnnounced(from: names(a), to: names(b))
+  }
+
+  func isNamed(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 || edge.refIndex != 0 }
+
+  func names(_ edge: RoadEdge) -> (name: String, ref: String) {
+    (network.names[Int(edge.nameIndex)], network.names[Int(edge.refIndex)])
   }
 
   /// The one road on at a junction of a main road where every other road is minor (service
@@ -462,8 +465,8 @@ struct Guidance {
   ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
     let modifier = RouteStep.Modifier(turnAngle: angle)
     let renamed = Self.requiresNameAnnounced(
-      from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
-      to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
+      from: names(inEdge),
+      to: names(outEdge))
     if isUTurn { return (.continue, .uturn) }
     if inEdge.isFerry != outEdge.isFerry { return (.notification, modifier) }
     let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy).find()
@@ -473,11 +476,10 @@ struct Guidance {
         throughStreet: isThroughStreet(route, view: view, roads: roads, arrivedBy: arrivedBy), junction: junction,
         leavingReversed: leavingReversed)
     }
-    let named = { (edge: RoadEdge) in edge.nameIndex != 0 || edge.refIndex != 0 }
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
     let basicKind: RouteStep.Kind =
       Self.isOnRamp(from: inEdge, to: outEdge)
-      ? .onRamp : !renamed && named(inEdge) && named(outEdge) ? .continue : .turn
+      ? .onRamp : !renamed && isNamed(inEdge) && isNamed(outEdge) ? .continue : .turn
     if let decision = sideDecision(
       route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy, allowed: allowed, obvious: obvious
     ) {
@@ -691,8 +693,8 @@ struct Guidance {
     if Self.isOnRamp(from: inEdge, to: outEdge) { return (.onRamp, modifier) }
     if angle < 0.01 { return (.continue, .uturn) }
     let renamed = Self.requiresNameAnnounced(
-      from: (network.names[Int(inEdge.nameIndex)], network.names[Int(inEdge.refIndex)]),
-      to: (network.names[Int(outEdge.nameIndex)], network.names[Int(outEdge.refIndex)]))
+      from: names(inEdge),
+      to: names(outEdge))
     guard renamed else { return nil }
     guard throughStreet else { return (.newName, modifier) }
     if MotorwayTurns.isMotorway(outEdge.roadClass) { return (.merge, angle > 180 ? .slightRight : .slightLeft) }

@@ -191,10 +191,4 @@ extension Guidance {
     let (cx, cy) = (Double(c.longitudeE6), Double(c.latitudeE6))
     return (bx - ax) * (cy - ay) - (cx - ax) * (by - ay) > 0
   }
-
-  func isNamed(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 || edge.refIndex != 0 }
-
-  func names(_ edge: RoadEdge) -> (name: String, ref: String) {
-    (network.names[Int(edge.nameIndex)], network.names[Int(edge.refIndex)])
-  }
 }
