@@ -62,7 +62,8 @@ struct JunctionGeometry {
       var junctionShapes: [RoadShape] = []
       let roads = incident.map { end in
         let edge = network.edges[end.edge]
-        let (shape, far, loops) = Self.shape(network, from: Int32(junction), end, ends: ends, passThrough: passThrough)
+        let (shape, far, loops, _, _) = Self.walk(
+          network, from: Int32(junction), end, ends: { ends[Int($0)] }, passThrough: passThrough)
         junctionShapes.append((shape, far, loops))
         let representative: FixedCoordinate
         if loops {
@@ -188,54 +189,39 @@ struct JunctionGeometry {
   }
 
   /// Where road `road` at `junction` leads: the next real intersection, the road it arrives there
-  /// by, its length and its shape (up to `limit` metres), read through pass-through junctions
-  /// (OSRM's `getNextIntersection`). Nil when it comes back to `junction`.
+  /// by, its length and its shape (up to `limit` metres; past it, the length is at least `limit`),
+  /// read through pass-through junctions (OSRM's `getNextIntersection`). Nil when it comes back to
+  /// `junction`.
   func next(
     from junction: Int, road: Int, network: RoadNetwork, limit: Double = readingLimit
   ) -> (junction: Int, arrivingRoad: Int, length: Double, shape: [FixedCoordinate])? {
-    var edge = roads[junction][road].edge
-    var at = junction
-    var length = 0.0
-    var shape: [FixedCoordinate] = []
-    for _ in 0..<10_000 {
-      let data = network.edges[edge]
-      let atFrom = Int(data.from) == at
-      var indices = Array(network.shape(of: data))
-      if !atFrom { indices.reverse() }
-      for index in indices {
-        let point = network.points[Int(index)]
-        if let last = shape.last {
-          if last == point { continue }
-          length += Geo.distance(last, point)
-        }
-        if length <= limit || shape.isEmpty { shape.append(point) }
-      }
-      let far = Int(atFrom ? data.to : data.from)
-      if far == junction { return nil }
-      guard passThrough[far], let other = roads[far].first(where: { $0.edge != edge }) else {
-        guard let arriving = roads[far].firstIndex(where: { $0.edge == edge }) else { return nil }
-        return (far, arriving, length, shape)
-      }
-      edge = other.edge
-      at = far
+    let ends = { (j: Int32) in
+      self.roads[Int(j)].map { (edge: $0.edge, atFrom: network.edges[$0.edge].from == j) }
     }
-    return nil
+    let edge = roads[junction][road].edge
+    let walk = Self.walk(
+      network, from: Int32(junction), (edge, network.edges[edge].from == Int32(junction)), ends: ends,
+      passThrough: passThrough, limit: limit)
+    guard !walk.loops, let arriving = roads[Int(walk.far)].firstIndex(where: { $0.edge == walk.lastEdge }) else {
+      return nil
+    }
+    return (Int(walk.far), arriving, walk.length, walk.shape)
   }
 
-  /// The road's shape leaving `junction` by `end`, through pass-through junctions, up to
-  /// `readingLimit`; and whether it comes back to the junction itself.
-  static func shape(
-    _ network: RoadNetwork, from junction: Int32, _ end: (edge: Int, atFrom: Bool), ends: [[(edge: Int, atFrom: Bool)]],
-    passThrough: [Bool]
-  ) -> RoadShape {
+  /// A road read from `junction` by `end` through pass-through junctions: its shape and length
+  /// up to `limit` (whole edges; past it the walk only looks for the next real intersection), the
+  /// intersection it reaches, the last edge driven there, and whether that is the junction itself.
+  static func walk(
+    _ network: RoadNetwork, from junction: Int32, _ end: (edge: Int, atFrom: Bool),
+    ends: (Int32) -> [(edge: Int, atFrom: Bool)], passThrough: [Bool], limit: Double = readingLimit
+  ) -> (shape: [FixedCoordinate], far: Int32, loops: Bool, lastEdge: Int, length: Double) {
     var shape: [FixedCoordinate] = []
     var length = 0.0
     var current = end
     var reached = junction
-    // Past the reading limit the walk only looks for the next real intersection.
     for _ in 0..<10_000 {
       let edge = network.edges[current.edge]
-      if length < readingLimit {
+      if length < limit {
         var indices = Array(network.shape(of: edge))
         if !current.atFrom { indices.reverse() }
         for index in indices {
@@ -249,11 +235,11 @@ struct JunctionGeometry {
       }
       let far = current.atFrom ? edge.to : edge.from
       reached = far
-      if far == junction { return (shape.count >= 2 ? shape : shape + shape, far, true) }
-      guard passThrough[Int(far)], let next = ends[Int(far)].first(where: { $0.edge != current.edge }) else { break }
+      if far == junction { return (shape.count >= 2 ? shape : shape + shape, far, true, current.edge, length) }
+      guard passThrough[Int(far)], let next = ends(far).first(where: { $0.edge != current.edge }) else { break }
       current = next
     }
     if shape.count < 2 { shape.append(shape[0]) }
-    return (shape, reached, false)
+    return (shape, reached, false, current.edge, length)
   }
 }

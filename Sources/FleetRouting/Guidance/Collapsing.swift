@@ -71,9 +71,7 @@ struct StepCollapsing {
       } else if maneuverPrecededByNameChange(previous, current, next)
         || maneuverPrecededBySuppressedDirection(current, next)
       {
-        var later = drafts[next]
-        adjustToCombinedTurn(at: &later, from: drafts[current], prior: previous, atIndex: next, fromIndex: current)
-        drafts[next] = later
+        adjustToCombinedTurn(at: next, from: current, prior: previous)
         suppress(previous, into: current)
       } else if maneuverSucceededByNameChange(current, next) || nameChangeImmediatelyAfterSuppressed(current, next)
         || maneuverSucceededBySuppressedDirection(current, next) || closeChoicelessTurnAfterTurn(current, next)
@@ -186,12 +184,12 @@ struct StepCollapsing {
 
   static func entersRoundabout(_ draft: Draft) -> Bool {
     guard case .announced(let kind) = draft.instruction else { return false }
-    return [.roundabout, .rotary, .roundaboutTurn].contains(kind)
+    return kind.entersRoundabout
   }
 
   static func hasRoundaboutType(_ draft: Draft) -> Bool {
     guard case .announced(let kind) = draft.instruction else { return false }
-    return [.roundabout, .rotary, .roundaboutTurn, .exitRoundabout, .exitRotary].contains(kind)
+    return kind.entersRoundabout || kind == .exitRoundabout || kind == .exitRotary
   }
 
   /// A merged step has no mode left (OSRM's `TRAVEL_MODE_INACCESSIBLE`).
@@ -377,44 +375,41 @@ struct StepCollapsing {
     return entryAngle
   }
 
-  /// OSRM's `AdjustToCombinedTurnStrategy`: the kind and direction of two maneuvers said as one.
-  func adjustToCombinedTurn(at: inout Draft, from: Draft, prior: Int, atIndex: Int, fromIndex: Int) {
-    let kind: RouteStep.Kind? = if case .announced(let kind) = at.instruction { kind } else { nil }
-    let fromKind: RouteStep.Kind? = if case .announced(let kind) = from.instruction { kind } else { nil }
-    let angle = combinedTurnAngle(atIndex, fromIndex)
+  /// OSRM's `AdjustToCombinedTurnStrategy`: the kind and direction of step `at` once step `from`
+  /// is said with it.
+  mutating func adjustToCombinedTurn(at: Int, from: Int, prior: Int) {
+    let kind: RouteStep.Kind? = if case .announced(let kind) = drafts[at].instruction { kind } else { nil }
+    let fromKind: RouteStep.Kind? = if case .announced(let kind) = drafts[from].instruction { kind } else { nil }
     let newModifier =
-      kind == .fork || kind == .merge ? at.step.maneuver.modifier : angle.map { RouteStep.Modifier(turnAngle: $0) }
-    let isNonTurn = { (kind: RouteStep.Kind?, modifier: RouteStep.Modifier?) in
-      kind == .newName || ((kind == .turn || kind == .continue) && modifier == .straight)
-    }
-    let sameName = haveSameName(prior, fromIndex)
-    let atSuppressed = at.instruction == .suppressed
-    let fromSuppressed = from.instruction == .suppressed
-    if isNonTurn(fromKind, from.step.maneuver.modifier) || isNonTurn(kind, at.step.maneuver.modifier) || atSuppressed {
+      kind == .fork || kind == .merge
+      ? modifier(at) : combinedTurnAngle(at, from).map { RouteStep.Modifier(turnAngle: $0) }
+    let sameName = haveSameName(prior, from)
+    let (atSuppressed, fromSuppressed) = (isSuppressed(at), isSuppressed(from))
+    var instruction = drafts[at].instruction
+    if isStraightNameChange(from) || isStraightNameChange(at) || atSuppressed {
       if atSuppressed {
-        at.instruction = newModifier == .straight ? .announced(.newName) : .announced(sameName ? .continue : .turn)
+        instruction = newModifier == .straight ? .announced(.newName) : .announced(sameName ? .continue : .turn)
       } else if kind == .newName && fromSuppressed && newModifier != .straight {
-        at.instruction = .announced(.turn)
+        instruction = .announced(.turn)
       } else if kind == .continue && !sameName {
-        at.instruction = .announced(.turn)
+        instruction = .announced(.turn)
       } else if kind == .turn && !fromSuppressed && sameName {
-        at.instruction = .announced(.continue)
+        instruction = .announced(.continue)
       }
     } else if fromKind == .onRamp {
-      at.instruction = .announced(.onRamp)
+      instruction = .announced(.onRamp)
     } else if kind == .turn && fromKind == .turn && sameName {
-      at.instruction = .announced(.continue)
+      instruction = .announced(.continue)
     } else if kind == .continue && fromKind == .turn && !sameName {
-      at.instruction = .announced(.turn)
+      instruction = .announced(.turn)
     }
-    if let newModifier { at.step.maneuver.modifier = newModifier }
+    drafts[at].instruction = instruction
+    if let newModifier { drafts[at].step.maneuver.modifier = newModifier }
   }
 
   /// Two steps as one maneuver, said where the first begins and named as the second.
   mutating func combineAdjusted(_ at: Int, _ from: Int, prior: Int) {
-    var first = drafts[at]
-    adjustToCombinedTurn(at: &first, from: drafts[from], prior: prior, atIndex: at, fromIndex: from)
-    drafts[at] = first
+    adjustToCombinedTurn(at: at, from: from, prior: prior)
     transferSignage(to: at, from: from)
     elongate(at, by: from)
     invalidate(from)

@@ -43,17 +43,16 @@ struct Guidance {
     let spans = leg.spans
     guard let firstSpan = spans.first, let lastSpan = spans.last, points.count >= 2 else { return [] }
 
-    // Where steps begin (span index) and what they announce.
+    // Where steps begin (span index), what they announce, and how collapsing treats them.
     // Roundabout steps also keep the span they leave the roundabout by, which names them.
     var starts:
       [(
-        span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?, silent: Bool,
-        sliproad: Bool
+        span: Int, kind: RouteStep.Kind, modifier: RouteStep.Modifier?, exit: Int?, exitSpan: Int?,
+        instruction: StepCollapsing.Instruction
       )] = [
         (
           0, .depart, sideModifier(asked: origin, snapped: points[0], road: points[1], arriving: false), nil, nil,
-          false,
-          false
+          .waypoint
         )
       ]
     var passes: [Int: JunctionPass] = [:]
@@ -70,7 +69,7 @@ struct Guidance {
       switch (inEdge.isRoundabout, outEdge.isRoundabout) {
       case (false, true):
         let kind = roundaboutKind(entering: TurnGraph.directed(Int(spans[k + 1].edge), reversed: spans[k + 1].reversed))
-        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false, false))
+        starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .announced(kind)))
         roundabout = (starts.count - 1, 0, bearingIn)
         pass.announcement = nil
       case (true, true):
@@ -93,14 +92,14 @@ struct Guidance {
         }
         roundabout = nil
         if let exitKind {
-          starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, false, false))
+          starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .announced(exitKind)))
         }
         pass.announcement = nil
       case (false, false):
-        if let announcement = pass.announcement {
-          starts.append((k + 1, announcement.kind, announcement.modifier, nil, nil, false, pass.isSliproad))
+        if let (kind, modifier) = pass.announcement {
+          starts.append((k + 1, kind, modifier, nil, nil, pass.isSliproad ? .sliproad : .announced(kind)))
         } else if pass.keepsSilentStep {
-          starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, true, false))
+          starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .suppressed))
         }
       }
       passes[k + 1] = pass
@@ -115,7 +114,7 @@ struct Guidance {
       // A roundabout step is named after the road it leaves the roundabout by.
       var named = network.edges[Int(stepSpans.first!.edge)]
       var rotaryName = ""
-      if [.roundabout, .rotary, .roundaboutTurn].contains(start.kind) {
+      if start.kind.entersRoundabout {
         rotaryName = start.kind == .rotary ? network.names[Int(named.nameIndex)] : ""
         if let exitSpan = start.exitSpan { named = network.edges[Int(spans[exitSpan].edge)] }
       }
@@ -126,11 +125,10 @@ struct Guidance {
       // A step lists the junction it begins at; those passed silently join it as their steps
       // merge into it (OSRM's `ElongateBy`). Round a roundabout: its junctions and the joints
       // where the road changes.
-      let isRoundabout = [.roundabout, .rotary, .roundaboutTurn].contains(start.kind)
       for k in start.span..<endSpan {
         guard let pass = passes[k],
           k == start.span
-            || (isRoundabout
+            || (start.kind.entersRoundabout
               && (pass.isIntersection
                 || Self.requiresAnnouncement(
                   from: network.edges[Int(spans[k - 1].edge)], to: network.edges[Int(spans[k].edge)])))
@@ -151,9 +149,7 @@ struct Guidance {
         geometry: Array(points[first...max(last, first)]),
         distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
         weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
-      let instruction: StepCollapsing.Instruction =
-        n == 0 ? .waypoint : start.silent ? .suppressed : start.sliproad ? .sliproad : .announced(start.kind)
-      drafts.append(.init(instruction: instruction, step: step))
+      drafts.append(.init(instruction: start.instruction, step: step))
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
@@ -286,8 +282,8 @@ struct Guidance {
     guard let a = roads.firstIndex(where: { $0.arriving == arriving }),
       let b = roads.firstIndex(where: { $0.leaving == leaving })
     else { return nil }
-    let allowed = allowedRoads(at: Int(junction), arrivingBy: a)
-    let view = junctions.turns(from: a, at: Int(junction), allowed: allowed)
+    let here = arrivalView(at: Int(junction), arrivingBy: a)
+    let (view, allowed) = (here.turns, here.allowed)
     let angle = view.first(where: { $0.road == b })?.angle ?? 180
     let isUTurn = a == b || (view.first(where: { $0.road == b })?.isUTurn ?? false)
     let options = view.filter { allowed[$0.road] && !$0.isUTurn }
@@ -318,16 +314,16 @@ struct Guidance {
       intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
       keepsSilentStep: shown.count >= 3 || inClasses != outClasses,
       angle: isUTurn ? 0 : angle, otherExits: options.filter { $0.road != b }.count)
-    if !isUTurn, inEdge.isFerry == outEdge.isFerry,
+    // OSRM's handlers in its order: driveways, motorways, then every other junction.
+    let byHandlers = !isUTurn && inEdge.isFerry == outEdge.isFerry
+    if byHandlers,
       let driveway = drivewayInstruction(
         route: b, angle: angle, from: inEdge, to: outEdge, view: view, roads: roads, arrivedBy: a, allowed: allowed)
     {
       pass.announcement = driveway.announcement
       pass.keepsSilentStep = driveway.keepsSilentStep
-      return pass
-    }
-    if !isUTurn, inEdge.isFerry == outEdge.isFerry,
-      let instruction = motorwayInstruction(route: b, view: view, roads: roads, arrivedBy: a, allowed: allowed)
+    } else if byHandlers,
+      let instruction = motorwayInstruction(route: b, here: here, roads: roads, view: view)
     {
       switch instruction {
       case .announced(let kind, let modifier): pass.announcement = (kind, modifier)
@@ -343,10 +339,10 @@ struct Guidance {
         roads: roads, arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
     }
     if !isUTurn, !inEdge.isRoundabout, !outEdge.isRoundabout {
-      sliproadDecision(&pass, route: b, view: view, roads: roads, arrivedBy: a, allowed: allowed, junction: junction)
+      sliproadDecision(&pass, route: b, here: here, roads: roads)
     }
     // Onto a slip road from a motorway is off it.
-    if pass.announcement?.kind == .onRamp, MotorwayTurns.isMotorway(inEdge.roadClass) {
+    if pass.announcement?.kind == .onRamp, inEdge.roadClass.isMotorway {
       pass.announcement?.kind = .offRamp
     }
     return pass
@@ -354,13 +350,8 @@ struct Guidance {
 
   /// Marks the route's way as a sliproad when it is one; on the main road at a fork with a
   /// sliproad beside it, what OSRM says instead of the fork.
-  func sliproadDecision(
-    _ pass: inout JunctionPass, route: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
-    arrivedBy: Int, allowed: [Bool], junction: Int32
-  ) {
-    let here = ArrivalView(
-      junction: Int(junction), arrivedBy: arrivedBy, turns: view, full: Self.withArrival(view, arrivedBy: arrivedBy),
-      allowed: allowed)
+  func sliproadDecision(_ pass: inout JunctionPass, route: Int, here: ArrivalView, roads: [JunctionGeometry.Road]) {
+    let (view, allowed, arrivedBy) = (here.turns, here.allowed, here.arrivedBy)
     guard let routeIndex = here.full.firstIndex(where: { $0.road == route }) else { return }
     let isFork = pass.announcement?.kind == .fork
     // Only a way within 80 degrees of straight on can be a sliproad; only a fork changes on the
@@ -388,8 +379,9 @@ struct Guidance {
 
   /// The route's instruction where motorways and their slip roads meet, nil elsewhere.
   func motorwayInstruction(
-    route: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int, allowed: [Bool]
+    route: Int, here: ArrivalView, roads: [JunctionGeometry.Road], view: [JunctionGeometry.Turn]
   ) -> MotorwayTurns.Instruction? {
+    let (allowed, arrivedBy) = (here.allowed, here.arrivedBy)
     let road = { (turn: JunctionGeometry.Turn) -> MotorwayTurns.Road in
       let edge = self.network.edges[roads[turn.road].edge]
       return MotorwayTurns.Road(
@@ -399,14 +391,8 @@ struct Guidance {
         requiresAnnouncement: Self.requiresAnnouncement(
           from: self.network.edges[roads[arrivedBy].edge], to: edge))
     }
-    var motorwayRoads = view.map(road)
-    if view.first?.road != arrivedBy {
-      // OSRM's junctions always list the road arrived by.
-      motorwayRoads.insert(road(JunctionGeometry.Turn(road: arrivedBy, angle: 0, isUTurn: true, roads: 0)), at: 0)
-      motorwayRoads[0].allowed = false
-    }
-    guard MotorwayTurns.applies(to: motorwayRoads),
-      let index = view.firstIndex(where: { $0.road == route }).map({ $0 + motorwayRoads.count - view.count })
+    let motorwayRoads = here.full.map(road)
+    guard MotorwayTurns.applies(to: motorwayRoads), let index = here.full.firstIndex(where: { $0.road == route })
     else { return nil }
     return MotorwayTurns.assigned(motorwayRoads).instructions[index]
   }
@@ -447,8 +433,7 @@ struct Guidance {
   /// roads, tracks: OSRM's low-priority classes), as an index of `view`.
   func drivewayMainRoad(view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int) -> Int? {
     let roadClass = { (road: Int) in self.network.edges[roads[road].edge].roadClass }
-    // OSRM's junctions always list the road arrived by.
-    let size = view.count + (view.first?.road == arrivedBy ? 0 : 1)
+    let size = Self.withArrival(view, arrivedBy: arrivedBy).count
     guard size > 2, !roadClass(arrivedBy).isLowPriority else { return nil }
     let others = view.indices.filter { view[$0].road != arrivedBy }
     let main = others.filter { !roadClass(view[$0].road).isLowPriority }
@@ -523,20 +508,19 @@ struct Guidance {
     route: Int, view: [JunctionGeometry.Turn], options: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road],
     arrivedBy: Int, allowed: [Bool], obvious: Int?
   ) -> TurnAssignment.Decision? {
-    // OSRM's junctions always list the road arrived by first.
-    let shift = view.first?.road == arrivedBy ? 0 : 1
-    guard view.count + shift >= 4, let routeIndex = view.firstIndex(where: { $0.road == route }) else { return nil }
+    let full = Self.withArrival(view, arrivedBy: arrivedBy)
+    let shift = full.count - view.count
+    guard full.count >= 4, let routeIndex = view.firstIndex(where: { $0.road == route }) else { return nil }
     var settled = obvious.map { $0...$0 }
     if settled == nil, let fork = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy) {
       if fork.contains(routeIndex) { return nil }
       settled = fork
     }
-    var sides = view.map { turn in
+    let sides = full.map { turn in
       TurnAssignment.Road(
         angle: turn.angle, allowed: allowed[turn.road],
         priority: Self.priority(network.edges[roads[turn.road].edge].roadClass))
     }
-    if shift == 1 { sides.insert(TurnAssignment.Road(angle: 0, allowed: false, priority: 0), at: 0) }
     let assignment = TurnAssignment.assigned(
       sides, around: settled.map { ($0.lowerBound + shift)...($0.upperBound + shift) })
     return assignment.decisions[routeIndex + shift]
@@ -576,7 +560,7 @@ struct Guidance {
     let (right, left) = (members.lowerBound, members.upperBound)
     let isLeft = position == left
     let side: RouteStep.Modifier = isLeft ? .slightLeft : .slightRight
-    let isComplex = view.count + (view.first?.road == arrivedBy ? 0 : 1) >= 4
+    let isComplex = Self.withArrival(view, arrivedBy: arrivedBy).count >= 4
     if isComplex, abs(Self.priority(roadClass(left)) - Self.priority(roadClass(right))) > 1 {
       // Not a fork: the less important way turns off the other (`canBeSeenAsFork`).
       let leftIsMinor = Self.priority(roadClass(left)) > Self.priority(roadClass(right))
@@ -630,8 +614,7 @@ struct Guidance {
         if Self.isObviousByRoadClass(from: inClass, route: classes.0, over: classes.1) { return nil }
       }
     }
-    let links: Set<RoadClass> = [.motorwayLink, .trunkLink, .primaryLink, .secondaryLink, .tertiaryLink]
-    guard Set(members.map { links.contains(network.edges[roads[$0.road].edge].roadClass) }).count == 1 else {
+    guard Set(members.map { network.edges[roads[$0.road].edge].roadClass.isLink }).count == 1 else {
       return nil
     }
     return right...left
@@ -697,7 +680,7 @@ struct Guidance {
       to: names(outEdge))
     guard renamed else { return nil }
     guard throughStreet else { return (.newName, modifier) }
-    if MotorwayTurns.isMotorway(outEdge.roadClass) { return (.merge, angle > 180 ? .slightRight : .slightLeft) }
+    if outEdge.roadClass.isMotorway { return (.merge, angle > 180 ? .slightRight : .slightLeft) }
     if inEdge.roadClass.isRamp && outEdge.roadClass.isRamp { return nil }
     let far = leavingReversed ? outEdge.from : outEdge.to
     let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: far))

@@ -31,8 +31,6 @@ struct MotorwayTurns {
     instructions = Array(repeating: nil, count: roads.count)
   }
 
-  static func isMotorway(_ roadClass: RoadClass) -> Bool { roadClass == .motorway || roadClass == .trunk }
-
   /// OSRM's `isRampClass`: a motorway's slip road, or any slip road off a motorway.
   static func isRamp(_ roadClass: RoadClass, fromMotorway: Bool) -> Bool {
     roadClass.isRamp || (fromMotorway && roadClass.isLink)
@@ -42,11 +40,11 @@ struct MotorwayTurns {
   /// straight, only motorways and slip roads, and a motorway to take or come from.
   static func applies(to roads: [Road]) -> Bool {
     guard let arriving = roads.first else { return false }
-    let fromMotorway = isMotorway(arriving.roadClass)
+    let fromMotorway = arriving.roadClass.isMotorway
     var hasMotorway = false
     for road in roads {
       if road.allowed && Guidance.deviation(road.angle) > 60 { return false }
-      if isMotorway(road.roadClass) {
+      if road.roadClass.isMotorway {
         if road.allowed { hasMotorway = true }
       } else if !isRamp(road.roadClass, fromMotorway: fromMotorway) {
         return false
@@ -57,7 +55,7 @@ struct MotorwayTurns {
 
   static func assigned(_ roads: [Road]) -> MotorwayTurns {
     var turns = MotorwayTurns(roads: roads)
-    if isMotorway(roads[0].roadClass) {
+    if roads[0].roadClass.isMotorway {
       turns.fromMotorway()
       // Onto a slip road from a motorway is off it.
       for i in turns.instructions.indices {
@@ -78,12 +76,12 @@ struct MotorwayTurns {
     // The way the motorway goes on: by its name, else the straightest motorway.
     var continueAngle = roads.first { road in
       road.allowed && road.angle != 0 && !(arriving.name.isEmpty && arriving.ref.isEmpty)
-        && !(road.name.isEmpty && road.ref.isEmpty) && Self.isMotorway(road.roadClass)
+        && !(road.name.isEmpty && road.ref.isEmpty) && road.roadClass.isMotorway
         && !Guidance.requiresNameAnnounced(from: (arriving.name, arriving.ref), to: (road.name, road.ref))
     }?.angle
     if continueAngle == nil {
       var best = 180.0
-      for road in roads where Self.isMotorway(road.roadClass) && Guidance.deviation(road.angle) < best {
+      for road in roads where road.roadClass.isMotorway && Guidance.deviation(road.angle) < best {
         best = Guidance.deviation(road.angle)
         continueAngle = road.angle
       }
@@ -107,7 +105,7 @@ struct MotorwayTurns {
       return
     }
     let validExits = roads.filter(\.allowed).count
-    let exitingMotorways = roads.filter { $0.allowed && Self.isMotorway($0.roadClass) }.count
+    let exitingMotorways = roads.filter { $0.allowed && $0.roadClass.isMotorway }.count
     if exitingMotorways == 0 {
       // The motorway ends in slip roads.
       for i in roads.indices where roads[i].allowed { instructions[i] = .silent }
@@ -131,7 +129,7 @@ struct MotorwayTurns {
       }
     } else {
       // Motorways forking.
-      let motorways = roads.indices.filter { roads[$0].allowed && Self.isMotorway(roads[$0].roadClass) }
+      let motorways = roads.indices.filter { roads[$0].allowed && roads[$0].roadClass.isMotorway }
       switch motorways.count {
       case 2: assignFork(left: motorways[1], right: motorways[0])
       case 3: assignFork(left: motorways[2], center: motorways[1], right: motorways[0])
@@ -154,7 +152,7 @@ struct MotorwayTurns {
       if valid == 1 {
         // Joining a motorway that passes, or the end of one.
         let i = roads[1].allowed ? 1 : 2
-        if Self.isMotorway(roads[i].roadClass) && bothNamed && sameName {
+        if roads[i].roadClass.isMotorway && bothNamed && sameName {
           let modifier: RouteStep.Modifier =
             Guidance.deviation(roads[i].angle) < 2 * Guidance.narrowTurnAngle
             ? (i == 1 ? .slightLeft : .slightRight) : RouteStep.Modifier(turnAngle: roads[i].angle)
@@ -162,7 +160,7 @@ struct MotorwayTurns {
         } else {
           instructions[i] = .obvious(throughStreet: roads[i].isThroughStreet)
         }
-      } else if Self.isMotorway(roads[1].roadClass) && !Self.isMotorway(roads[2].roadClass) {
+      } else if roads[1].roadClass.isMotorway && !roads[2].roadClass.isMotorway {
         // The slip road goes on past a way onto the motorway.
         instructions[1] = .announced(.turn, .slightRight)
         instructions[2] = .announced(.continue, .slightLeft)
@@ -172,9 +170,9 @@ struct MotorwayTurns {
     case 4:
       var passedMotorwayEntry = false
       for i in roads.indices {
-        if !roads[i].allowed && Self.isMotorway(roads[i].roadClass) {
+        if !roads[i].allowed && roads[i].roadClass.isMotorway {
           passedMotorwayEntry = true
-        } else if Self.isMotorway(roads[i].roadClass) {
+        } else if roads[i].roadClass.isMotorway {
           instructions[i] = .announced(.merge, passedMotorwayEntry ? .slightRight : .slightLeft)
         } else {
           instructions[i] = .announced(.offRamp, RouteStep.Modifier(turnAngle: roads[i].angle))
@@ -188,7 +186,7 @@ struct MotorwayTurns {
   mutating func fallback() {
     for i in roads.indices where roads[i].allowed {
       let angle = roads[i].angle
-      if Self.isMotorway(roads[i].roadClass) {
+      if roads[i].roadClass.isMotorway {
         instructions[i] = .announced(.merge, angle < 180 ? .slightLeft : .slightRight)
       } else if Guidance.deviation(angle) < Guidance.fuzzyAngleDifference {
         instructions[i] = .announced(.turn, .straight)

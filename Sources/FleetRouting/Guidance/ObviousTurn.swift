@@ -74,7 +74,7 @@ struct ObviousTurn {
     }
     // Motorways: a nearly straight only way on is obvious.
     let enterable = view.indices.filter(entry).count
-    if Self.isMotorwayLike(edge(straightmost).roadClass), deviation(straightmost) <= Guidance.groupAngle,
+    if edge(straightmost).roadClass.isMotorway, deviation(straightmost) <= Guidance.groupAngle,
       enterable == 1
     {
       return valid(straightmost)
@@ -248,8 +248,6 @@ struct ObviousTurn {
     default: false
     }
   }
-
-  static func isMotorwayLike(_ roadClass: RoadClass) -> Bool { roadClass == .motorway || roadClass == .trunk }
 
   /// OSRM's `roadHasLowerClass` without its lane condition: a link of the class of both roads.
   static func hasLowerClass(_ compare: RoadClass, from: RoadClass, to: RoadClass) -> Bool {

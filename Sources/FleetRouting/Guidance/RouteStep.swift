@@ -86,6 +86,11 @@ public struct RouteStep: Sendable, Hashable {
   public var intersections: [Intersection]
 }
 
+extension RouteStep.Kind {
+  /// Onto a roundabout: the steps that say its exit (OSRM's `entersRoundabout`).
+  var entersRoundabout: Bool { self == .roundabout || self == .rotary || self == .roundaboutTurn }
+}
+
 extension RouteStep {
   /// Drives on through `next` without a maneuver of its own: its way, metres and time join this step.
   mutating func absorb(_ next: RouteStep) {

@@ -31,6 +31,9 @@ public enum RoadClass: UInt8, Sendable, Hashable, Codable, CaseIterable {
   /// Service roads, tracks and the like: drawn so loosely that only their first metres count.
   var isLowPriority: Bool { self == .service || self == .other || self == .track || self == .footPath }
 
+  /// A motorway or trunk road, its links excluded (OSRM's motorway class).
+  var isMotorway: Bool { self == .motorway || self == .trunk }
+
   /// A link road of any class (OSRM's link class).
   var isLink: Bool { [.motorwayLink, .trunkLink, .primaryLink, .secondaryLink, .tertiaryLink].contains(self) }
 
