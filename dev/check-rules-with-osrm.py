@@ -211,6 +211,13 @@ def check(name, osrm_bin, work):
                 for step in leg["steps"]:
                     kind, modifier = step["maneuver"]["type"], step["maneuver"].get("modifier")
                     turns.append(kind if kind in ("depart", "arrive") or not modifier else kind + " " + modifier)
+            lanes = []
+            for leg in route["legs"]:
+                for step in leg["steps"]:
+                    lanes.append("|".join(
+                        " ".join("%s:%s" % (";".join(lane["indications"]), "true" if lane["valid"] else "false")
+                                 for lane in intersection.get("lanes", []))
+                        for intersection in step["intersections"]))
             for item in expected:
                 key, value = item.split("=", 1)
                 if key == "ways" and ways != value.split(","):
@@ -221,6 +228,8 @@ def check(name, osrm_bin, work):
                     problems.append("line %d (%s): OSRM ends on %s" % (number, text, ways[-1:]))
                 elif key == "turns" and turns != value.split(","):
                     problems.append("line %d (%s): OSRM says %s" % (number, text, ",".join(turns)))
+                elif key == "lanes" and lanes != value.split(","):
+                    problems.append("line %d (%s): OSRM's lanes %s" % (number, text, ",".join(lanes)))
                 elif key in ("distance", "duration"):
                     figure, _, tolerance = value.partition("±")
                     tolerance = float(tolerance) if tolerance else (1 if key == "distance" else 0.5)

@@ -46,6 +46,10 @@ struct RuleFixtureTests {
         let turns = Self.turns(route, engine: engine, points: points)
         #expect(turns == want, "\(name) \(expected): said \(turns)")
       }
+      if let want = expected.lanes {
+        let lanes = Self.lanes(route, engine: engine, points: points)
+        #expect(lanes == want, "\(name) \(expected): lanes \(lanes)")
+      }
     }
   }
 
@@ -57,6 +61,17 @@ struct RuleFixtureTests {
         let kind = step.maneuver.kind
         guard kind != .depart, kind != .arrive, let modifier = step.maneuver.modifier else { return kind.rawValue }
         return "\(kind.rawValue) \(modifier.rawValue)"
+      }
+    }
+  }
+
+  /// The route's lanes as the fixtures write them (`RoutingScenario.Expectation.lanes`).
+  static func lanes(_ route: Route, engine: RoutingEngine, points: [LatLng]) -> [String] {
+    route.legs.enumerated().flatMap { n, leg in
+      engine.steps(of: leg, from: points[n], to: points[n + 1]).map { step in
+        step.intersections.map { intersection in
+          intersection.lanes.map { "\($0.indications.joined(separator: ";")):\($0.valid)" }.joined(separator: " ")
+        }.joined(separator: "|")
       }
     }
   }

@@ -23,6 +23,8 @@ import Foundation
 ///       a d: ways=ab,bc,cd duration=640±2
 ///       d a: none
 ///       a c: turns="depart,new name straight,arrive"   maneuvers as OSRM's type and modifier
+///       a d: lanes=",left:true straight:false,"         per step, its intersections' lanes
+///            (joined by `|`, none as empty), left to right, each its indications and validity
 public struct RoutingScenario: Sendable {
   public var name: String
   /// The comment lines at the top: what rule this is and where it comes from.
@@ -47,6 +49,9 @@ public struct RoutingScenario: Sendable {
     /// The steps' maneuvers, each its type and modifier ("turn left"), departures and arrivals
     /// by their type alone; nil when not checked.
     public var turns: [String]?
+    /// Per step, the lanes at its intersections: intersections joined by `|`, one without lanes
+    /// empty, lanes left to right joined by spaces, each `indication;indication:valid`.
+    public var lanes: [String]?
 
     public var description: String { "line \(line): \(text)" }
   }
@@ -221,6 +226,7 @@ public struct RoutingScenario: Sendable {
       case "start": expectation.start = value
       case "end": expectation.end = value
       case "turns": expectation.turns = value.split(separator: ",").map(String.init)
+      case "lanes": expectation.lanes = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
       default: throw fail(line, "unknown expectation \(key)")
       }
     }

@@ -30,6 +30,7 @@ struct RoutingAgreement: AsyncParsableCommand {
   @Option(help: "Print this many routes whose maneuvers differ.") var stepsShown = 0
   @Option(help: "Print the this many most frequent first differences between maneuver sequences.")
   var maneuverDiffs = 0
+  @Option(help: "Print this many intersections where the two engines' lanes differ.") var laneDiffs = 0
   @Flag(help: "Print the table's header first.") var header = false
 
   func run() async throws {
@@ -84,6 +85,21 @@ struct RoutingAgreement: AsyncParsableCommand {
         print("  \(name) first difference ×\(count): \(key)")
       }
     }
+    if laneDiffs > 0 {
+      var shown = Set<String>()
+      for c in results {
+        guard let steps = c.steps else { continue }
+        let ours = Dictionary(steps.ours.flatMap(\.lanes).map { ($0.prefix { $0 != "=" }, $0) }) { a, _ in a }
+        let theirs = Dictionary(steps.theirs.flatMap(\.lanes).map { ($0.prefix { $0 != "=" }, $0) }) { a, _ in a }
+        for location in Set(ours.keys).union(theirs.keys).sorted() where ours[location] != theirs[location] {
+          guard shown.count < laneDiffs, shown.insert(String(location)).inserted else { continue }
+          print(
+            String(
+              format: "  %@ lanes differ (route %.6f,%.6f;%.6f,%.6f): ", name, c.from.longitude, c.from.latitude,
+              c.to.longitude, c.to.latitude) + "FleetKit \(ours[location] ?? "-") / OSRM \(theirs[location] ?? "-")")
+        }
+      }
+    }
     for c in differing.prefix(stepsShown) {
       print(
         String(
@@ -104,9 +120,20 @@ struct RoutingAgreement: AsyncParsableCommand {
     return legs.flatMap { leg in
       (leg["steps"] as? [[String: Any]] ?? []).map { step in
         let maneuver = step["maneuver"] as? [String: Any] ?? [:]
+        // Each intersection's lanes, where it has any, keyed by where it is.
+        let lanes = (step["intersections"] as? [[String: Any]] ?? []).compactMap { intersection -> String? in
+          guard let lanes = intersection["lanes"] as? [[String: Any]],
+            let location = intersection["location"] as? [Double], location.count == 2
+          else { return nil }
+          let shown = lanes.map { lane in
+            ((lane["indications"] as? [String]) ?? []).joined(separator: ";")
+              + ((lane["valid"] as? Bool) == true ? "*" : "")
+          }
+          return String(format: "%.5f,%.5f=", location[0], location[1]) + shown.joined(separator: "|")
+        }
         return Step(
           type: maneuver["type"] as? String ?? "?", modifier: maneuver["modifier"] as? String ?? "",
-          name: step["name"] as? String ?? "")
+          name: step["name"] as? String ?? "", lanes: lanes)
       }
     }
   }
@@ -156,6 +183,8 @@ struct Step: Equatable, CustomStringConvertible {
   var type: String
   var modifier: String
   var name: String
+  /// The lanes at the step's intersections, each as `lng,lat=lane|lane…` (a valid lane starred).
+  var lanes: [String] = []
   /// What the comparison counts: the maneuver's type and the road's name.
   var key: String { "\(type): \(name)" }
   /// The maneuver alone, as the guidance target compares it.
@@ -232,6 +261,11 @@ struct Summary {
   var maneuverRoutesMatching = 0
   var osrmSteps = 0
   var stepsMatched = 0
+  /// Intersections OSRM gives lanes at, those FleetKit gives the same lanes at, and those only
+  /// FleetKit gives lanes at.
+  var osrmLanes = 0
+  var lanesMatched = 0
+  var lanesOnlyOurs = 0
 
   init(_ results: [Comparison]) {
     pairs = results.count
@@ -253,6 +287,11 @@ struct Summary {
         if steps.ours.map(\.maneuver) == steps.theirs.map(\.maneuver) { maneuverRoutesMatching += 1 }
         osrmSteps += steps.theirs.count
         stepsMatched += Step.matched(steps.ours, steps.theirs)
+        let (ours, theirs) = (Set(steps.ours.flatMap(\.lanes)), Set(steps.theirs.flatMap(\.lanes)))
+        let locations = { (lanes: Set<String>) in Set(lanes.map { $0.prefix { $0 != "=" } }) }
+        osrmLanes += theirs.count
+        lanesMatched += ours.intersection(theirs).count
+        lanesOnlyOurs += locations(ours).subtracting(locations(theirs)).count
       }
     }
     let ours = results.map(\.ours.latency).sorted()
@@ -268,8 +307,8 @@ struct Summary {
   }
 
   static let header = """
-    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same (type, modifier) sequence | routes with the same steps | OSRM's steps matched |
-    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same (type, modifier) sequence | routes with the same steps | OSRM's steps matched | OSRM's lanes matched (FleetKit's alone) |
+    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
     """
 
   func row(name: String) -> String {
@@ -278,7 +317,7 @@ struct Summary {
       counts.isEmpty ? "0" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
     return
-      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(maneuverRoutesMatching, stepRoutes)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) |"
+      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(maneuverRoutesMatching, stepRoutes)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) | \(share(lanesMatched, osrmLanes)) of \(osrmLanes) (\(lanesOnlyOurs)) |"
   }
 }
 

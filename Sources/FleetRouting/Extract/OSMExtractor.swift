@@ -103,6 +103,16 @@ public struct OSMExtractor: Sendable {
       nameIndex[label] = index
       return index
     }
+    var laneIndex: [[LaneIndications]: UInt32] = [:]
+    let lanes = { (value: String?) -> (index: UInt32, count: Int) in
+      guard let value, !value.isEmpty else { return (0, 0) }
+      let description = LaneIndications.description(value)
+      if let known = laneIndex[description] { return (known, description.count) }
+      let index = UInt32(network.turnLanes.count)
+      network.turnLanes.append(description)
+      laneIndex[description] = index
+      return (index, description.count)
+    }
     let sides = DrivingSideMap.world
 
     for way in ways {
@@ -122,6 +132,9 @@ public struct OSMExtractor: Sendable {
         exits: name(attributes.exits)
       )
       // A timed way (a ferry's `duration`) shares its time out equally over its segments.
+      let turnLanes = (forward: lanes(attributes.turnLanesForward), backward: lanes(attributes.turnLanesBackward))
+      // As OSRM: a way has at least as many lanes as its turn lanes say.
+      let laneCount = max(attributes.lanes, turnLanes.forward.count + turnLanes.backward.count)
       let secondsPerSegment = attributes.duration.map { $0 / Double(way.nodes.count - 1) }
       // A way clipped at the extract's border refers to nodes the file lacks: split it there.
       var piece: [Int64] = []
@@ -167,7 +180,8 @@ public struct OSMExtractor: Sendable {
               length: length, forward: cost(attributes.forward), backward: cost(attributes.backward),
               nameIndex: names.name, refIndex: names.ref, destinationsIndex: names.destinations,
               exitsIndex: names.exits, wayID: way.id, flags: flags, roadClass: attributes.roadClass,
-              lanes: UInt8(clamping: attributes.lanes)))
+              lanes: UInt8(clamping: laneCount), turnLanesForward: turnLanes.forward.index,
+              turnLanesBackward: turnLanes.backward.index))
           // Signs facing one way of this way: forward ones met arriving at `to`, backward ones
           // arriving at `from` against the way's direction.
           for obstacle in nodeAttributes[id]?.obstacles ?? [] where obstacle.direction == .forward {

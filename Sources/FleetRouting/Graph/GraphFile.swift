@@ -10,7 +10,7 @@ import Foundation
 /// Loading is a handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 6
+  public static let version: UInt32 = 7
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
@@ -60,6 +60,8 @@ public enum GraphFile {
       out.put(e.flags.rawValue)
       out.put(e.roadClass.rawValue)
       out.put(e.lanes)
+      out.put(e.turnLanesForward)
+      out.put(e.turnLanesBackward)
     }
     out.putArray(network.geometry)
     out.put(UInt64(network.names.count))
@@ -68,6 +70,8 @@ public enum GraphFile {
       out.put(UInt32(utf8.count))
       out.bytes.append(contentsOf: utf8)
     }
+    out.put(UInt64(network.turnLanes.count))
+    for lanes in network.turnLanes { out.putArray(lanes.map(\.rawValue)) }
     out.put(UInt64(network.restrictions.count))
     for r in network.restrictions {
       out.put(r.via)
@@ -169,11 +173,13 @@ public enum GraphFile {
         throw input.failure("unknown road class \(classValue)")
       }
       let lanes: UInt8 = try input.get()
+      let turnLanes: (UInt32, UInt32) = (try input.get(), try input.get())
       network.edges.append(
         RoadEdge(
           from: from, to: to, geometryStart: geometryStart, geometryEnd: geometryEnd, length: length, forward: costs[0],
           backward: costs[1], nameIndex: names[0], refIndex: names[1], destinationsIndex: names[2],
-          exitsIndex: names[3], wayID: wayID, flags: flags, roadClass: roadClass, lanes: lanes))
+          exitsIndex: names[3], wayID: wayID, flags: flags, roadClass: roadClass, lanes: lanes,
+          turnLanesForward: turnLanes.0, turnLanesBackward: turnLanes.1))
     }
     network.geometry = try input.getArray()
     let nameCount = try input.count(elementSize: 4)
@@ -181,6 +187,10 @@ public enum GraphFile {
     for _ in 0..<nameCount {
       let length = Int(try input.get() as UInt32)
       network.names.append(String(decoding: try input.take(length), as: UTF8.self))
+    }
+    let laneCount = try input.count(elementSize: 8)
+    network.turnLanes = try (0..<laneCount).map { _ in
+      (try input.getArray() as [UInt16]).map(LaneIndications.init(rawValue:))
     }
     let restrictionCount = try input.count(elementSize: 4 + 8 + 8 + 1)
     for _ in 0..<restrictionCount {
@@ -221,14 +231,15 @@ public enum GraphFile {
         r.start >= 0 && r.start < junctions && !r.via.isEmpty
           && r.via.allSatisfy { $0 >= 0 && Int($0) < network.edges.count }
       }),
-      !network.names.isEmpty
+      !network.names.isEmpty, network.turnLanes.first?.isEmpty == true
     else { throw input.failure("indices out of range") }
     for edge in network.edges {
       guard edge.from >= 0, edge.from < junctions, edge.to >= 0, edge.to < junctions, edge.geometryStart >= 0,
         edge.geometryEnd - edge.geometryStart >= 2, Int(edge.geometryEnd) <= network.geometry.count,
         [edge.nameIndex, edge.refIndex, edge.destinationsIndex, edge.exitsIndex].allSatisfy({
           $0 >= 0 && Int($0) < network.names.count
-        }), edge.length.isFinite
+        }), edge.length.isFinite, Int(edge.turnLanesForward) < network.turnLanes.count,
+        Int(edge.turnLanesBackward) < network.turnLanes.count
       else { throw input.failure("an edge refers outside the graph") }
     }
   }

@@ -79,6 +79,12 @@ public struct RoadEdge: Sendable, Hashable, Codable {
   public var roadClass: RoadClass
   /// Lanes tagged on the way, 0 when unknown.
   public var lanes: UInt8
+  /// Indices into `RoadNetwork.turnLanes`, per direction as driven (from `from` to `to` and
+  /// back); 0 when the way tags none.
+  public var turnLanesForward: UInt32 = 0
+  public var turnLanesBackward: UInt32 = 0
+
+  public func turnLanes(reversed: Bool) -> UInt32 { reversed ? turnLanesBackward : turnLanesForward }
 
   public func cost(reversed: Bool) -> EdgeCost? { reversed ? backward : forward }
 
@@ -147,6 +153,9 @@ public struct RoadNetwork: Sendable, Codable {
   public var edges: [RoadEdge] = []
   public var geometry: [Int32] = []
   public var names: [String] = [""]
+  /// Distinct `turn:lanes` descriptions, each lane's indications from left to right; the first
+  /// stands for none (an untagged road), and an empty one for a value no car can read.
+  public var turnLanes: [[LaneIndications]] = [[]]
   public var restrictions: [TurnRestriction] = []
   public var wayRestrictions: [WayRestriction] = []
 

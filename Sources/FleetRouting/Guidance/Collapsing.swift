@@ -34,6 +34,7 @@ struct StepCollapsing {
   static func steps(of drafts: [Draft]) -> [RouteStep] {
     var collapsing = StepCollapsing(drafts)
     collapsing.collapse()
+    collapsing.anticipateLaneChanges()
     return collapsing.joined()
   }
 
@@ -122,6 +123,7 @@ struct StepCollapsing {
       drafts[sliproad].step.maneuver.modifier = RouteStep.Modifier(turnAngle: angle)
     }
     transferSignage(to: sliproad, from: next)
+    transferLanes(to: sliproad, from: next)
     elongate(sliproad, by: next)
     invalidate(next)
   }
@@ -437,6 +439,17 @@ struct StepCollapsing {
     drafts[at].step.destinations = source.destinations
     drafts[at].step.exits = source.exits
     drafts[at].step.rotaryName = source.rotaryName
+  }
+
+  mutating func setTurnLanes(_ i: Int, _ lanes: RouteStep.LaneRange) {
+    drafts[i].step.intersections[0].turnLanes = lanes
+  }
+
+  /// OSRM's `TransferLanesStrategy`.
+  mutating func transferLanes(to at: Int, from: Int) {
+    guard let source = drafts[from].step.intersections.first, !drafts[at].step.intersections.isEmpty else { return }
+    drafts[at].step.intersections[0].laneDescription = source.laneDescription
+    drafts[at].step.intersections[0].turnLanes = source.turnLanes
   }
 
   mutating func elongate(_ at: Int, by from: Int) { drafts[at].step.absorb(drafts[from].step) }

@@ -310,47 +310,81 @@ struct Guidance {
 
     let inClasses = inEdge.cost(reversed: inSpan.reversed)?.classes
     let outClasses = outEdge.cost(reversed: outSpan.reversed)?.classes
+    let decision = decision(
+      at: here, roads: roads, route: b, keepsSilentStep: shown.count >= 3 || inClasses != outClasses)
     var pass = JunctionPass(
-      intersection: intersection, isIntersection: shown.count >= 3, announcement: nil,
-      keepsSilentStep: shown.count >= 3 || inClasses != outClasses,
-      angle: isUTurn ? 0 : angle, otherExits: options.filter { $0.road != b }.count)
-    // OSRM's handlers in its order: driveways, motorways, then every other junction.
+      intersection: intersection, isIntersection: shown.count >= 3, announcement: decision.announcement,
+      keepsSilentStep: decision.keepsSilentStep, angle: isUTurn ? 0 : angle,
+      otherExits: options.filter { $0.road != b }.count, isSliproad: decision.isSliproad)
+    if let lanes = lanes(at: here, roads: roads, route: b) {
+      pass.intersection.laneDescription = lanes.description
+      pass.intersection.turnLanes = lanes.range
+    }
+    return pass
+  }
+
+  /// What guidance says for one way on at a junction.
+  struct TurnDecision {
+    var announcement: (kind: RouteStep.Kind, modifier: RouteStep.Modifier)?
+    /// Whether a silent step stays here when nothing is announced (see `JunctionPass`).
+    var keepsSilentStep: Bool
+    var isSliproad = false
+  }
+
+  /// What is said for taking road `b` at the junction of `here`, by OSRM's handlers in its order:
+  /// driveways, motorways, then every other junction; sliproads after them.
+  func decision(at here: ArrivalView, roads: [JunctionGeometry.Road], route b: Int, keepsSilentStep: Bool)
+    -> TurnDecision
+  {
+    let a = here.arrivedBy
+    let junction = Int32(here.junction)
+    let (view, allowed) = (here.turns, here.allowed)
+    let inEdge = network.edges[roads[a].edge]
+    let outEdge = network.edges[roads[b].edge]
+    let leavingReversed = roads[b].leaving.map(TurnGraph.isReversed) ?? (outEdge.from != junction)
+    let angle = view.first(where: { $0.road == b })?.angle ?? 180
+    let isUTurn = a == b || (view.first(where: { $0.road == b })?.isUTurn ?? false)
+    let options = view.filter { allowed[$0.road] && !$0.isUTurn }
+    var result = TurnDecision(announcement: nil, keepsSilentStep: keepsSilentStep)
     let byHandlers = !isUTurn && inEdge.isFerry == outEdge.isFerry
     if byHandlers,
       let driveway = drivewayInstruction(
         route: b, angle: angle, from: inEdge, to: outEdge, view: view, roads: roads, arrivedBy: a, allowed: allowed)
     {
-      pass.announcement = driveway.announcement
-      pass.keepsSilentStep = driveway.keepsSilentStep
+      result.announcement = driveway.announcement
+      result.keepsSilentStep = driveway.keepsSilentStep
     } else if byHandlers,
       let instruction = motorwayInstruction(route: b, here: here, roads: roads, view: view)
     {
       switch instruction {
-      case .announced(let kind, let modifier): pass.announcement = (kind, modifier)
-      case .silent: pass.announcement = nil
+      case .announced(let kind, let modifier): result.announcement = (kind, modifier)
+      case .silent: result.announcement = nil
       case .obvious(let throughStreet):
-        pass.announcement = obviousInstruction(
+        result.announcement = obviousInstruction(
           from: inEdge, to: outEdge, angle: angle, throughStreet: throughStreet, junction: junction,
-          leavingReversed: outSpan.reversed)
+          leavingReversed: leavingReversed)
       }
     } else {
-      pass.announcement = announcement(
-        from: inEdge, to: outEdge, angle: pass.angle, isUTurn: isUTurn, route: b, options: options, view: view,
-        roads: roads, arrivedBy: a, allowed: allowed, junction: junction, leavingReversed: outSpan.reversed)
+      result.announcement = announcement(
+        from: inEdge, to: outEdge, angle: isUTurn ? 0 : angle, isUTurn: isUTurn, route: b, options: options,
+        view: view, roads: roads, arrivedBy: a, allowed: allowed, junction: junction,
+        leavingReversed: leavingReversed)
     }
     if !isUTurn, !inEdge.isRoundabout, !outEdge.isRoundabout {
-      sliproadDecision(&pass, route: b, here: here, roads: roads)
+      sliproadDecision(&result, angle: isUTurn ? 0 : angle, route: b, here: here, roads: roads)
     }
     // Onto a slip road from a motorway is off it.
-    if pass.announcement?.kind == .onRamp, inEdge.roadClass.isMotorway {
-      pass.announcement?.kind = .offRamp
+    if result.announcement?.kind == .onRamp, inEdge.roadClass.isMotorway {
+      result.announcement?.kind = .offRamp
     }
-    return pass
+    return result
   }
 
   /// Marks the route's way as a sliproad when it is one; on the main road at a fork with a
   /// sliproad beside it, what OSRM says instead of the fork.
-  func sliproadDecision(_ pass: inout JunctionPass, route: Int, here: ArrivalView, roads: [JunctionGeometry.Road]) {
+  func sliproadDecision(
+    _ pass: inout TurnDecision, angle: Double, route: Int, here: ArrivalView, roads: [JunctionGeometry.Road]
+  ) {
     let (view, allowed, arrivedBy) = (here.turns, here.allowed, here.arrivedBy)
     guard let routeIndex = here.full.firstIndex(where: { $0.road == route }) else { return }
     let isFork = pass.announcement?.kind == .fork
@@ -364,7 +398,7 @@ struct Guidance {
     guard let slip = sliproad(at: here, obvious: obvious) else { return }
     if slip == routeIndex {
       pass.isSliproad = true
-      if pass.announcement == nil { pass.announcement = (.turn, RouteStep.Modifier(turnAngle: pass.angle)) }
+      if pass.announcement == nil { pass.announcement = (.turn, RouteStep.Modifier(turnAngle: angle)) }
     } else if isFork, routeIndex == obviousWithSliproads(here, obvious: obvious) {
       let inEdge = network.edges[roads[arrivedBy].edge]
       let mainEdge = network.edges[roads[route].edge]

@@ -68,6 +68,26 @@ public struct RouteStep: Sendable, Hashable {
     public var leavingRoad: Int?
     /// OSRM's classes of the road left by (`toll`, `motorway`, `ferry`, `restricted`, `tunnel`).
     public var classes: [String]
+    /// The lanes of the road arrived by from left to right, when its `turn:lanes` are matched to
+    /// this junction's turns (OSRM's `lane_description`), and which of them the route may use.
+    public var laneDescription: [LaneIndications] = []
+    public var turnLanes: LaneRange?
+
+    /// Each lane, left to right, with whether the route may use it (OSRM's `lanes`).
+    public var lanes: [(indications: [String], valid: Bool)] {
+      guard let turnLanes else { return [] }
+      return laneDescription.enumerated().map { position, lane in
+        (lane.names, turnLanes.contains(laneDescription.count - 1 - position))
+      }
+    }
+  }
+
+  /// The lanes a turn may be made from, counted from the right (OSRM's `LaneTuple`).
+  public struct LaneRange: Sendable, Hashable {
+    public var count: Int
+    public var firstFromRight: Int
+
+    func contains(_ lane: Int) -> Bool { lane >= firstFromRight && lane < firstFromRight + count }
   }
 
   public var maneuver: Maneuver

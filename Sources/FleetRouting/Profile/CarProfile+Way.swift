@@ -39,6 +39,10 @@ public struct WayAttributes: Sendable, Hashable {
   public var drivingSide: DrivingSide?
   /// `lanes`, or `lanes:forward` + `lanes:backward`; 0 when not tagged.
   public var lanes: Int = 0
+  /// `turn:lanes` as a car meets them in each direction, nil when not tagged (OSRM's
+  /// `get_turn_lanes`).
+  public var turnLanesForward: String?
+  public var turnLanesBackward: String?
 }
 
 extension CarProfile {
@@ -190,13 +194,61 @@ extension CarProfile {
       case "right": .right
       default: drivingSide
       }
+    let turnLanes = self.turnLanes(tags, onewayForward, onewayBackward)
     return WayAttributes(
       forward: forward, backward: backward, duration: duration, name: tags["name"] ?? "",
       ref: tags["ref"].map { TagValues.canonicalList($0, separator: ";") } ?? "", destinations: destinations,
       exits: tags["junction:ref"].map { TagValues.canonicalList($0, separator: ";") } ?? "",
       highway: highway.isEmpty ? route : highway, roadClass: RoadClass(highway: highway),
       isRoundabout: junction == "roundabout", isCircular: junction == "circular", isFerry: isFerry,
-      isStartpoint: isStartpoint, drivingSide: side, lanes: Self.laneCount(tags))
+      isStartpoint: isStartpoint, drivingSide: side, lanes: Self.laneCount(tags),
+      turnLanesForward: turnLanes.forward, turnLanesBackward: turnLanes.backward)
+  }
+
+  /// OSRM's `get_turn_lanes`: `turn:lanes` per direction, without the lanes cars may not use
+  /// (`vehicle:lanes`), or else without bus and taxi lanes at either edge (`lanes:psv` and kin).
+  func turnLanes(_ tags: OSMTags, _ onewayForward: Bool, _ onewayBackward: Bool) -> (
+    forward: String?, backward: String?
+  ) {
+    let counts = ["lanes:psv", "lanes:taxi", "lanes:share_taxi", "lanes:minibus", "lanes:bus"].map {
+      directionalByKey(tags, $0, onewayForward, onewayBackward)
+    }
+    // The first key tagged decides, even when its value is not a count.
+    let count = { (value: String?) -> Int in
+      guard let value, let number = Double(value.trimmingCharacters(in: .whitespaces)), number > 0,
+        number == number.rounded(), number < 1e6
+      else { return 0 }
+      return Int(number)
+    }
+    let psvForward = count(counts.lazy.compactMap(\.forward).first)
+    let psvBackward = count(counts.lazy.compactMap(\.backward).first)
+    let (turnForward, turnBackward) = directionalByKey(tags, "turn:lanes", onewayForward, onewayBackward)
+    let (vehicleForward, vehicleBackward) = directionalByKey(tags, "vehicle:lanes", onewayForward, onewayBackward)
+    // Seen backwards, the road's left edge is its right one.
+    return (
+      Self.carLanes(turnForward, access: vehicleForward, trimLeft: psvBackward, trimRight: psvForward),
+      Self.carLanes(turnBackward, access: vehicleBackward, trimLeft: psvForward, trimRight: psvBackward)
+    )
+  }
+
+  /// OSRM's `process_lanes`: `applyAccessTokens` when `vehicle:lanes` lists every lane, else
+  /// `trimLaneString`, which drops leading or trailing empty lanes that the counts name.
+  static func carLanes(_ lanes: String?, access: String?, trimLeft: Int, trimRight: Int) -> String? {
+    guard let lanes else { return nil }
+    if let access {
+      let tokens = lanes.split(separator: "|", omittingEmptySubsequences: false)
+      let allowed = access.split(separator: "|", omittingEmptySubsequences: false)
+      guard tokens.count == allowed.count else { return lanes }
+      return zip(tokens, allowed).filter { $0.1 == "yes" }.map { String($0.0) }.joined(separator: "|")
+    }
+    var result = Array(lanes.utf8)
+    if trimLeft > 0, trimLeft < result.count, result.prefix(trimLeft).allSatisfy({ $0 == UInt8(ascii: "|") }) {
+      result.removeFirst(trimLeft)
+    }
+    if trimRight > 0, trimRight < result.count, result.suffix(trimRight).allSatisfy({ $0 == UInt8(ascii: "|") }) {
+      result.removeLast(trimRight)
+    }
+    return String(decoding: result, as: UTF8.self)
   }
 
   /// Ways no car uses whatever else they say: areas, construction, proposals, reversible

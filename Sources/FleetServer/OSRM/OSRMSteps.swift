@@ -102,6 +102,7 @@ struct OSRMIntersection: Encodable {
   var bearings: [Int]
   var location: [Double]
   var classes: [String]?
+  var lanes: [OSRMLane]?
 
   init(_ intersection: RouteStep.Intersection) {
     out = intersection.leavingRoad
@@ -110,7 +111,15 @@ struct OSRMIntersection: Encodable {
     bearings = intersection.bearings
     location = [intersection.location.longitude, intersection.location.latitude]
     classes = intersection.classes.isEmpty ? nil : intersection.classes
+    let lanes = intersection.lanes
+    self.lanes = lanes.isEmpty ? nil : lanes.map { OSRMLane(indications: $0.indications, valid: $0.valid) }
   }
+}
+
+/// One lane at an intersection, left to right: its arrows, and whether the route may use it.
+struct OSRMLane: Encodable {
+  var indications: [String]
+  var valid: Bool
 }
 
 /// OSRM's per-segment annotation of a leg: one value per pair of consecutive points of its
