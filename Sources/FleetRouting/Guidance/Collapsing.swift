@@ -21,18 +21,21 @@ struct StepCollapsing {
   struct Draft {
     var instruction: Instruction
     var step: RouteStep
+    /// The step begins on a road inside an intersection (OSRM's `is_segregated`).
+    var isSegregated = false
   }
 
   /// OSRM's `MAX_COLLAPSE_DISTANCE`.
   static let distance = 30.0
 
-  private(set) var drafts: [Draft]
+  var drafts: [Draft]
 
   init(_ drafts: [Draft]) { self.drafts = drafts }
 
   /// The steps as OSRM says them: collapsed, the suppressed junctions in the steps before them.
   static func steps(of drafts: [Draft]) -> [RouteStep] {
     var collapsing = StepCollapsing(drafts)
+    collapsing.collapseSegregated()
     collapsing.collapse()
     collapsing.anticipateLaneChanges()
     return collapsing.joined()
@@ -439,10 +442,6 @@ struct StepCollapsing {
     drafts[at].step.destinations = source.destinations
     drafts[at].step.exits = source.exits
     drafts[at].step.rotaryName = source.rotaryName
-  }
-
-  mutating func setTurnLanes(_ i: Int, _ lanes: RouteStep.LaneRange) {
-    drafts[i].step.intersections[0].turnLanes = lanes
   }
 
   /// OSRM's `TransferLanesStrategy`.

@@ -36,6 +36,9 @@ struct Guidance {
     var otherExits: Int
     /// The route takes a sliproad here: said as the turn where it ends (OSRM's `Sliproad`).
     var isSliproad = false
+    /// The junction, and the road the route leaves it by there.
+    var junction = 0
+    var leavingRoad = 0
   }
 
   func steps(of leg: RouteLeg, from origin: LatLng, to destination: LatLng) -> [RouteStep] {
@@ -149,7 +152,8 @@ struct Guidance {
         geometry: Array(points[first...max(last, first)]),
         distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
         weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
-      drafts.append(.init(instruction: start.instruction, step: step))
+      let segregated = passes[start.span].map { isSegregated(junction: $0.junction, road: $0.leavingRoad) } ?? false
+      drafts.append(.init(instruction: start.instruction, step: step, isSegregated: segregated))
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
@@ -315,7 +319,8 @@ struct Guidance {
     var pass = JunctionPass(
       intersection: intersection, isIntersection: shown.count >= 3, announcement: decision.announcement,
       keepsSilentStep: decision.keepsSilentStep, angle: isUTurn ? 0 : angle,
-      otherExits: options.filter { $0.road != b }.count, isSliproad: decision.isSliproad)
+      otherExits: options.filter { $0.road != b }.count, isSliproad: decision.isSliproad, junction: Int(junction),
+      leavingRoad: b)
     if let lanes = lanes(at: here, roads: roads, route: b) {
       pass.intersection.laneDescription = lanes.description
       pass.intersection.turnLanes = lanes.range

@@ -47,7 +47,7 @@ extension StepCollapsing {
         // OSRM counts lanes in a byte.
         first = (first % 256 + 256) % 256
         let narrowed = RouteStep.LaneRange(count: currentLanes.count, firstFromRight: first)
-        setTurnLanes(previous, narrowed)
+        drafts[previous].step.intersections[0].turnLanes = narrowed
         if isSuppressed(previous), isSuppressed(current), haveSameMode(previous, current), narrowed == currentLanes {
           elongate(previous, by: current)
           invalidate(current)
