@@ -42,7 +42,8 @@ extension Guidance {
     guard outbound else { return false }
     let hasLeft = { (turns: Set<RouteStep.Modifier>) in turns.contains(.left) || turns.contains(.sharpLeft) }
     let hasRight = { (turns: Set<RouteStep.Modifier>) in turns.contains(.right) || turns.contains(.sharpRight) }
-    return !((hasLeft(incoming) && hasRight(outgoing)) || (hasRight(incoming) && hasLeft(outgoing))
+    return
+      !((hasLeft(incoming) && hasRight(outgoing)) || (hasRight(incoming) && hasLeft(outgoing))
       || (hasLeft(outgoing) && hasRight(outgoing)))
   }
 
@@ -93,7 +94,9 @@ extension StepCollapsing {
     while next < last {
       let prior = previous(before: current)
       if drafts[current].isSegregated && drafts[next].isSegregated {
-        if isType(current, .endOfRoad) || isType(next, .endOfRoad) { drafts[current].instruction = .announced(.endOfRoad) }
+        if isType(current, .endOfRoad) || isType(next, .endOfRoad) {
+          drafts[current].instruction = .announced(.endOfRoad)
+        }
         transferSignage(to: current, from: next)
         transferLanes(to: current, from: next)
         elongate(current, by: next)
