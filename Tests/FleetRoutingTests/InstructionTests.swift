@@ -81,6 +81,25 @@ struct InstructionTests {
     #expect(long[1].spoken.map(\.distanceAlongGeometry) == long[1].spoken.map(\.distanceAlongGeometry).sorted(by: >))
   }
 
+  @Test func bannersDrawTheLanesOfTheManeuver() {
+    var turn = step(.turn, .left, name: "North")
+    turn.intersections = [
+      RouteStep.Intersection(
+        location: turn.maneuver.location, bearings: [0, 90, 180, 270], entry: [true, true, false, true],
+        arrivingRoad: 2, leavingRoad: 3, classes: [], laneDescription: [[.left, .straight], .straight, .right],
+        turnLanes: RouteStep.LaneRange(count: 1, firstFromRight: 2))
+    ]
+    let banners = Instructions.of([step(.depart, name: "Main"), turn, step(.arrive)])[0].banners
+    #expect(
+      banners.first?.lanes == [
+        .init(directions: ["straight", "left"], active: true, activeDirection: "left"),
+        .init(directions: ["straight"], active: false, activeDirection: nil),
+        .init(directions: ["right"], active: false, activeDirection: nil),
+      ])
+    // No lanes where the maneuver's road says none.
+    #expect(Instructions.of([step(.depart), step(.turn, .left), step(.arrive)])[0].banners.first?.lanes == [])
+  }
+
   @Test func distancesAreRoundedAsSaid() {
     #expect(Instructions.spokenDistance(430) == "450 meters")
     #expect(Instructions.spokenDistance(74) == "70 meters")

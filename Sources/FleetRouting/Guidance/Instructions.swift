@@ -24,6 +24,17 @@ public struct StepInstructions: Sendable, Hashable {
     public var modifier: RouteStep.Modifier?
     /// For a roundabout's exit, the exit's number; the banner reads "Exit N" under the text.
     public var exit: Int?
+    /// The lanes at the maneuver, left to right, where its road's `turn:lanes` say them (the
+    /// banner's second line, `sub`, draws them).
+    public var lanes: [Lane] = []
+  }
+
+  /// One lane on a banner: its arrows, whether the route may use it, and which arrow it is used
+  /// for (Mapbox's `active_direction`).
+  public struct Lane: Sendable, Hashable {
+    public var directions: [String]
+    public var active: Bool
+    public var activeDirection: String?
   }
 
   public var spoken: [Spoken]
@@ -62,7 +73,7 @@ public enum Instructions {
       if i > 0 || length >= 250 { spoken.append((last, upcoming)) }
       let banner = StepInstructions.Banner(
         distanceAlongGeometry: length, text: bannerText(for: next), kind: next.maneuver.kind,
-        modifier: next.maneuver.modifier, exit: next.maneuver.exit)
+        modifier: next.maneuver.modifier, exit: next.maneuver.exit, lanes: bannerLanes(for: next))
       return StepInstructions(
         spoken: spoken.map { distance, text in
           StepInstructions.Spoken(
@@ -118,6 +129,21 @@ public enum Instructions {
       return "At the roundabout, turn \((modifier ?? .straight).rawValue)" + onto
     case .exitRoundabout, .exitRotary:
       return "Exit the roundabout" + onto
+    }
+  }
+
+  /// The lanes a banner draws for a maneuver: those of its intersection, the usable ones used
+  /// for the maneuver's direction where they show it, else for their one arrow.
+  static func bannerLanes(for step: RouteStep) -> [StepInstructions.Lane] {
+    guard let intersection = step.intersections.first else { return [] }
+    let direction = step.maneuver.modifier?.rawValue
+    return intersection.lanes.map { lane in
+      let used =
+        !lane.valid
+        ? nil
+        : direction.flatMap { lane.indications.contains($0) ? $0 : nil }
+          ?? (lane.indications.count == 1 ? lane.indications[0] : nil)
+      return StepInstructions.Lane(directions: lane.indications, active: lane.valid, activeDirection: used)
     }
   }
 

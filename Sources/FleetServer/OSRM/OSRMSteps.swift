@@ -55,6 +55,10 @@ struct OSRMBannerInstruction: Encodable {
   struct Component: Encodable {
     var text: String
     var type: String
+    /// Lane components only.
+    var directions: [String]?
+    var active: Bool?
+    var active_direction: String?
   }
 
   struct Text: Encodable {
@@ -67,6 +71,8 @@ struct OSRMBannerInstruction: Encodable {
   var distanceAlongGeometry: Double
   var primary: Text
   var secondary: Text?
+  /// The lanes at the maneuver, as Mapbox's lane components.
+  var sub: Text?
 
   init(_ banner: StepInstructions.Banner) {
     distanceAlongGeometry = OSRMFront.round(banner.distanceAlongGeometry)
@@ -74,6 +80,14 @@ struct OSRMBannerInstruction: Encodable {
     if let exit = banner.exit { components.append(Component(text: "\(exit)", type: "exit-number")) }
     primary = Text(
       text: banner.text, type: banner.kind.rawValue, modifier: banner.modifier?.rawValue, components: components)
+    if !banner.lanes.isEmpty {
+      sub = Text(
+        text: "", type: banner.kind.rawValue, modifier: banner.modifier?.rawValue,
+        components: banner.lanes.map {
+          Component(
+            text: "", type: "lane", directions: $0.directions, active: $0.active, active_direction: $0.activeDirection)
+        })
+    }
   }
 }
 
