@@ -458,7 +458,17 @@ public final class RoutingEngine: Sendable {
       throw RoutingError(.invalidQuery, "a matrix needs at least one source and one destination")
     }
     let points = sources + destinations
-    var positions = try positions(points)
+    // Each place is snapped once, however often it is named (a square table names each twice).
+    var slot: [LatLng: Int] = [:]
+    var distinct: [LatLng] = []
+    let slots = points.map { point in
+      if let known = slot[point] { return known }
+      slot[point] = distinct.count
+      distinct.append(point)
+      return distinct.count - 1
+    }
+    let snappedOnce = try positions(distinct)
+    var positions = slots.map { snappedOnce[$0] }
     var found = matrix(positions, sources: sources.count, metric: metric)
     // Pairs OSRM's snapping leaves unconnected: again with every point in the main part.
     if found.contains(where: { $0.contains { $0 == nil } }),

@@ -141,9 +141,22 @@ public struct SegmentIndex: Sendable {
     let maximumRing = min(coveringRing, Int32(min(100_000, radius.isFinite ? radius / ringMeters + 2 : 100_000)))
     let px = Double(point.longitudeE6) * cosLatitude
     let py = Double(point.latitudeE6)
+    // How far the point is from a cell's box: a cell no nearer than the best so far is skipped.
+    let size = Double(cellSizeE6)
+    let boxDistance = { (cell: Cell) -> Double in
+      let west = Double(cell.x) * size
+      let south = Double(cell.y) * size
+      let dx = max(0, west - Double(point.longitudeE6), Double(point.longitudeE6) - (west + size)) * cosLatitude
+      let dy = max(0, south - Double(point.latitudeE6), Double(point.latitudeE6) - (south + size))
+      return (dx * dx + dy * dy).squareRoot() * metresPerMicrodegree
+    }
     var ring: Int32 = 0
     while ring <= maximumRing {
       forEachCell(onRing: ring, around: center) { cell in
+        if ring > 0 {
+          let bound = boxDistance(cell)
+          if bound > radius || (count == 1 && nearestOne.map { bound > $0.distance } == true) { return }
+        }
         for entry in segments(in: cell)
         where accept(Int(entry.edge)) && acceptSegment?(Int(entry.edge), Int(entry.segment)) ?? true {
           let shape = network.shape(of: network.edges[Int(entry.edge)])
