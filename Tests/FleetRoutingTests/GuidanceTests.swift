@@ -147,7 +147,7 @@ struct GuidanceTests {
   }
 
   @Test func osrmsNameRules() {
-    let announce = Guidance.requiresNameAnnounced
+    let announce = RoadNames.requiresNameAnnounced
     #expect(announce(("Main", ""), ("Other", "")))
     #expect(!announce(("Main", ""), ("Main", "")))
     // Losing a name, or a ref kept, is the same road to a driver; gaining one from nothing is not.

@@ -99,9 +99,13 @@ struct RoadMerging {
     PerceivedBearing.angularDeviation(a.perceivedBearing, b.perceivedBearing) > Self.mergeableAngle || !sameName(a, b)
   }
 
+  /// OSRM's `HaveIdenticalNames`, by which its detector tells roads apart and merges halves.
   func sameName(_ a: JunctionGeometry.Road, _ b: JunctionGeometry.Road) -> Bool {
-    let first = network.edges[a.edge].nameIndex
-    return first != 0 && first == network.edges[b.edge].nameIndex
+    let (x, y) = (network.edges[a.edge], network.edges[b.edge])
+    if x.nameIndex == y.nameIndex && x.refIndex == y.refIndex { return x.nameIndex != 0 || x.refIndex != 0 }
+    let names = { (edge: RoadEdge) in (self.network.names[Int(edge.nameIndex)], self.network.names[Int(edge.refIndex)])
+    }
+    return RoadNames.areIdentical(names(x), names(y))
   }
 
   func canMerge(_ junction: Int, _ roads: [JunctionGeometry.Road], _ l: Int, _ r: Int) -> Bool {
@@ -117,6 +121,8 @@ struct RoadMerging {
     let right = shapes[junction][r]
     guard !left.loops, !right.loops, left.far != Int32(junction), right.far != Int32(junction) else { return false }
     if isTrafficIsland(junction, left.far, right.far) { return true }
+    if isLinkRoad(junction, l) || isLinkRoad(junction, r) { return false }
+    if isNarrowTriangle(junction, roads, l, r) { return true }
     return runParallel(left.shape, right.shape, lanes: (Int(a.lanes), Int(b.lanes)))
   }
 

@@ -148,7 +148,7 @@ struct StepCollapsing {
         if step.maneuver.kind == .endOfRoad, let previous = result.last, previous.intersections.count < 2 {
           let sameName =
             !(step.name.isEmpty && step.ref.isEmpty)
-            && !Guidance.requiresNameAnnounced(from: (previous.name, previous.ref), to: (step.name, step.ref))
+            && !RoadNames.requiresNameAnnounced(from: (previous.name, previous.ref), to: (step.name, step.ref))
           step.maneuver.kind = sameName ? .continue : .turn
         }
         result.append(step)
@@ -206,7 +206,7 @@ struct StepCollapsing {
     let (x, y) = (drafts[a].step, drafts[b].step)
     guard !(x.name.isEmpty && x.ref.isEmpty), !(y.name.isEmpty && y.ref.isEmpty) else { return false }
     if x.name == y.name && x.ref == y.ref { return true }
-    return !Guidance.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref))
+    return !RoadNames.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref))
   }
 
   func allowedTurns(_ i: Int) -> Int { drafts[i].step.intersections.first?.entry.filter { $0 }.count ?? 0 }

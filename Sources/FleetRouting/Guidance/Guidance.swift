@@ -376,7 +376,7 @@ struct Guidance {
         leavingReversed: leavingReversed)
     }
     if !isUTurn, !inEdge.isRoundabout, !outEdge.isRoundabout {
-      sliproadDecision(&result, angle: isUTurn ? 0 : angle, route: b, here: here, roads: roads)
+      sliproadDecision(&result, angle: angle, route: b, here: here, roads: roads)
     }
     // Onto a slip road from a motorway is off it.
     if result.announcement?.kind == .onRamp, inEdge.roadClass.isMotorway {
@@ -388,11 +388,11 @@ struct Guidance {
   /// Marks the route's way as a sliproad when it is one; on the main road at a fork with a
   /// sliproad beside it, what OSRM says instead of the fork.
   func sliproadDecision(
-    _ pass: inout TurnDecision, angle: Double, route: Int, here: ArrivalView, roads: [JunctionGeometry.Road]
+    _ decision: inout TurnDecision, angle: Double, route: Int, here: ArrivalView, roads: [JunctionGeometry.Road]
   ) {
     let (view, allowed, arrivedBy) = (here.turns, here.allowed, here.arrivedBy)
     guard let routeIndex = here.full.firstIndex(where: { $0.road == route }) else { return }
-    let isFork = pass.announcement?.kind == .fork
+    let isFork = decision.announcement?.kind == .fork
     // Only a way within 80 degrees of straight on can be a sliproad; only a fork changes on the
     // main road.
     guard isFork || Self.deviation(here.full[routeIndex].angle) <= 2 * Self.narrowTurnAngle else { return }
@@ -402,16 +402,16 @@ struct Guidance {
     if !isFork, let obvious, abs(routeIndex - obvious) != 1 { return }
     guard let slip = sliproad(at: here, obvious: obvious) else { return }
     if slip == routeIndex {
-      pass.isSliproad = true
-      if pass.announcement == nil { pass.announcement = (.turn, RouteStep.Modifier(turnAngle: angle)) }
+      decision.isSliproad = true
+      if decision.announcement == nil { decision.announcement = (.turn, RouteStep.Modifier(turnAngle: angle)) }
     } else if isFork, routeIndex == obviousWithSliproads(here, obvious: obvious) {
       let inEdge = network.edges[roads[arrivedBy].edge]
       let mainEdge = network.edges[roads[route].edge]
       let direction = RouteStep.Modifier(turnAngle: here.full[routeIndex].angle)
       if isSameName(inEdge, mainEdge) {
-        pass.announcement = Self.deviation(here.full[routeIndex].angle) < 5 ? nil : (.continue, direction)
+        decision.announcement = Self.deviation(here.full[routeIndex].angle) < 5 ? nil : (.continue, direction)
       } else {
-        pass.announcement = names(mainEdge).name.isEmpty ? nil : (.newName, direction)
+        decision.announcement = names(mainEdge).name.isEmpty ? nil : (.newName, direction)
       }
     }
   }
@@ -459,7 +459,7 @@ struct Guidance {
 
   /// OSRM's `isSameName`: both roads named, and the change not one to say.
   func isSameName(_ a: RoadEdge, _ b: RoadEdge) -> Bool {
-    isNamed(a) && isNamed(b) && !Self.requiresNameAnnounced(from: names(a), to: names(b))
+    isNamed(a) && isNamed(b) && !RoadNames.requiresNameAnnounced(from: names(a), to: names(b))
   }
 
   func isNamed(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 || edge.refIndex != 0 }
@@ -488,7 +488,7 @@ struct Guidance {
     allowed: [Bool], junction: Int32, leavingReversed: Bool
   ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
     let modifier = RouteStep.Modifier(turnAngle: angle)
-    let renamed = Self.requiresNameAnnounced(
+    let renamed = RoadNames.requiresNameAnnounced(
       from: names(inEdge),
       to: names(outEdge))
     if isUTurn { return (.continue, .uturn) }
@@ -714,7 +714,7 @@ struct Guidance {
     let modifier = RouteStep.Modifier(turnAngle: angle)
     if Self.isOnRamp(from: inEdge, to: outEdge) { return (.onRamp, modifier) }
     if angle < 0.01 { return (.continue, .uturn) }
-    let renamed = Self.requiresNameAnnounced(
+    let renamed = RoadNames.requiresNameAnnounced(
       from: names(inEdge),
       to: names(outEdge))
     guard renamed else { return nil }

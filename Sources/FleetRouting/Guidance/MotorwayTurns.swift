@@ -77,7 +77,7 @@ struct MotorwayTurns {
     var continueAngle = roads.first { road in
       road.allowed && road.angle != 0 && !(arriving.name.isEmpty && arriving.ref.isEmpty)
         && !(road.name.isEmpty && road.ref.isEmpty) && road.roadClass.isMotorway
-        && !Guidance.requiresNameAnnounced(from: (arriving.name, arriving.ref), to: (road.name, road.ref))
+        && !RoadNames.requiresNameAnnounced(from: (arriving.name, arriving.ref), to: (road.name, road.ref))
     }?.angle
     if continueAngle == nil {
       var best = 180.0
@@ -146,7 +146,7 @@ struct MotorwayTurns {
     case 2 where valid == 1:
       instructions[1] = .obvious(throughStreet: roads[1].isThroughStreet)
     case 3:
-      let sameName = !Guidance.requiresNameAnnounced(
+      let sameName = !RoadNames.requiresNameAnnounced(
         from: (roads[2].name, roads[2].ref), to: (roads[1].name, roads[1].ref))
       let bothNamed = !roads[1].name.isEmpty && !roads[2].name.isEmpty
       if valid == 1 {

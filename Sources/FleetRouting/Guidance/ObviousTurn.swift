@@ -21,7 +21,7 @@ struct ObviousTurn {
   static func isEmpty(_ names: Names) -> Bool { names.name.isEmpty && names.ref.isEmpty }
   func entry(_ i: Int) -> Bool { allowed[view[i].road] }
   func deviation(_ i: Int) -> Double { Guidance.deviation(view[i].angle) }
-  func renamed(_ a: Names, _ b: Names) -> Bool { Guidance.requiresNameAnnounced(from: a, to: b) }
+  func renamed(_ a: Names, _ b: Names) -> Bool { RoadNames.requiresNameAnnounced(from: a, to: b) }
 
   var inEdge: RoadEdge { network.edges[roads[arrivedBy].edge] }
 

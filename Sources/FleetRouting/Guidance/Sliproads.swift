@@ -53,7 +53,7 @@ extension Guidance {
     let mainEdge = edge(view[main])
     // The road arrived by goes on as the main road.
     guard arriving.roadClass == mainEdge.roadClass, arriving.isFerry == mainEdge.isFerry,
-      isNamed(arriving), isNamed(mainEdge), !Self.requiresNameAnnounced(from: names(arriving), to: names(mainEdge))
+      isNamed(arriving), isNamed(mainEdge), !RoadNames.requiresNameAnnounced(from: names(arriving), to: names(mainEdge))
     else { return nil }
     let isPotentialLink = { (i: Int) -> Bool in
       here.allowed[view[i].road] && Self.deviation(view[i].angle) <= 2 * Self.narrowTurnAngle
@@ -119,13 +119,13 @@ extension Guidance {
       for candidate in atD.full {
         let candidateEdge = network.edges[roadsAtD[candidate.road].edge]
         // The road it ends on is one of the roads at the main road's junction, by name.
-        guard namesAtC.contains(where: { !Self.requiresNameAnnounced(from: $0, to: names(candidateEdge)) }) else {
+        guard namesAtC.contains(where: { !RoadNames.requiresNameAnnounced(from: $0, to: names(candidateEdge)) }) else {
           continue
         }
         if !slip.roadClass.isLink && !names(slip).name.isEmpty && !names(mainEdge).name.isEmpty
           && !names(candidateEdge).name.isEmpty
-          && Self.requiresNameAnnounced(from: names(mainEdge), to: names(slip))
-          && Self.requiresNameAnnounced(from: names(slip), to: names(candidateEdge))
+          && RoadNames.requiresNameAnnounced(from: names(mainEdge), to: names(slip))
+          && RoadNames.requiresNameAnnounced(from: names(slip), to: names(candidateEdge))
         {
           continue
         }

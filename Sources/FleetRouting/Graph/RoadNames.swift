@@ -1,4 +1,6 @@
-extension Guidance {
+/// OSRM's rules for when two names are one road (`name_announcements.hpp`): what guidance says
+/// and which roads junction geometry merges both read them.
+enum RoadNames {
   /// OSRM's rule for when a change of road must be said (`requiresNameAnnounced`,
   /// name_announcements.hpp): a name that only gains or loses a part or a compass suffix, or a
   /// reference that is kept, is the same road to a driver; a reference becoming a name, or the
@@ -22,6 +24,13 @@ extension Guidance {
       || (!from.name.isEmpty && from.ref.isEmpty && to.name.isEmpty && !to.ref.isEmpty)
       || (namesAreEmpty && !refIsContained)
     return !obviousChange || needsAnnouncement
+  }
+
+  /// OSRM's `HaveIdenticalNames`: both roads named, and neither name a change to say from the
+  /// other ("East Terrace" and "North Terrace" are one road by the compass rule).
+  static func areIdentical(_ a: (name: String, ref: String), _ b: (name: String, ref: String)) -> Bool {
+    let isNamed = { (names: (name: String, ref: String)) in !names.name.isEmpty || !names.ref.isEmpty }
+    return isNamed(a) && isNamed(b) && !requiresNameAnnounced(from: a, to: b) && !requiresNameAnnounced(from: b, to: a)
   }
 
   /// The car profile's name suffixes, which alone do not make another road ("Main Street North").
