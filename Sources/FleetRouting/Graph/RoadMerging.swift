@@ -5,10 +5,12 @@ import Foundation
 /// them, and the entry-only half leaves the junction's list of exits. Turning from one half into
 /// the other is then a U-turn, and turns onto the road are angled to its middle.
 ///
-/// Detection follows OSRM's mergeable-road detector in its common cases: halves in opposite
-/// directions, same name and class, no roundabout, close in bearing; and either a traffic
-/// island (both halves meet again within a few metres at a junction of that road) or two
-/// halves that run parallel and close for their first 100 m.
+/// Detection follows OSRM's mergeable-road detector: halves in opposite directions, one name
+/// (`RoadNames.areIdentical`) and class, no roundabout, close in bearing; then a traffic island
+/// (both halves meet again within a few metres at a junction of that road), never a link between
+/// two parallel roads of that name, a narrow triangle (the halves end a road's width apart on a
+/// road that joins them: `RoadMerging+Shapes.swift`), or two halves that run parallel and close
+/// for their first 100 m.
 struct RoadMerging {
   let network: RoadNetwork
   let roads: [[JunctionGeometry.Road]]
