@@ -195,17 +195,26 @@ struct JunctionGeometry {
   func next(
     from junction: Int, road: Int, network: RoadNetwork, limit: Double = readingLimit
   ) -> (junction: Int, arrivingRoad: Int, length: Double, shape: [FixedCoordinate])? {
-    let ends = { (j: Int32) in
-      self.roads[Int(j)].map { (edge: $0.edge, atFrom: network.edges[$0.edge].from == j) }
-    }
-    let edge = roads[junction][road].edge
-    let walk = Self.walk(
-      network, from: Int32(junction), (edge, network.edges[edge].from == Int32(junction)), ends: ends,
-      passThrough: passThrough, limit: limit)
+    let walk = follow(from: junction, road: road, network: network, limit: limit)
     guard !walk.loops, let arriving = roads[Int(walk.far)].firstIndex(where: { $0.edge == walk.lastEdge }) else {
       return nil
     }
     return (Int(walk.far), arriving, walk.length, walk.shape)
+  }
+
+  /// Road `road` at `junction` read through pass-through junctions (`walk`), each edge on the
+  /// way handed to `visit` with whether it is driven from its `from` end.
+  func follow(
+    from junction: Int, road: Int, network: RoadNetwork, limit: Double = readingLimit,
+    visit: (_ edge: Int, _ atFrom: Bool) -> Void = { _, _ in }
+  ) -> (shape: [FixedCoordinate], far: Int32, loops: Bool, lastEdge: Int, length: Double) {
+    let ends = { (j: Int32) in
+      self.roads[Int(j)].map { (edge: $0.edge, atFrom: network.edges[$0.edge].from == j) }
+    }
+    let edge = roads[junction][road].edge
+    return Self.walk(
+      network, from: Int32(junction), (edge, network.edges[edge].from == Int32(junction)), ends: ends,
+      passThrough: passThrough, limit: limit, visit: visit)
   }
 
   /// A road read from `junction` by `end` through pass-through junctions: its shape and length
@@ -213,7 +222,8 @@ struct JunctionGeometry {
   /// intersection it reaches, the last edge driven there, and whether that is the junction itself.
   static func walk(
     _ network: RoadNetwork, from junction: Int32, _ end: (edge: Int, atFrom: Bool),
-    ends: (Int32) -> [(edge: Int, atFrom: Bool)], passThrough: [Bool], limit: Double = readingLimit
+    ends: (Int32) -> [(edge: Int, atFrom: Bool)], passThrough: [Bool], limit: Double = readingLimit,
+    visit: (_ edge: Int, _ atFrom: Bool) -> Void = { _, _ in }
   ) -> (shape: [FixedCoordinate], far: Int32, loops: Bool, lastEdge: Int, length: Double) {
     var shape: [FixedCoordinate] = []
     var length = 0.0
@@ -221,6 +231,7 @@ struct JunctionGeometry {
     var reached = junction
     for _ in 0..<10_000 {
       let edge = network.edges[current.edge]
+      visit(current.edge, current.atFrom)
       if length < limit {
         var indices = Array(network.shape(of: edge))
         if !current.atFrom { indices.reverse() }
@@ -239,7 +250,8 @@ struct JunctionGeometry {
       guard passThrough[Int(far)], let next = ends(far).first(where: { $0.edge != current.edge }) else { break }
       current = next
     }
-    if shape.count < 2 { shape.append(shape[0]) }
+    // A shape is read whenever the limit allows any: at least its two ends.
+    if shape.count == 1 { shape.append(shape[0]) }
     return (shape, reached, false, current.edge, length)
   }
 }

@@ -44,32 +44,27 @@ extension RoadMerging {
     return (best, angle(at: junction, from: from, to: best))
   }
 
+  /// Where one half of a possible triangle ends: its first intersection, or the next one when
+  /// that has no way on near `side` (90 to the right, 270 to the left), past one small side
+  /// street.
+  func triangleCorner(from junction: Int, road: Int, side: Double) -> (junction: Int, arrivingRoad: Int)? {
+    var hops = 0
+    guard let first = reach(from: junction, road: road, hops: &hops) else { return nil }
+    let turn = closestTurn(at: first.junction, from: first.arrivingRoad, to: side)
+    guard PerceivedBearing.angularDeviation(turn.angle, side) > Self.narrowTurn else { return first }
+    let straight = closestTurn(at: first.junction, from: first.arrivingRoad, to: 180).road
+    return reach(from: first.junction, road: straight, hops: &hops)
+  }
+
   /// OSRM's `IsNarrowTriangle`: both halves soon reach intersections a road's width apart, the
   /// left one turning right into the right one.
   func isNarrowTriangle(_ junction: Int, _ junctionRoads: [JunctionGeometry.Road], _ l: Int, _ r: Int) -> Bool {
-    var leftHops = 0
-    guard var left = reach(from: junction, road: l, hops: &leftHops) else { return false }
-    // Past one small side street on the left half.
-    if PerceivedBearing.angularDeviation(closestTurn(at: left.junction, from: left.arrivingRoad, to: 90).angle, 90)
-      > Self.narrowTurn
-    {
-      let straight = closestTurn(at: left.junction, from: left.arrivingRoad, to: 180).road
-      guard let further = reach(from: left.junction, road: straight, hops: &leftHops) else { return false }
-      left = further
-    }
-    let center = network.coordinate(ofJunction: Int32(junction))
-    guard Geo.distance(center, network.coordinate(ofJunction: Int32(left.junction))) <= Self.triangleRange else {
-      return false
-    }
-    var rightHops = 0
-    guard var right = reach(from: junction, road: r, hops: &rightHops) else { return false }
-    if PerceivedBearing.angularDeviation(closestTurn(at: right.junction, from: right.arrivingRoad, to: 270).angle, 270)
-      > Self.narrowTurn
-    {
-      let straight = closestTurn(at: right.junction, from: right.arrivingRoad, to: 180).road
-      guard let further = reach(from: right.junction, road: straight, hops: &rightHops) else { return false }
-      right = further
-    }
+    guard let left = triangleCorner(from: junction, road: l, side: 90),
+      Geo.distance(
+        network.coordinate(ofJunction: Int32(junction)), network.coordinate(ofJunction: Int32(left.junction)))
+        <= Self.triangleRange,
+      let right = triangleCorner(from: junction, road: r, side: 270)
+    else { return false }
     let connector = closestTurn(at: left.junction, from: left.arrivingRoad, to: 90)
     guard PerceivedBearing.angularDeviation(connector.angle, 90) <= Self.narrowTurn else { return false }
     let lanes = { (road: Int) in Double(max(1, self.network.edges[junctionRoads[road].edge].lanes)) }

@@ -125,10 +125,8 @@ struct StepCollapsing {
     if let angle = combinedTurnAngle(sliproad, next) {
       drafts[sliproad].step.maneuver.modifier = RouteStep.Modifier(turnAngle: angle)
     }
-    transferSignage(to: sliproad, from: next)
     transferLanes(to: sliproad, from: next)
-    elongate(sliproad, by: next)
-    invalidate(next)
+    join(sliproad, next)
   }
 
   /// OSRM's `buildIntersections` and `removeNoTurnInstructions`: each suppressed step joins the
@@ -415,15 +413,18 @@ struct StepCollapsing {
   /// Two steps as one maneuver, said where the first begins and named as the second.
   mutating func combineAdjusted(_ at: Int, _ from: Int, prior: Int) {
     adjustToCombinedTurn(at: at, from: from, prior: prior)
-    transferSignage(to: at, from: from)
-    elongate(at, by: from)
-    invalidate(from)
+    join(at, from)
   }
 
   mutating func combine(_ at: Int, _ from: Int, _ instruction: (inout Draft, Draft) -> Void) {
     var first = drafts[at]
     instruction(&first, drafts[from])
     drafts[at] = first
+    join(at, from)
+  }
+
+  /// Step `from` said as part of step `at`, under its name and signs.
+  mutating func join(_ at: Int, _ from: Int) {
     transferSignage(to: at, from: from)
     elongate(at, by: from)
     invalidate(from)

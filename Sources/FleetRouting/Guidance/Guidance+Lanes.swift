@@ -193,23 +193,16 @@ extension Guidance {
 
   func chain(from junction: Int, road: Int) -> LaneChain {
     var result = LaneChain()
-    var (at, current) = (junction, road)
-    for _ in 0..<10_000 {
-      let edgeIndex = junctions.roads[at][current].edge
-      let edge = network.edges[edgeIndex]
-      let away = junctions.roads[at][current].leaving.map(TurnGraph.isReversed) ?? (edge.from != Int32(at))
+    // No shape is read (a limit of 0): only the edges' lanes and lengths.
+    let walk = junctions.follow(from: junction, road: road, network: network, limit: 0) { index, atFrom in
+      let edge = network.edges[index]
       result.length += edge.length
-      if result.lanesArriving == 0 { result.lanesArriving = edge.turnLanes(reversed: !away) }
-      let leaving = edge.turnLanes(reversed: away)
+      if result.lanesArriving == 0 { result.lanesArriving = edge.turnLanes(reversed: atFrom) }
+      let leaving = edge.turnLanes(reversed: !atFrom)
       if leaving != 0 { result.lanesLeaving = leaving }
-      let far = Int(away ? edge.from : edge.to)
-      result.far = far
-      result.farRoad = junctions.roads[far].firstIndex { $0.edge == edgeIndex } ?? 0
-      guard far != junction, junctions.passThrough[far],
-        let next = junctions.roads[far].firstIndex(where: { $0.edge != edgeIndex })
-      else { break }
-      (at, current) = (far, next)
     }
+    result.far = Int(walk.far)
+    result.farRoad = junctions.roads[result.far].firstIndex { $0.edge == walk.lastEdge } ?? 0
     return result
   }
 

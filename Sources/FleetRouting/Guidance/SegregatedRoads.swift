@@ -97,10 +97,8 @@ extension StepCollapsing {
         if isType(current, .endOfRoad) || isType(next, .endOfRoad) {
           drafts[current].instruction = .announced(.endOfRoad)
         }
-        transferSignage(to: current, from: next)
         transferLanes(to: current, from: next)
-        elongate(current, by: next)
-        invalidate(next)
+        join(current, next)
         next += 1
       } else if drafts[current].isSegregated && !drafts[next].isSegregated
         && !Self.hasRoundaboutType(drafts[current]) && !Self.hasRoundaboutType(drafts[next])
@@ -113,9 +111,7 @@ extension StepCollapsing {
         } else {
           segregatedTurn(at: current, from: next, prior: prior)
         }
-        transferSignage(to: current, from: next)
-        elongate(current, by: next)
-        invalidate(next)
+        join(current, next)
         drafts[current].isSegregated = false
         next += 1
       } else {
