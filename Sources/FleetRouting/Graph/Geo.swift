@@ -35,6 +35,11 @@ enum Geo {
     return distance(middleE6: middle, a.latitude, a.longitude, b.latitude, b.longitude)
   }
 
+  /// Metres along a polyline.
+  static func length(of line: [FixedCoordinate]) -> Double {
+    zip(line, line.dropFirst()).reduce(0) { $0 + distance($1.0, $1.1) }
+  }
+
   static func distance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
     distance(middleE6: Int64(((lat1 + lat2) / 2 * 1e6).rounded()), lat1, lon1, lat2, lon2)
   }

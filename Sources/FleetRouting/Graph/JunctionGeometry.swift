@@ -30,9 +30,9 @@ struct JunctionGeometry {
     var roads: Int
   }
 
-  /// A road's shape leaving a junction, the next real intersection it reaches, and whether that
-  /// is the junction itself.
-  typealias RoadShape = (shape: [FixedCoordinate], far: Int32, loops: Bool)
+  /// A road's shape leaving a junction, the next real intersection it reaches, whether that is
+  /// the junction itself, and the edge by which it arrives there.
+  typealias RoadShape = (shape: [FixedCoordinate], far: Int32, loops: Bool, lastEdge: Int)
 
   /// Roads per junction, one per edge end there.
   var roads: [[Road]]
@@ -62,9 +62,9 @@ struct JunctionGeometry {
       var junctionShapes: [RoadShape] = []
       let roads = incident.map { end in
         let edge = network.edges[end.edge]
-        let (shape, far, loops, _, _) = Self.walk(
+        let (shape, far, loops, lastEdge, _) = Self.walk(
           network, from: Int32(junction), end, ends: { ends[Int($0)] }, passThrough: passThrough)
-        junctionShapes.append((shape, far, loops))
+        junctionShapes.append((shape, far, loops, lastEdge))
         let representative: FixedCoordinate
         if loops {
           representative = shape[1]

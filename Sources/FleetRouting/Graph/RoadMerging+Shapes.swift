@@ -10,22 +10,17 @@ extension RoadMerging {
   static let trafficIslandWidth = 10.0
   static let walkHops = 5
 
-  /// Where a road read from a junction first reaches an intersection of three roads or more
-  /// (OSRM's `IntersectionFinderAccumulator` with its hop limit), read on through joints of two.
-  func reach(from junction: Int, road: Int, hops: inout Int) -> (junction: Int, arrivingRoad: Int)? {
+  /// The next intersection of three roads or more that a road leads to, read on through joints of
+  /// two (OSRM's `skipDegreeTwoNodes`); nil when it comes back.
+  func nextIntersection(from junction: Int, road: Int) -> (junction: Int, arrivingRoad: Int)? {
     var (at, current) = (junction, road)
-    while true {
-      let (shape, far, loops) = shapes[at][current]
-      guard !loops,
-        let arriving = roads[Int(far)].indices.first(where: {
-          shapes[Int(far)][$0].far == Int32(at) && shapes[Int(far)][$0].shape.last == shape.first
-        })
-      else { return nil }
-      hops += 1
-      let there = roads[Int(far)]
-      guard there.count == 2, hops < Self.walkHops else { return (Int(far), arriving) }
+    for _ in 0..<10_000 {
+      let (_, far, loops, lastEdge) = shapes[at][current]
+      guard !loops, far != Int32(junction), let arriving = arrivingRoad(at: Int(far), by: lastEdge) else { return nil }
+      guard roads[Int(far)].count == 2 else { return (Int(far), arriving) }
       (at, current) = (Int(far), arriving == 0 ? 1 : 0)
     }
+    return nil
   }
 
   /// OSRM's turn angle at `junction` from road `from` onto road `to` (180 straight on, below to
@@ -44,44 +39,46 @@ extension RoadMerging {
     return (best, angle(at: junction, from: from, to: best))
   }
 
-  /// Where one half of a possible triangle ends: its first intersection, or the next one when
-  /// that has no way on near `side` (90 to the right, 270 to the left), past one small side
-  /// street.
-  func triangleCorner(from junction: Int, road: Int, side: Double) -> (junction: Int, arrivingRoad: Int)? {
-    var hops = 0
-    guard let first = reach(from: junction, road: road, hops: &hops) else { return nil }
-    let turn = closestTurn(at: first.junction, from: first.arrivingRoad, to: side)
-    guard PerceivedBearing.angularDeviation(turn.angle, side) > Self.narrowTurn else { return first }
-    let straight = closestTurn(at: first.junction, from: first.arrivingRoad, to: 180).road
-    return reach(from: first.junction, road: straight, hops: &hops)
-  }
-
-  /// OSRM's `IsNarrowTriangle`: both halves soon reach intersections a road's width apart, the
-  /// left one turning right into the right one.
+  /// OSRM's `IsNarrowTriangle`: both halves, followed by the left one's name, soon reach
+  /// intersections (past one small side street if there is no turn towards the other half)
+  /// within a road's width of each other, and the left one's turn to the right leads to the
+  /// right one's. Angles there are by the roads' first metres, as OSRM's walk reads them.
   func isNarrowTriangle(_ junction: Int, _ junctionRoads: [JunctionGeometry.Road], _ l: Int, _ r: Int) -> Bool {
-    guard let left = triangleCorner(from: junction, road: l, side: 90),
+    let selector = selector(
+      following: junctionRoads[l], bearing: junctionRoads[l].perceivedBearing,
+      stopOnAmbiguousTurns: false)
+    let corner = { (road: Int, side: Double) -> WalkView? in
+      var finder = IntersectionFinder(limit: Self.walkHops)
+      self.traverse(from: junction, road: road, selector: selector, into: &finder)
+      guard let first = finder.view else { return nil }
+      if PerceivedBearing.angularDeviation(first.angles[first.closestTurn(side)], side) > Self.narrowTurn {
+        self.traverse(from: first.junction, road: first.closestTurn(180), selector: selector, into: &finder)
+      }
+      return finder.view
+    }
+    guard let left = corner(l, 90),
       Geo.distance(
         network.coordinate(ofJunction: Int32(junction)), network.coordinate(ofJunction: Int32(left.junction)))
         <= Self.triangleRange,
-      let right = triangleCorner(from: junction, road: r, side: 270)
+      let right = corner(r, 270)
     else { return false }
-    let connector = closestTurn(at: left.junction, from: left.arrivingRoad, to: 90)
-    guard PerceivedBearing.angularDeviation(connector.angle, 90) <= Self.narrowTurn else { return false }
+    let connector = left.closestTurn(90)
+    guard PerceivedBearing.angularDeviation(left.angles[connector], 90) <= Self.narrowTurn else { return false }
     let lanes = { (road: Int) in Double(max(1, self.network.edges[junctionRoads[road].edge].lanes)) }
     let width = (lanes(l) + lanes(r)) * PerceivedBearing.laneWidth + Self.trafficIslandWidth
     let corners = Geo.distance(
       network.coordinate(ofJunction: Int32(left.junction)), network.coordinate(ofJunction: Int32(right.junction)))
     guard corners <= width else { return false }
-    var connectHops = 0
-    return reach(from: left.junction, road: connector.road, hops: &connectHops)?.junction == right.junction
+    var connection = IntersectionFinder(limit: Self.walkHops)
+    traverse(from: left.junction, road: connector, selector: selector, into: &connection)
+    return connection.view?.junction == right.junction
   }
 
   /// OSRM's `IsLinkRoad`: the road leads to a road of its name that goes straight on both ways
   /// there (a link between two parallel roads of one name).
   func isLinkRoad(_ junction: Int, _ road: Int) -> Bool {
     let junctionRoads = roads[junction]
-    var hops = 0
-    guard let next = reach(from: junction, road: road, hops: &hops) else { return false }
+    guard let next = nextIntersection(from: junction, road: road) else { return false }
     let there = roads[next.junction]
     let named = there.indices.filter { sameName(junctionRoads[road], there[$0]) }
     guard

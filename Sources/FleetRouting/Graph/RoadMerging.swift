@@ -10,7 +10,7 @@ import Foundation
 /// (both halves meet again within a few metres at a junction of that road), never a link between
 /// two parallel roads of that name, a narrow triangle (the halves end a road's width apart on a
 /// road that joins them: `RoadMerging+Shapes.swift`), or two halves that run parallel and close
-/// for their first 100 m.
+/// for their first 120 m without closing a circle (`RoadMerging+Direction.swift`).
 struct RoadMerging {
   let network: RoadNetwork
   let roads: [[JunctionGeometry.Road]]
@@ -18,9 +18,6 @@ struct RoadMerging {
 
   static let mergeableAngle = 95.0
   static let pruningDistance = 30.0
-  static let parallelReading = 100.0
-  static let minimumParallelLength = 40.0
-  static let maximumSeparation = 12.0
   static let noTurnDeviation = 3.0
 
   /// The roads with merged bearings, merged halves marked, and the bearings of short roads whose
@@ -50,17 +47,12 @@ struct RoadMerging {
     // the way the merged road does.
     for junction in roads.indices where roads[junction].count >= 2 {
       for index in roads[junction].indices where !merged[junction][index] {
-        let (shape, far, loops) = shapes[junction][index]
-        let length = zip(shape, shape.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
-        guard !loops, length <= Self.pruningDistance else { continue }
+        let (shape, far, loops, lastEdge) = shapes[junction][index]
+        guard !loops, Geo.length(of: shape) <= Self.pruningDistance else { continue }
         let neighbour = roads[Int(far)]
-        guard neighbour.count > 1 else { continue }
+        guard neighbour.count > 1, let arriving = arrivingRoad(at: Int(far), by: lastEdge) else { continue }
         let order = neighbour.indices.sorted { neighbour[$0].perceivedBearing < neighbour[$1].perceivedBearing }
-        guard
-          let back = order.firstIndex(where: {
-            shapes[Int(far)][$0].far == Int32(junction) && shapes[Int(far)][$0].shape.last == shape.first
-          })
-        else { continue }
+        let back = order.firstIndex(of: arriving)!
         let previous = (back + order.count - 1) % order.count
         var offset: Double?
         if isMergeablePair(Int(far), neighbour, order: order, at: previous) {
@@ -125,7 +117,7 @@ struct RoadMerging {
     if isTrafficIsland(junction, left.far, right.far) { return true }
     if isLinkRoad(junction, l) || isLinkRoad(junction, r) { return false }
     if isNarrowTriangle(junction, roads, l, r) { return true }
-    return runParallel(left.shape, right.shape, lanes: (Int(a.lanes), Int(b.lanes)))
+    return haveSameDirection(junction, roads, l, r) && !isCircularShape(junction, roads, l, r)
   }
 
   /// Both halves meet again a few metres on, at a junction where all roads carry the name.
@@ -142,27 +134,6 @@ struct RoadMerging {
     let roads = self.roads[junction]
     guard roads.count == 3 else { return false }
     return roads.allSatisfy { sameName(roads[0], $0) }
-  }
-
-  /// The halves run side by side: their first 100 m (the first third left out, unless they
-  /// meet again) fit parallel lines, and their middles lie within the road's width plus a
-  /// central reservation.
-  func runParallel(_ left: [FixedCoordinate], _ right: [FixedCoordinate], lanes: (Int, Int)) -> Bool {
-    let leftLength = zip(left, left.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
-    let rightLength = zip(right, right.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
-    guard leftLength > Self.minimumParallelLength, rightLength > Self.minimumParallelLength else { return false }
-    let meet = left.last == right.last
-    var l = PerceivedBearing.sampled(left, maximumLength: Self.parallelReading, rate: 5)
-    var r = PerceivedBearing.sampled(right, maximumLength: Self.parallelReading, rate: 5)
-    guard l.count >= 3, r.count >= 3 else { return false }
-    if !meet {
-      l.removeFirst(l.count / 3)
-      r.removeFirst(r.count / 3)
-    }
-    guard areParallel(l, r) else { return false }
-    let distance = min(closestDistance(l[l.count / 2], r), closestDistance(r[r.count / 2], l))
-    let width = 0.5 * Double(max(1, lanes.0) + max(1, lanes.1)) * PerceivedBearing.laneWidth
-    return distance <= width + Self.maximumSeparation
   }
 
   func closestDistance(_ p: FixedCoordinate, _ line: [FixedCoordinate]) -> Double {

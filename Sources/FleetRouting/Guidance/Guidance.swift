@@ -471,14 +471,13 @@ struct Guidance {
   /// The one road on at a junction of a main road where every other road is minor (service
   /// roads, tracks: OSRM's low-priority classes), as an index of `view`.
   func drivewayMainRoad(view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int) -> Int? {
-    let roadClass = { (road: Int) in self.network.edges[roads[road].edge].roadClass }
-    let size = Self.withArrival(view, arrivedBy: arrivedBy).count
-    guard size > 2, !roadClass(arrivedBy).isLowPriority else { return nil }
-    let others = view.indices.filter { view[$0].road != arrivedBy }
-    let main = others.filter { !roadClass(view[$0].road).isLowPriority }
-    guard main.count == 1, main.count + 1 + others.filter({ roadClass(view[$0].road).isLowPriority }).count == size
+    let isMinor = { (turn: JunctionGeometry.Turn) in self.network.edges[roads[turn.road].edge].roadClass.isLowPriority }
+    // The junction's first road is its U-turn, the road arrived by or the other half of it.
+    let full = Self.withArrival(view, arrivedBy: arrivedBy)
+    guard full.count > 2, !isMinor(full[0]), full.filter(isMinor).count + 2 == full.count,
+      let main = view.firstIndex(where: { $0.road != full[0].road && !isMinor($0) })
     else { return nil }
-    return main[0]
+    return main
   }
 
   /// What to say at a junction off roundabouts, or nil when the way on goes without saying.

@@ -35,9 +35,10 @@ extension Guidance {
       allowed: allowed)
   }
 
-  /// OSRM's junctions always list the road arrived by, first.
+  /// OSRM's junctions always start with a U-turn: the road arrived by, unless that may not be
+  /// entered and another road turns back (the other half of a merged dual carriageway).
   static func withArrival(_ turns: [JunctionGeometry.Turn], arrivedBy: Int) -> [JunctionGeometry.Turn] {
-    if turns.first?.road == arrivedBy { return turns }
+    if turns.first?.road == arrivedBy || turns.first?.angle == 0 { return turns }
     return [JunctionGeometry.Turn(road: arrivedBy, angle: 0, isUTurn: true, roads: 0)] + turns
   }
 
