@@ -346,7 +346,6 @@ struct Guidance {
     let (view, allowed) = (here.turns, here.allowed)
     let inEdge = network.edges[roads[a].edge]
     let outEdge = network.edges[roads[b].edge]
-    let leavingReversed = roads[b].leaving.map(TurnGraph.isReversed) ?? (outEdge.from != junction)
     let angle = view.first(where: { $0.road == b })?.angle ?? 180
     let isUTurn = a == b || (view.first(where: { $0.road == b })?.isUTurn ?? false)
     let options = view.filter { allowed[$0.road] && !$0.isUTurn }
@@ -366,14 +365,12 @@ struct Guidance {
       case .silent: result.announcement = nil
       case .obvious(let throughStreet):
         result.announcement = obviousInstruction(
-          from: inEdge, to: outEdge, angle: angle, throughStreet: throughStreet, junction: junction,
-          leavingReversed: leavingReversed)
+          from: inEdge, to: outEdge, angle: angle, throughStreet: throughStreet, junction: junction, route: b)
       }
     } else {
       result.announcement = announcement(
         from: inEdge, to: outEdge, angle: isUTurn ? 0 : angle, isUTurn: isUTurn, route: b, options: options,
-        view: view, roads: roads, arrivedBy: a, allowed: allowed, junction: junction,
-        leavingReversed: leavingReversed)
+        view: view, roads: roads, arrivedBy: a, allowed: allowed, junction: junction)
     }
     if !isUTurn, !inEdge.isRoundabout, !outEdge.isRoundabout {
       sliproadDecision(&result, angle: angle, route: b, here: here, roads: roads)
@@ -484,7 +481,7 @@ struct Guidance {
   func announcement(
     from inEdge: RoadEdge, to outEdge: RoadEdge, angle: Double, isUTurn: Bool, route: Int,
     options: [JunctionGeometry.Turn], view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int,
-    allowed: [Bool], junction: Int32, leavingReversed: Bool
+    allowed: [Bool], junction: Int32
   ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
     let modifier = RouteStep.Modifier(turnAngle: angle)
     let renamed = RoadNames.requiresNameAnnounced(
@@ -497,7 +494,7 @@ struct Guidance {
       return obviousInstruction(
         from: inEdge, to: outEdge, angle: view[obvious].angle,
         throughStreet: isThroughStreet(route, view: view, roads: roads, arrivedBy: arrivedBy), junction: junction,
-        leavingReversed: leavingReversed)
+        route: route)
     }
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
     let basicKind: RouteStep.Kind =
@@ -708,7 +705,7 @@ struct Guidance {
   /// narrow angle and the road's next junction over twice the collapsing distance away.
   func obviousInstruction(
     from inEdge: RoadEdge, to outEdge: RoadEdge, angle: Double, throughStreet: Bool, junction: Int32,
-    leavingReversed: Bool
+    route: Int
   ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
     let modifier = RouteStep.Modifier(turnAngle: angle)
     if Self.isOnRamp(from: inEdge, to: outEdge) { return (.onRamp, modifier) }
@@ -720,24 +717,26 @@ struct Guidance {
     guard throughStreet else { return (.newName, modifier) }
     if outEdge.roadClass.isMotorway { return (.merge, angle > 180 ? .slightRight : .slightLeft) }
     if inEdge.roadClass.isRamp && outEdge.roadClass.isRamp { return nil }
-    let far = leavingReversed ? outEdge.from : outEdge.to
-    let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: far))
+    // To the road's next junction, through junctions that only join its pieces (OSRM's target of
+    // its compressed edge).
+    let far = junctions.next(from: Int(junction), road: route, network: network)?.junction ?? Int(junction)
+    let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: Int32(far)))
     let nearlyStraight = Self.deviation(angle) < Self.narrowTurnAngle && reach > 2 * Self.collapseDistance
     return (.turn, nearlyStraight ? .straight : modifier)
   }
 
   /// OSRM's `isThroughStreet`: a named road that goes on both ways from here, another road of its
-  /// name and class (lanes included) leaving nearly opposite.
+  /// name (OSRM's `HaveIdenticalNames`) and class leaving nearly opposite.
   func isThroughStreet(
     _ road: Int, view: [JunctionGeometry.Turn], roads: [JunctionGeometry.Road], arrivedBy: Int
   ) -> Bool {
     let edge = network.edges[roads[road].edge]
-    guard !(edge.nameIndex == 0 && edge.refIndex == 0), let angle = view.first(where: { $0.road == road })?.angle
-    else { return false }
-    return view.contains { other in
+    guard isNamed(edge), let angle = view.first(where: { $0.road == road })?.angle else { return false }
+    // Not the junction's first road, its U-turn.
+    return Self.withArrival(view, arrivedBy: arrivedBy).dropFirst().contains { other in
       let otherEdge = network.edges[roads[other.road].edge]
-      return other.road != road && other.road != arrivedBy && otherEdge.nameIndex == edge.nameIndex
-        && otherEdge.refIndex == edge.refIndex && otherEdge.roadClass == edge.roadClass && otherEdge.lanes == edge.lanes
+      return other.road != road && RoadNames.areIdentical(names(edge), names(otherEdge))
+        && otherEdge.roadClass == edge.roadClass
         && Self.angularDeviation(other.angle, angle) > 180 - Self.fuzzyAngleDifference
     }
   }

@@ -3,7 +3,7 @@
 /// road at a junction a driver takes without being told. First the road that keeps the name
 /// (of the same class or higher), when it is distinct from every other; else the straightest
 /// road of the same class or higher; else, with care, the straightest road at all. Lane counts
-/// per direction, which OSRM also weighs, are not in the graph; those conditions never hold here.
+/// weigh as in OSRM: each road's `lanes` (its number of lanes, or of its turn lanes if more).
 struct ObviousTurn {
   let network: RoadNetwork
   /// The junction as a driver meets it: OSRM's intersection view (the road arrived by first).
@@ -130,6 +130,10 @@ struct ObviousTurn {
         compareDeviation > Guidance.distinctionRatio * candDeviation
         && abs(compareDeviation - candDeviation) > Guidance.fuzzyAngleDifference / 2
       let slightlyDistinct = compareDeviation > 0.7 * Guidance.distinctionRatio * candDeviation
+      // The road arrived by splitting lane for lane into the candidate and this one.
+      let isLaneFork =
+        compare.lanes > 0 && cand.lanes == compare.lanes && Int(via.lanes) == Int(cand.lanes) + Int(compare.lanes)
+        && Guidance.angularDeviation(view[candidate].angle, view[i].angle) < Guidance.groupAngle
       // Restricted side roads.
       if !viaRestricted && !candRestricted && restricted(roads[view[i].road], leaving: true) && distinct {
         return false
@@ -141,7 +145,7 @@ struct ObviousTurn {
         return false
       }
       let nameChangesToCompare = renamed(viaNames, compareNames)
-      if (noNameChangeToCandidate || nameChangesToCompare) && distinct { return false }
+      if (noNameChangeToCandidate || nameChangesToCompare) && !isLaneFork && distinct { return false }
       // A road that goes on across the junction is not like the candidate.
       let reverse = Geo.reverse(roads[view[i].road].perceivedBearing)
       let opposing = view.indices.min {
@@ -158,13 +162,17 @@ struct ObviousTurn {
       {
         return false
       }
-      if !fourOrMore && noNameChangeToCandidate && nameChangesToCompare && distinct
+      if !fourOrMore && noNameChangeToCandidate && nameChangesToCompare && distinct && !isLaneFork
         && opposingAngle > 180 - Guidance.groupAngle
       {
         return false
       }
       // From a minor road every distinct road is unlike the candidate.
       if viaPriority > Guidance.priority(.secondary) && distinct { return false }
+      // A nearly straight candidate with as many lanes as the road arrived by.
+      if cand.lanes > 0 && cand.lanes == via.lanes && candDeviation < Guidance.fuzzyAngleDifference && distinct {
+        return false
+      }
       let comparePriority = Guidance.priority(compare.roadClass)
       let samePriority = viaPriority == candPriority
       if samePriority && candPriority < comparePriority && noNameChangeToCandidate && slightlyDistinct {
@@ -173,7 +181,7 @@ struct ObviousTurn {
       if samePriority && candPriority > comparePriority + 4 && noNameChangeToCandidate && slightlyDistinct {
         return false
       }
-      if Self.hasLowerClass(compare.roadClass, from: via.roadClass, to: cand.roadClass) { return false }
+      if Self.hasLowerClass(compare, from: via, to: cand) { return false }
       if samePriority && Self.group(via.roadClass) < Self.group(compare.roadClass)
         && renamed(candNames, compareNames) && nameChangesToCompare
       {
@@ -195,7 +203,7 @@ struct ObviousTurn {
       let compare = edge(i)
       let compareDeviation = deviation(i)
       let compareIsStraight = RouteStep.Modifier(turnAngle: view[i].angle) == .straight
-      if !compareIsStraight && Self.hasLowerClass(compare.roadClass, from: via.roadClass, to: cand.roadClass) {
+      if !compareIsStraight && Self.hasLowerClass(compare, from: via, to: cand) {
         return false
       }
       if compareDeviation > Guidance.distinctionRatio * candDeviation { return false }
@@ -249,8 +257,13 @@ struct ObviousTurn {
     }
   }
 
-  /// OSRM's `roadHasLowerClass` without its lane condition: a link of the class of both roads.
-  static func hasLowerClass(_ compare: RoadClass, from: RoadClass, to: RoadClass) -> Bool {
-    isLink(compare, to: from) && isLink(compare, to: to)
+  /// OSRM's `roadHasLowerClass`: of a class below both roads with two lanes fewer than the road
+  /// arrived by, or a link of the class of both.
+  static func hasLowerClass(_ compare: RoadEdge, from: RoadEdge, to: RoadEdge) -> Bool {
+    let fewerLanes = compare.lanes > 0 && Int(compare.lanes) + 1 < Int(from.lanes)
+    if strictlyLess(compare.roadClass, from.roadClass) && strictlyLess(compare.roadClass, to.roadClass) && fewerLanes {
+      return true
+    }
+    return isLink(compare.roadClass, to: from.roadClass) && isLink(compare.roadClass, to: to.roadClass)
   }
 }
