@@ -202,6 +202,28 @@ struct JunctionGeometry {
     return (Int(walk.far), arriving, walk.length, walk.shape)
   }
 
+  /// The next junction of three roads or more that road `road` at `junction` leads to, read on
+  /// through every junction of two roads, renamed or not (OSRM's `skipDegreeTwoNodes`, by which
+  /// its guidance finds the next intersection): the road it arrives by, the length on the way and
+  /// the shape of the last piece, from the last junction of two roads (or `junction`). Nil when it
+  /// comes back to `junction`.
+  func nextIntersection(from junction: Int, road: Int, network: RoadNetwork) -> (
+    junction: Int, arrivingRoad: Int, length: Double, lastShape: [FixedCoordinate]
+  )? {
+    var (at, current, length) = (junction, road, 0.0)
+    for _ in 0..<10_000 {
+      guard let reached = next(from: at, road: current, network: network, limit: .infinity),
+        reached.junction != junction
+      else { return nil }
+      length += reached.length
+      guard roads[reached.junction].count == 2 else {
+        return (reached.junction, reached.arrivingRoad, length, reached.shape)
+      }
+      (at, current) = (reached.junction, reached.arrivingRoad == 0 ? 1 : 0)
+    }
+    return nil
+  }
+
   /// Road `road` at `junction` read through pass-through junctions (`walk`), each edge on the
   /// way handed to `visit` with whether it is driven from its `from` end.
   func follow(

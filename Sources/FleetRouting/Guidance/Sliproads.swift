@@ -60,12 +60,14 @@ extension Guidance {
       here.allowed[view[i].road] && Self.deviation(view[i].angle) <= 2 * Self.narrowTurnAngle
         && Self.angularDeviation(view[main].angle, view[i].angle) > .ulpOfOne && !edge(view[i]).isRoundabout
     }
+    // The intersection the sliproad cuts off, not too far, past junctions of two roads (OSRM's
+    // `getNextIntersection`), where roads cross.
     guard view.indices.dropFirst().contains(where: isPotentialLink),
-      let c = junctions.next(from: b, road: view[main].road, network: network),
+      let c = junctions.nextIntersection(from: b, road: view[main].road, network: network),
       c.length <= Self.sliproadThreshold(mainEdge.roadClass)
     else { return nil }
     let atC = arrivalView(at: c.junction, arrivingBy: c.arrivingRoad)
-    guard !atC.isDeadEnd, atC.full.count >= 2 else { return nil }
+    guard !atC.isDeadEnd, atC.full.count > 2 else { return nil }
     let roadsAtC = junctions.roads[c.junction]
     let namesAtC = atC.full.map { names(network.edges[roadsAtC[$0.road].edge]) }
     let pointB = network.coordinate(ofJunction: Int32(b))
@@ -78,7 +80,7 @@ extension Guidance {
       let slip = edge(view[index])
       guard roadsAtC[crossing.road].leaving != nil, !slip.roadClass.isLowPriority, slipRoad.leaving != nil,
         isPotentialLink(index),
-        let d = junctions.next(from: b, road: view[index].road, network: network, limit: .infinity)
+        let d = junctions.nextIntersection(from: b, road: view[index].road, network: network)
       else { continue }
       let atD = arrivalView(at: d.junction, arrivingBy: d.arrivingRoad)
       let roadsAtD = junctions.roads[d.junction]
@@ -108,8 +110,12 @@ extension Guidance {
       else { continue }
       // It hugs the corner: every point of it on the corner's side of the line from its start to
       // its end; and it does not cut a corner the crossing road barely turns at, unless a link.
-      if Geo.distance(pointB, pointC) >= 3, let start = d.shape.first, let end = d.shape.last {
-        let inside = d.shape.dropFirst().dropLast()
+      // OSRM reads the sliproad's last piece only, drawn from `b` (`GetForwardCoordinatesAlongRoad`
+      // with the walk's last edge).
+      let line = [pointB] + d.lastShape.dropFirst()
+      if Geo.distance(pointB, pointC) >= 3, line.count >= 2, let end = line.last {
+        let start = pointB
+        let inside = line.dropFirst().dropLast()
         let hugs = inside.allSatisfy { Self.isCounterClockwise(start, $0, end) != isRight }
         guard hugs else { continue }
         if Self.deviation(crossing.angle) > 180 - 40 && !slip.roadClass.isLink { continue }
@@ -152,12 +158,12 @@ extension Guidance {
       forkMembers(
         view: here.turns, options: here.turns.filter { here.allowed[$0.road] && !$0.isUTurn },
         roads: junctions.roads[here.junction], arrivedBy: here.arrivedBy) != nil,
-      let first = junctions.next(from: here.junction, road: view[1].road, network: network),
-      let second = junctions.next(from: here.junction, road: view[2].road, network: network)
+      let first = junctions.nextIntersection(from: here.junction, road: view[1].road, network: network),
+      let second = junctions.nextIntersection(from: here.junction, road: view[2].road, network: network)
     else { return nil }
     let atFirst = arrivalView(at: first.junction, arrivingBy: first.arrivingRoad)
     let atSecond = arrivalView(at: second.junction, arrivingBy: second.arrivingRoad)
-    guard !atFirst.isDeadEnd, !atSecond.isDeadEnd else { return nil }
+    guard !atFirst.isDeadEnd, !atSecond.isDeadEnd, atFirst.full.count > 2, atSecond.full.count > 2 else { return nil }
     if Self.canEndSliproad(atFirst) && here.junction != second.junction { return 2 }
     if Self.canEndSliproad(atSecond) && here.junction != first.junction { return 1 }
     return nil
