@@ -456,10 +456,14 @@ struct Guidance {
 
   /// OSRM's `isSameName`: both roads named, and the change not one to say.
   func isSameName(_ a: RoadEdge, _ b: RoadEdge) -> Bool {
-    isNamed(a) && isNamed(b) && !RoadNames.requiresNameAnnounced(from: names(a), to: names(b))
+    hasName(a) && hasName(b) && !RoadNames.requiresNameAnnounced(from: names(a), to: names(b))
   }
 
+  /// Named or numbered (OSRM's name id not empty).
   func isNamed(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 || edge.refIndex != 0 }
+
+  /// Named: OSRM's `GetNameForID(…).empty()`, which reads the name alone, not the ref.
+  func hasName(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 }
 
   func names(_ edge: RoadEdge) -> (name: String, ref: String) {
     (network.names[Int(edge.nameIndex)], network.names[Int(edge.refIndex)])
@@ -499,7 +503,7 @@ struct Guidance {
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
     let basicKind: RouteStep.Kind =
       Self.isOnRamp(from: inEdge, to: outEdge)
-      ? .onRamp : !renamed && isNamed(inEdge) && isNamed(outEdge) ? .continue : .turn
+      ? .onRamp : !renamed && hasName(inEdge) && hasName(outEdge) ? .continue : .turn
     if let decision = sideDecision(
       route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy, allowed: allowed, obvious: obvious
     ) {
