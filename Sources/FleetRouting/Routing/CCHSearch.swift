@@ -11,12 +11,16 @@ struct SearchLabels: Sendable {
   /// -2 when not reached, -3 on a chain not reached yet.
   var parent: [Int32]
   var touched: [Int32] = []
+  /// A many-to-many's bucket at each node: its first entry, -1 when empty. Searches leave it
+  /// alone; the matrix that fills it empties it again.
+  var bucketHead: [Int32]
 
   init(count: Int) {
     cost = [Double](repeating: .infinity, count: count)
     duration = [Double](repeating: 0, count: count)
     distance = [Double](repeating: 0, count: count)
     parent = [Int32](repeating: -2, count: count)
+    bucketHead = [Int32](repeating: -1, count: count)
   }
 
   mutating func set(_ node: Int32, _ value: Double, _ seconds: Double, _ metres: Double, parent edge: Int32) {
@@ -326,44 +330,66 @@ struct CCHSearch {
 }
 
 extension CCHSearch {
+  /// One end's label at a node, in that node's bucket.
+  struct BucketEntry {
+    var target: Int32
+    var isStart: Bool
+    var cost: Double
+    var duration: Double
+    var distance: Double
+    /// The node's next entry, -1 at the last.
+    var next: Int32
+  }
+
   /// Many-to-many with buckets: one backward search per end leaves (end, cost) at every node it
-  /// reaches; one forward search per start then reads the buckets of the nodes it reaches.
+  /// reaches; one forward search per start then reads the buckets of the nodes it reaches. The
+  /// buckets are lists threaded through one array, headed at each node (`bucketHead`), so that
+  /// filling and reading them allocates nothing per node.
   func matrix(
     sources: [[Endpoint]], targets: [[Endpoint]], direct: (Int, Int) -> FoundPath?, pool: SearchLabelPool
   ) -> [[FoundPath?]] {
-    var buckets: [Int32: [(target: Int, cost: Double, duration: Double, distance: Double, isStart: Bool)]] = [:]
-    pool.with { backward, _ in
-      for (t, ends) in targets.enumerated() {
-        upwardByTree(from: backwardStarts(ends), forward: false, into: &backward)
-        for node in backward.touched where backward.cost[Int(node)] < .infinity {
-          buckets[node, default: []].append(
-            (
-              t, backward.cost[Int(node)], backward.duration[Int(node)], backward.distance[Int(node)],
-              backward.parent[Int(node)] == -1
-            ))
-        }
-        backward.reset()
+    pool.with { search, buckets in
+      var entries: [BucketEntry] = []
+      var filled: [Int32] = []
+      defer {
+        for node in filled { buckets.bucketHead[Int(node)] = -1 }
       }
-    }
-    return pool.with { forward, _ in
+      for (t, ends) in targets.enumerated() {
+        upwardByTree(from: backwardStarts(ends), forward: false, into: &search)
+        for node in search.touched where search.cost[Int(node)] < .infinity {
+          let head = buckets.bucketHead[Int(node)]
+          if head == -1 { filled.append(node) }
+          buckets.bucketHead[Int(node)] = Int32(entries.count)
+          entries.append(
+            BucketEntry(
+              target: Int32(t), isStart: search.parent[Int(node)] == -1, cost: search.cost[Int(node)],
+              duration: search.duration[Int(node)], distance: search.distance[Int(node)], next: head))
+        }
+        search.reset()
+      }
       var rows: [[FoundPath?]] = []
+      rows.reserveCapacity(sources.count)
       for (s, starts) in sources.enumerated() {
-        upwardByTree(from: starts, forward: true, into: &forward)
+        upwardByTree(from: starts, forward: true, into: &search)
         var best = (0..<targets.count).map { direct(s, $0) }
-        for node in forward.touched where forward.cost[Int(node)] < .infinity {
-          guard let entries = buckets[node] else { continue }
-          let f = forward.cost[Int(node)]
-          let startsHere = forward.parent[Int(node)] == -1
-          for entry in entries where f + entry.cost < (best[entry.target]?.weight ?? .infinity) {
+        for node in search.touched where search.cost[Int(node)] < .infinity {
+          var index = buckets.bucketHead[Int(node)]
+          guard index != -1 else { continue }
+          let f = search.cost[Int(node)]
+          let startsHere = search.parent[Int(node)] == -1
+          while index != -1 {
+            let entry = entries[Int(index)]
+            index = entry.next
+            let target = Int(entry.target)
             // A start and an end on the same directed edge cannot meet there.
-            if startsHere && entry.isStart { continue }
-            best[entry.target] = FoundPath(
-              directedEdges: [], weight: f + entry.cost, duration: forward.duration[Int(node)] + entry.duration,
-              distance: forward.distance[Int(node)] + entry.distance)
+            guard f + entry.cost < (best[target]?.weight ?? .infinity), !(startsHere && entry.isStart) else { continue }
+            best[target] = FoundPath(
+              directedEdges: [], weight: f + entry.cost, duration: search.duration[Int(node)] + entry.duration,
+              distance: search.distance[Int(node)] + entry.distance)
           }
         }
         rows.append(best)
-        forward.reset()
+        search.reset()
       }
       return rows
     }
