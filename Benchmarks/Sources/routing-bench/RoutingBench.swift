@@ -137,24 +137,38 @@ struct RoutingBench: AsyncParsableCommand {
       String(
         format: "map matching: %d traces, %d points; FleetKit in-process %.0f points/s", traces.count, points,
         Double(points) / seconds(inProcess)))
-    func overHTTP(_ base: String) async throws -> Double {
+    /// Points per second over all traces, and each trace's latency in milliseconds, sorted.
+    func overHTTP(_ base: String) async throws -> (throughput: Double, latencies: [Double]) {
+      var latencies: [Double] = []
       let t0 = ContinuousClock.now
       for trace in traces {
         let coordinates = trace.map { "\($0.longitude),\($0.latitude)" }.joined(separator: ";")
         let radiuses = Array(repeating: "10", count: trace.count).joined(separator: ";")
+        let start = ContinuousClock.now
         _ = try await URLSession.shared.data(
           from: URL(string: "\(base)/match/v1/driving/\(coordinates)?overview=full&radiuses=\(radiuses)")!)
+        latencies.append(seconds(ContinuousClock.now - start) * 1000)
       }
-      return Double(points) / seconds(ContinuousClock.now - t0)
+      return (Double(points) / seconds(ContinuousClock.now - t0), latencies.sorted())
+    }
+    func percentile(_ sorted: [Double], _ p: Double) -> Double {
+      sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))]
     }
     let theirs = try await overHTTP(osrm)
     if let fleetkit {
       let ours = try await overHTTP(fleetkit)
       print(
         String(
-          format: "HTTP /match: FleetKit %.0f points/s, OSRM %.0f points/s (ratio %.2fx)", ours, theirs, ours / theirs))
+          format: "HTTP /match: FleetKit %.0f points/s, OSRM %.0f points/s (ratio %.2fx)", ours.throughput,
+          theirs.throughput, ours.throughput / theirs.throughput))
+      let (m, mo) = (percentile(ours.latencies, 0.5), percentile(theirs.latencies, 0.5))
+      let (p, po) = (percentile(ours.latencies, 0.99), percentile(theirs.latencies, 0.99))
+      print(
+        String(
+          format: "HTTP /match per trace: FleetKit median %.1f ms, p99 %.1f ms; OSRM median %.1f ms, p99 %.1f ms; "
+            + "ratio median %.2fx, p99 %.2fx", m, p, mo, po, m / mo, p / po))
     } else {
-      print(String(format: "HTTP /match: OSRM %.0f points/s", theirs))
+      print(String(format: "HTTP /match: OSRM %.0f points/s", theirs.throughput))
     }
   }
 
