@@ -38,6 +38,9 @@ struct JunctionGeometry {
   var roads: [[Road]]
   /// Junctions that only join two compatible pieces of road, which a road is read through.
   let passThrough: [Bool]
+  /// The roads of the junctions that merging changed, as they were before it: OSRM's guidance
+  /// reads some intersections unmerged (`getConnectedRoads`, as its sliproad handler does).
+  var unmerged: [Int32: [Road]] = [:]
 
   /// Shapes are read this far along a road at most (OSRM looks at most ~130 m ahead).
   static let readingLimit = 250.0
@@ -88,13 +91,22 @@ struct JunctionGeometry {
       return roads
     }
     let merging = RoadMerging(network: network, roads: roads, shapes: shapes)
-    roads = merging.mergedRoads()
+    let merged = merging.mergedRoads()
+    for junction in roads.indices
+    where zip(roads[junction], merged[junction]).contains(where: {
+      $0.perceivedBearing != $1.perceivedBearing || $0.initialBearing != $1.initialBearing
+        || $0.isMergedAway != $1.isMergedAway
+    }) {
+      unmerged[Int32(junction)] = roads[junction]
+    }
+    roads = merged
   }
 
   /// The turns from road `from` at `junction` onto each road, as OSRM's intersection view
-  /// orders and angles them. `allowed` says which roads may be entered from `from`.
-  func turns(from: Int, at junction: Int, allowed: [Bool]) -> [Turn] {
-    let roads = self.roads[junction]
+  /// orders and angles them. `allowed` says which roads may be entered from `from`; `merged`
+  /// false reads the junction as it was before dual carriageways' halves were merged.
+  func turns(from: Int, at junction: Int, allowed: [Bool], merged: Bool = true) -> [Turn] {
+    let roads = merged ? self.roads[junction] : unmerged[Int32(junction)] ?? self.roads[junction]
     let entry = Geo.reverse(roads[from].perceivedBearing)
     let initialEntry = Geo.reverse(roads[from].initialBearing)
     var view: [(road: Int, angle: Double, key: Double)] = []

@@ -27,9 +27,9 @@ extension Guidance {
     return roads.map { $0.leaving.map(targets.contains) ?? false }
   }
 
-  func arrivalView(at junction: Int, arrivingBy road: Int) -> ArrivalView {
+  func arrivalView(at junction: Int, arrivingBy road: Int, merged: Bool = true) -> ArrivalView {
     let allowed = allowedRoads(at: junction, arrivingBy: road)
-    let turns = junctions.turns(from: road, at: junction, allowed: allowed)
+    let turns = junctions.turns(from: road, at: junction, allowed: allowed, merged: merged)
     return ArrivalView(
       junction: junction, arrivedBy: road, turns: turns, full: Self.withArrival(turns, arrivedBy: road),
       allowed: allowed)
@@ -66,9 +66,11 @@ extension Guidance {
       let c = junctions.nextIntersection(from: b, road: view[main].road, network: network),
       c.length <= Self.sliproadThreshold(mainEdge.roadClass)
     else { return nil }
-    let atC = arrivalView(at: c.junction, arrivingBy: c.arrivingRoad)
+    // Read unmerged, as OSRM's `getNextIntersection` reads it: a dual carriageway crossing there
+    // keeps both halves, and the crossing road its own angle.
+    let atC = arrivalView(at: c.junction, arrivingBy: c.arrivingRoad, merged: false)
     guard !atC.isDeadEnd, atC.full.count > 2 else { return nil }
-    let roadsAtC = junctions.roads[c.junction]
+    let roadsAtC = junctions.unmerged[Int32(c.junction)] ?? junctions.roads[c.junction]
     let namesAtC = atC.full.map { names(network.edges[roadsAtC[$0.road].edge]) }
     let pointB = network.coordinate(ofJunction: Int32(b))
     let pointC = network.coordinate(ofJunction: Int32(c.junction))
@@ -161,8 +163,8 @@ extension Guidance {
       let first = junctions.nextIntersection(from: here.junction, road: view[1].road, network: network),
       let second = junctions.nextIntersection(from: here.junction, road: view[2].road, network: network)
     else { return nil }
-    let atFirst = arrivalView(at: first.junction, arrivingBy: first.arrivingRoad)
-    let atSecond = arrivalView(at: second.junction, arrivingBy: second.arrivingRoad)
+    let atFirst = arrivalView(at: first.junction, arrivingBy: first.arrivingRoad, merged: false)
+    let atSecond = arrivalView(at: second.junction, arrivingBy: second.arrivingRoad, merged: false)
     guard !atFirst.isDeadEnd, !atSecond.isDeadEnd, atFirst.full.count > 2, atSecond.full.count > 2 else { return nil }
     if Self.canEndSliproad(atFirst) && here.junction != second.junction { return 2 }
     if Self.canEndSliproad(atSecond) && here.junction != first.junction { return 1 }
