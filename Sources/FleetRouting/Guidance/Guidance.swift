@@ -723,7 +723,7 @@ struct Guidance {
     if inEdge.roadClass.isRamp && outEdge.roadClass.isRamp { return nil }
     // To the road's next junction, through junctions that only join its pieces (OSRM's target of
     // its compressed edge).
-    let far = junctions.next(from: Int(junction), road: route, network: network)?.junction ?? Int(junction)
+    let far = junctions.next(from: Int(junction), road: route, network: network, limit: 0)?.junction ?? Int(junction)
     let reach = Geo.distance(network.coordinate(ofJunction: junction), network.coordinate(ofJunction: Int32(far)))
     let nearlyStraight = Self.deviation(angle) < Self.narrowTurnAngle && reach > 2 * Self.collapseDistance
     return (.turn, nearlyStraight ? .straight : modifier)
