@@ -23,22 +23,6 @@ extension RoadMerging {
     return nil
   }
 
-  /// OSRM's turn angle at `junction` from road `from` onto road `to` (180 straight on, below to
-  /// the right).
-  func angle(at junction: Int, from: Int, to: Int) -> Double {
-    let roads = self.roads[junction]
-    return Geo.angleBetween(Geo.reverse(roads[from].perceivedBearing), roads[to].perceivedBearing)
-  }
-
-  /// The road at `junction` whose angle from `from` is closest to `target`.
-  func closestTurn(at junction: Int, from: Int, to target: Double) -> (road: Int, angle: Double) {
-    let best = roads[junction].indices.min {
-      PerceivedBearing.angularDeviation(angle(at: junction, from: from, to: $0), target)
-        < PerceivedBearing.angularDeviation(angle(at: junction, from: from, to: $1), target)
-    }!
-    return (best, angle(at: junction, from: from, to: best))
-  }
-
   /// OSRM's `IsNarrowTriangle`: both halves, followed by the left one's name, soon reach
   /// intersections (past one small side street if there is no turn towards the other half)
   /// within a road's width of each other, and the left one's turn to the right leads to the
@@ -80,27 +64,22 @@ extension RoadMerging {
     let junctionRoads = roads[junction]
     guard let next = nextIntersection(from: junction, road: road) else { return false }
     let there = roads[next.junction]
+    // Angles by the roads' perceived bearings, as OSRM's link test reads them.
+    let view = WalkView(junction: next.junction, arriving: next.arrivingRoad, bearings: there.map(\.perceivedBearing))
+    let deviation = PerceivedBearing.angularDeviation
     let named = there.indices.filter { sameName(junctionRoads[road], there[$0]) }
-    guard
-      let along = named.min(by: {
-        PerceivedBearing.angularDeviation(angle(at: next.junction, from: next.arrivingRoad, to: $0), 180)
-          < PerceivedBearing.angularDeviation(angle(at: next.junction, from: next.arrivingRoad, to: $1), 180)
-      })
-    else { return false }
-    let alongAngle = angle(at: next.junction, from: next.arrivingRoad, to: along)
-    let opposite = closestTurn(
-      at: next.junction, from: next.arrivingRoad, to: (alongAngle + 180).truncatingRemainder(dividingBy: 360))
-    guard opposite.road != next.arrivingRoad else { return false }
-    if PerceivedBearing.angularDeviation(
-      PerceivedBearing.angularDeviation(alongAngle, 180), PerceivedBearing.angularDeviation(opposite.angle, 0))
-      < 25
-    {
+    guard let along = named.min(by: { deviation(view.angles[$0], 180) < deviation(view.angles[$1], 180) }) else {
       return false
     }
+    let alongAngle = view.angles[along]
+    let opposite = view.closestTurn(Geo.reverse(alongAngle))
+    let oppositeAngle = view.angles[opposite]
+    guard opposite != next.arrivingRoad, deviation(deviation(alongAngle, 180), deviation(oppositeAngle, 0)) >= 25
+    else { return false }
     let a = network.edges[there[along].edge]
-    let b = network.edges[there[opposite.road].edge]
-    return PerceivedBearing.angularDeviation(opposite.angle, alongAngle) >= 155
-      && (there[along].leaving == nil) == (there[opposite.road].leaving == nil) && !a.isRoundabout
-      && !b.isRoundabout && sameName(there[along], there[opposite.road]) && a.roadClass == b.roadClass
+    let b = network.edges[there[opposite].edge]
+    return deviation(oppositeAngle, alongAngle) >= 155
+      && (there[along].leaving == nil) == (there[opposite].leaving == nil) && !a.isRoundabout
+      && !b.isRoundabout && sameName(there[along], there[opposite]) && a.roadClass == b.roadClass
   }
 }

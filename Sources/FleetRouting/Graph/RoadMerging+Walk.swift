@@ -17,15 +17,23 @@ extension RoadMerging {
   static let fuzzyAngle = 25.0
   static let groupAngle = 60.0
 
-  /// An intersection as the walk sees it, arriving by a road: every road's turn angle by its
-  /// first metres, nothing merged (OSRM's `getConnectedRoads<true>`); the road arrived by is the
-  /// U-turn, at 0.
+  /// An intersection seen arriving by a road: every road's turn angle from its bearing (the
+  /// walk's are by the roads' first metres, nothing merged, as OSRM's `getConnectedRoads<true>`);
+  /// the road arrived by is the U-turn, at 0.
   struct WalkView {
     let junction: Int
     let arriving: Int
     let bearings: [Double]
     let angles: [Double]
     var count: Int { angles.count }
+
+    init(junction: Int, arriving: Int, bearings: [Double]) {
+      self.junction = junction
+      self.arriving = arriving
+      self.bearings = bearings
+      let entry = Geo.reverse(bearings[arriving])
+      angles = bearings.indices.map { $0 == arriving ? 0 : Geo.angleBetween(entry, bearings[$0]) }
+    }
 
     /// The road whose angle is nearest `target` (OSRM's `findClosestTurn`).
     func closestTurn(_ target: Double) -> Int {
@@ -56,10 +64,9 @@ extension RoadMerging {
   }
 
   func walkView(at junction: Int, arriving: Int) -> WalkView {
-    let bearings = shapes[junction].map { Geo.bearing($0.shape[0], PerceivedBearing.closeToTurn($0.shape)) }
-    let entry = Geo.reverse(bearings[arriving])
-    let angles = bearings.indices.map { $0 == arriving ? 0 : Geo.angleBetween(entry, bearings[$0]) }
-    return WalkView(junction: junction, arriving: arriving, bearings: bearings, angles: angles)
+    WalkView(
+      junction: junction, arriving: arriving,
+      bearings: shapes[junction].map { Geo.bearing($0.shape[0], PerceivedBearing.closeToTurn($0.shape)) })
   }
 
   /// The intersection road `road` at `junction` reaches; nil when it comes back to `junction`.

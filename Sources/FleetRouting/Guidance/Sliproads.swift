@@ -90,16 +90,17 @@ extension Guidance {
         let firstWayOn = atD.full.first(where: { atD.allowed[$0.road] }),
         network.edges[roadsAtD[firstWayOn.road].edge].isFerry == slip.isFerry, slip.isFerry == arriving.isFerry
       else { continue }
-      let crossingTarget = junctions.next(from: c.junction, road: crossing.road, network: network)?.junction
+      let crossingTarget = junctions.next(from: c.junction, road: crossing.road, network: network, limit: 0)?.junction
       if atD.full.count == 4 {
         // A four-way end: the crossing road leads there, and a sharp turn there leads where the
         // road beside the crossing one does.
         guard atC.full.count >= 3, crossingTarget == d.junction,
           let besideTarget = junctions.next(
-            from: c.junction, road: atC.full[isRight ? 2 : atC.full.count - 2].road, network: network)?.junction,
+            from: c.junction, road: atC.full[isRight ? 2 : atC.full.count - 2].road, network: network, limit: 0)?
+            .junction,
           atD.full.contains(where: { road in
             [.sharpRight, .sharpLeft].contains(RouteStep.Modifier(turnAngle: road.angle))
-              && junctions.next(from: d.junction, road: road.road, network: network)?.junction == besideTarget
+              && junctions.next(from: d.junction, road: road.road, network: network, limit: 0)?.junction == besideTarget
           })
         else { continue }
       }
@@ -139,7 +140,7 @@ extension Guidance {
           continue
         }
         if slip.roadClass.isLink && candidateEdge.roadClass.isLink { continue }
-        let target = junctions.next(from: d.junction, road: candidate.road, network: network)?.junction
+        let target = junctions.next(from: d.junction, road: candidate.road, network: network, limit: 0)?.junction
         let joinsCrossing =
           target != nil && target == crossingTarget
           && Geo.angleBetween(roadsAtD[candidate.road].perceivedBearing, roadsAtC[crossing.road].perceivedBearing)
