@@ -47,11 +47,15 @@ enum Geo {
   private static func distance(
     middleE6: Int64, _ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double
   ) -> Double {
-    let band = min(Int(max(abs(middleE6) - 1, 0) / rulerBandE6), rulers.count - 1)
-    let ruler = rulers[band]
+    let ruler = ruler(middleE6: middleE6)
     let dx = remainder(lon1 - lon2, 360) * ruler.kx
     let dy = (lat1 - lat2) * ruler.ky
     return (dx * dx + dy * dy).squareRoot()
+  }
+
+  /// The ruler of the band a pair's middle latitude (microdegrees) falls in.
+  static func ruler(middleE6: Int64) -> (kx: Double, ky: Double) {
+    rulers[min(Int(max(abs(middleE6) - 1, 0) / rulerBandE6), rulers.count - 1)]
   }
 
   static let rulerBandE6: Int64 = 50_000
@@ -68,14 +72,16 @@ enum Geo {
     return (metresPerDegree * w * cosLatitude, metresPerDegree * w * w2 * (1 - e2))
   }
 
-  /// Initial bearing from a to b, degrees clockwise from north in [0, 360).
+  /// Initial bearing from a to b, degrees clockwise from north in [0, 360), on the ruler
+  /// `distance` uses, as OSRM's `coordinate_calculation::bearing` takes it. Guidance compares
+  /// angles with thresholds, and the sphere's great-circle bearing differed from OSRM's by up to
+  /// a tenth of a degree (the ellipsoid's east-west scale): enough to put a turn on Monaco's
+  /// Moyenne Corniche at 160.03°, straight on, where OSRM has it just under 160°, slight right.
   static func bearing(_ a: FixedCoordinate, _ b: FixedCoordinate) -> Double {
-    let lat1 = a.latitude * degreeToRadian
-    let lat2 = b.latitude * degreeToRadian
-    let dLon = (b.longitude - a.longitude) * degreeToRadian
-    let y = sin(dLon) * cos(lat2)
-    let x = cos(lat1) * sin(lat2) - sin(lat1) * cos(lat2) * cos(dLon)
-    let degrees = atan2(y, x) / degreeToRadian
+    let ruler = ruler(middleE6: (Int64(a.latitudeE6) + Int64(b.latitudeE6)) / 2)
+    let dx = remainder(b.longitude - a.longitude, 360) * ruler.kx
+    let dy = (b.latitude - a.latitude) * ruler.ky
+    let degrees = atan2(dx, dy) / degreeToRadian
     return degrees < 0 ? degrees + 360 : degrees
   }
 
