@@ -24,8 +24,8 @@ enum Main {
   /// The routing hierarchy's metric (about 150 MB on a metro area, in arrays of 8–17 MB) is made
   /// again at every traffic customization. With glibc's default the mapping threshold rises to
   /// 32 MB as such arrays are freed, so later metrics were carved from the heaps of whichever
-  /// thread made them, and the freed ones stayed resident in pieces: fleetd grew from 0.6 to
-  /// 1.8 GB in 12 minutes of a metro's rush hour, 0.6 GB with this (docs/benchmarks.md).
+  /// thread made them, and the freed ones stayed resident in pieces: fleetd grew to 1.8 GB in
+  /// 12 minutes of a metro's rush hour, and stays under 1 GB with this (docs/benchmarks.md).
   static func keepLargeBlocksMapped() {
     #if canImport(Glibc)
       // glibc's `mallopt` (malloc.h, which Swift's Glibc module leaves out); -3 is M_MMAP_THRESHOLD.
