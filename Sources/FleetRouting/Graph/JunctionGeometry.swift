@@ -102,11 +102,16 @@ struct JunctionGeometry {
     roads = merged
   }
 
+  /// The roads at `junction`, merged or as they were before merging.
+  func roads(at junction: Int, merged: Bool) -> [Road] {
+    merged ? roads[junction] : unmerged[Int32(junction)] ?? roads[junction]
+  }
+
   /// The turns from road `from` at `junction` onto each road, as OSRM's intersection view
   /// orders and angles them. `allowed` says which roads may be entered from `from`; `merged`
   /// false reads the junction as it was before dual carriageways' halves were merged.
   func turns(from: Int, at junction: Int, allowed: [Bool], merged: Bool = true) -> [Turn] {
-    let roads = merged ? self.roads[junction] : unmerged[Int32(junction)] ?? self.roads[junction]
+    let roads = roads(at: junction, merged: merged)
     let entry = Geo.reverse(roads[from].perceivedBearing)
     let initialEntry = Geo.reverse(roads[from].initialBearing)
     var view: [(road: Int, angle: Double, key: Double)] = []

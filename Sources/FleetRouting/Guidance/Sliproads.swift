@@ -70,7 +70,7 @@ extension Guidance {
     // keeps both halves, and the crossing road its own angle.
     let atC = arrivalView(at: c.junction, arrivingBy: c.arrivingRoad, merged: false)
     guard !atC.isDeadEnd, atC.full.count > 2 else { return nil }
-    let roadsAtC = junctions.unmerged[Int32(c.junction)] ?? junctions.roads[c.junction]
+    let roadsAtC = junctions.roads(at: c.junction, merged: false)
     let namesAtC = atC.full.map { names(network.edges[roadsAtC[$0.road].edge]) }
     let pointB = network.coordinate(ofJunction: Int32(b))
     let pointC = network.coordinate(ofJunction: Int32(c.junction))
