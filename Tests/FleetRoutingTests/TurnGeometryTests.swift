@@ -61,6 +61,22 @@ struct TurnGeometryTests {
     #expect(Geo.angleBetween(90, 270) == 0)
   }
 
+  /// OSRM's `computeAngle` on the Mercator plane with its table arctangent: the table's ends and
+  /// two of its entries as osrm-backend ships them (util/trigonometry_table.hpp), a right and a
+  /// left turn, and Square Lamark's loop in Monaco (node 25199246 to 25199254 to 826809708), which
+  /// OSRM reads as 210.04°, just outside a segregated crossing's straight band.
+  @Test func planarTurnAnglesFollowOSRMsTable() {
+    #expect(Geo.arctangentTable[0] == 0 && Geo.arctangentTable[5] == 0x65)
+    #expect(Geo.arctangentTable[2048] == 0x9727 && Geo.arctangentTable[4095] == 0xFFFF)
+    let point = { (lat: Double, lon: Double) in FixedCoordinate(latitude: lat, longitude: lon) }
+    let center = point(0, 0)
+    #expect(abs(Geo.turnAngle(point(0, -0.001), center, point(-0.001, 0)) - 90) < 0.02)
+    #expect(abs(Geo.turnAngle(point(0, -0.001), center, point(0.001, 0)) - 270) < 0.02)
+    let loop = Geo.turnAngle(
+      point(43.737145, 7.41756), point(43.737172, 7.417672), point(43.737212, 7.417721))
+    #expect(loop > 210 && loop < 210.1)
+  }
+
   /// Turn costs in Monaco against what OSRM's car profile computed for the same turns on the
   /// same extract (osrm-extract 26.10, 2026-11-22): two junctions of a curved bridge ramp, and
   /// turning from one half of a dual carriageway into the other where they meet (a U-turn once

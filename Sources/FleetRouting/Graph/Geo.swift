@@ -99,6 +99,65 @@ enum Geo {
     return min(max(t, 0), 1)
   }
 
+  /// The angle at `b` from a→b to b→c as OSRM's `computeAngle` takes it: 180 straight on, below
+  /// 180 to the right. Planar, on web-Mercator coordinates, with OSRM's table arctangent
+  /// (`atan2_lookup`), not from bearings: the two differ by a few hundredths of a degree, which
+  /// decides a turn sitting on a bound (Square Lamark's loop in Monaco leaves at 210.04° this way,
+  /// outside a segregated crossing's straight band, and at 209.997° from bearings).
+  static func turnAngle(_ a: FixedCoordinate, _ b: FixedCoordinate, _ c: FixedCoordinate) -> Double {
+    if a == b || b == c { return 180 }
+    let v1x = Double(a.longitudeE6 - b.longitudeE6) / 1e6
+    let v1y = mercatorY(a.latitude) - mercatorY(b.latitude)
+    let v2x = Double(c.longitudeE6 - b.longitudeE6) / 1e6
+    let v2y = mercatorY(c.latitude) - mercatorY(b.latitude)
+    var angle = (tableArctangent(v2y, v2x) - tableArctangent(v1y, v1x)) * 180 / Double.pi
+    while angle < 0 { angle += 360 }
+    return angle
+  }
+
+  /// OSRM's `web_mercator::latToY`, in degrees.
+  static func mercatorY(_ latitude: Double) -> Double {
+    let clamped = min(max(latitude, -85.051128779806592378), 85.051128779806592378)
+    let f = sin(clamped * degreeToRadian)
+    return 0.5 * log((1 + f) / (1 - f)) / degreeToRadian
+  }
+
+  /// OSRM's `atan_table`: the arctangent of i/4095 in 65,535ths of 45°, rounded down.
+  static let arctangentTable: [UInt16] = (0..<4096).map {
+    UInt16((atan(Double($0) / 4095) * 4 / Double.pi * 0xFFFF).rounded(.down))
+  }
+
+  /// OSRM's `atan2_lookup`: by octant, the table entry below the ratio, not interpolated.
+  static func tableArctangent(_ y: Double, _ x: Double) -> Double {
+    if abs(x) < .ulpOfOne { return y >= 0 ? Double.pi / 2 : -Double.pi / 2 }
+    var octant = 0
+    var (x, y) = (x, y)
+    if x < 0 {
+      octant = 1
+      x = -x
+    }
+    if y < 0 {
+      octant |= 2
+      y = -y
+    }
+    var t = y / x
+    if t > 1 {
+      octant |= 4
+      t = 1 / t
+    }
+    let angle = Double(arctangentTable[Int(t * 4095)]) / (4 / Double.pi * 0xFFFF)
+    switch octant {
+    case 1: return Double.pi - angle
+    case 2: return -angle
+    case 3: return -Double.pi + angle
+    case 4: return Double.pi / 2 - angle
+    case 5: return Double.pi / 2 + angle
+    case 6: return -Double.pi / 2 + angle
+    case 7: return -Double.pi / 2 - angle
+    default: return angle
+    }
+  }
+
   static func interpolate(_ a: FixedCoordinate, _ b: FixedCoordinate, _ t: Double) -> FixedCoordinate {
     FixedCoordinate(
       latitudeE6: Int32((Double(a.latitudeE6) + Double(b.latitudeE6 - a.latitudeE6) * t).rounded()),

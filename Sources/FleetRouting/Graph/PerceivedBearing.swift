@@ -301,7 +301,7 @@ enum PerceivedBearing {
     // No long straight piece, and no change of direction, inside a curve.
     var angles: [Double] = []
     for i in 0..<(coordinates.count - 2) {
-      angles.append(Geo.turnAngleOSRM(coordinates[i], coordinates[i + 1], coordinates[i + 2]))
+      angles.append(Geo.turnAngle(coordinates[i], coordinates[i + 1], coordinates[i + 2]))
     }
     var lastWasStraight = false
     var straight = max(0, segments[1] - consideredLaneWidth)
@@ -405,11 +405,6 @@ enum PerceivedBearing {
 }
 
 extension Geo {
-  /// OSRM's angle at `b` between a→b and b→c: 180 straight, below 180 to the right.
-  static func turnAngleOSRM(_ a: FixedCoordinate, _ b: FixedCoordinate, _ c: FixedCoordinate) -> Double {
-    angleBetween(bearing(a, b), bearing(b, c))
-  }
-
   /// OSRM's turn angle from an entry bearing to an exit bearing: 180 straight on, 0 turning back,
   /// below 180 to the right.
   static func angleBetween(_ entry: Double, _ exit: Double) -> Double {

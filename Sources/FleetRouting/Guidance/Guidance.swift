@@ -761,7 +761,7 @@ struct Guidance {
   func sideModifier(asked: LatLng, snapped: LatLng, road: LatLng, arriving: Bool) -> RouteStep.Modifier? {
     let (a, s, r) = (fixed(asked), fixed(snapped), fixed(road))
     guard Self.sideDistance.contains(Geo.distance(a, s)) else { return nil }
-    return RouteStep.Modifier(sideAngle: arriving ? Geo.turnAngleOSRM(r, s, a) : Geo.turnAngleOSRM(a, s, r))
+    return RouteStep.Modifier(sideAngle: arriving ? Geo.turnAngle(r, s, a) : Geo.turnAngle(a, s, r))
   }
 
   func fixed(_ point: LatLng) -> FixedCoordinate {

@@ -20,13 +20,12 @@ extension Guidance {
     let into = closeToTurn(junction: junction, road: road)
     let center = network.coordinate(ofJunction: Int32(junction))
     let farCenter = network.coordinate(ofJunction: Int32(far))
-    let arrivingAtFar = Geo.bearing(closeToTurn(junction: far, road: piece.farRoad), farCenter)
+    let arrivingFrom = closeToTurn(junction: far, road: piece.farRoad)
 
     var inbound = false
     var incoming = Set<RouteStep.Modifier>()
     for other in neighbours(of: junction, road: road, excluding: far) where roads[other].arriving != nil {
-      let angle = Geo.angleBetween(
-        Geo.bearing(closeToTurn(junction: junction, road: other), center), Geo.bearing(center, into))
+      let angle = Geo.turnAngle(closeToTurn(junction: junction, road: other), center, into)
       incoming.insert(RouteStep.Modifier(turnAngle: angle))
       if Self.isCrossingOneway(network.edges[roads[other].edge]), !Self.isInternalStraight(angle) { inbound = true }
     }
@@ -35,7 +34,7 @@ extension Guidance {
     var outgoing = Set<RouteStep.Modifier>()
     let farRoads = junctions.roads[far]
     for other in neighbours(of: far, road: piece.farRoad, excluding: junction) where farRoads[other].leaving != nil {
-      let angle = Geo.angleBetween(arrivingAtFar, Geo.bearing(farCenter, closeToTurn(junction: far, road: other)))
+      let angle = Geo.turnAngle(arrivingFrom, farCenter, closeToTurn(junction: far, road: other))
       outgoing.insert(RouteStep.Modifier(turnAngle: angle))
       if Self.isCrossingOneway(network.edges[farRoads[other].edge]), !Self.isInternalStraight(angle) { outbound = true }
     }
