@@ -50,6 +50,14 @@ struct RuleFixtureTests {
         let lanes = Self.lanes(route, engine: engine, points: points)
         #expect(lanes == want, "\(name) \(expected): lanes \(lanes)")
       }
+      if let want = expected.bearings {
+        let bearings = route.legs.enumerated().flatMap { n, leg in
+          engine.steps(of: leg, from: points[n], to: points[n + 1]).map {
+            "\($0.maneuver.bearingBefore)>\($0.maneuver.bearingAfter)"
+          }
+        }
+        #expect(bearings == want, "\(name) \(expected): bearings \(bearings)")
+      }
     }
   }
 

@@ -25,6 +25,7 @@ import Foundation
 ///       a c: turns="depart,new name straight,arrive"   maneuvers as OSRM's type and modifier
 ///       a d: lanes=",left:true straight:false,"         per step, its intersections' lanes
 ///            (joined by `|`, none as empty), left to right, each its indications and validity
+///       a c: bearings="0>0,0>90,90>0"                  per step, bearing_before>bearing_after
 public struct RoutingScenario: Sendable {
   public var name: String
   /// The comment lines at the top: what rule this is and where it comes from.
@@ -52,6 +53,8 @@ public struct RoutingScenario: Sendable {
     /// Per step, the lanes at its intersections: intersections joined by `|`, one without lanes
     /// empty, lanes left to right joined by spaces, each `indication;indication:valid`.
     public var lanes: [String]?
+    /// Per step, its maneuver's `bearing_before>bearing_after`.
+    public var bearings: [String]?
 
     public var description: String { "line \(line): \(text)" }
   }
@@ -227,6 +230,7 @@ public struct RoutingScenario: Sendable {
       case "end": expectation.end = value
       case "turns": expectation.turns = value.split(separator: ",").map(String.init)
       case "lanes": expectation.lanes = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "bearings": expectation.bearings = value.split(separator: ",").map(String.init)
       default: throw fail(line, "unknown expectation \(key)")
       }
     }

@@ -39,6 +39,8 @@ struct Guidance {
     /// The junction, and the road the route leaves it by there.
     var junction = 0
     var leavingRoad = 0
+    /// The step's `bearing_before` and `bearing_after` when one begins here.
+    var maneuverBearings = (before: 0, after: 0)
   }
 
   func steps(of leg: RouteLeg, from origin: LatLng, to destination: LatLng) -> [RouteStep] {
@@ -139,12 +141,16 @@ struct Guidance {
         intersections.append(pass.intersection)
       }
       let location = points[first]
+      // A turn's bearings are the junction's (OSRM's `TurnBearing`); the departure's, its first metres.
+      let bearings =
+        passes[start.span]?.maneuverBearings
+        ?? (
+          before: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
+          after: Self.wholeDegrees(Geo.bearing(fixed(location), fixed(points[min(first + 1, points.count - 1)])))
+        )
       let step = RouteStep(
         maneuver: RouteStep.Maneuver(
-          location: location,
-          bearingBefore: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
-          bearingAfter: Self.wholeDegrees(
-            Geo.bearing(fixed(location), fixed(points[min(first + 1, points.count - 1)]))),
+          location: location, bearingBefore: bearings.before, bearingAfter: bearings.after,
           kind: start.kind, modifier: start.modifier, exit: start.exit),
         name: network.names[Int(named.nameIndex)], ref: network.names[Int(named.refIndex)],
         destinations: network.names[Int(named.destinationsIndex)], exits: network.names[Int(named.exitsIndex)],
@@ -321,6 +327,8 @@ struct Guidance {
       keepsSilentStep: decision.keepsSilentStep, angle: isUTurn ? 0 : angle,
       otherExits: options.filter { $0.road != b }.count, isSliproad: decision.isSliproad, junction: Int(junction),
       leavingRoad: b)
+    pass.maneuverBearings = Self.maneuverBearings(
+      arriving: roads[a].perceivedBearing, leaving: roads[b].perceivedBearing)
     if let lanes = lanes(at: here, roads: roads, route: b) {
       pass.intersection.laneDescription = lanes.description
       pass.intersection.turnLanes = lanes.range
@@ -779,6 +787,15 @@ struct Guidance {
     let sectors = perceived.map(sector)
     let distinct = sectors.count <= 1 || sectors.indices.allSatisfy { sectors[$0] != sectors[($0 + 1) % sectors.count] }
     return distinct ? sectors.map { $0 * 15 } : perceived.map(wholeDegrees)
+  }
+
+  /// A turn's maneuver bearings as OSRM gives them: the perceived bearings of the road arrived by
+  /// and the road left by, each kept in 256 steps to the circle (`TurnBearing`) and then taken down
+  /// to the whole degree; `bearing_before` the first reversed, the way the car faces.
+  static func maneuverBearings(arriving: Double, leaving: Double) -> (before: Int, after: Int) {
+    let step = 360.0 / 256
+    let kept = { (bearing: Double) in Int((bearing / step).rounded(.towardZero) * step) }
+    return (Int(Geo.reverse(Double(kept(arriving)))), kept(leaving))
   }
 
   static func wholeDegrees(_ bearing: Double) -> Int {
