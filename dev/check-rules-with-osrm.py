@@ -220,6 +220,7 @@ def check(name, osrm_bin, work):
                         for intersection in step["intersections"]))
             bearings = ["%d>%d" % (step["maneuver"]["bearing_before"], step["maneuver"]["bearing_after"])
                         for leg in route["legs"] for step in leg["steps"]]
+            counts = [str(len(step["intersections"])) for leg in route["legs"] for step in leg["steps"]]
             for item in expected:
                 key, value = item.split("=", 1)
                 if key == "ways" and ways != value.split(","):
@@ -234,6 +235,8 @@ def check(name, osrm_bin, work):
                     problems.append("line %d (%s): OSRM's lanes %s" % (number, text, ",".join(lanes)))
                 elif key == "bearings" and bearings != value.split(","):
                     problems.append("line %d (%s): OSRM's bearings %s" % (number, text, ",".join(bearings)))
+                elif key == "intersections" and counts != value.split(","):
+                    problems.append("line %d (%s): OSRM's intersections %s" % (number, text, ",".join(counts)))
                 elif key in ("distance", "duration"):
                     figure, _, tolerance = value.partition("±")
                     tolerance = float(tolerance) if tolerance else (1 if key == "distance" else 0.5)

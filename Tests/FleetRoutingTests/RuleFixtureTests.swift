@@ -58,6 +58,12 @@ struct RuleFixtureTests {
         }
         #expect(bearings == want, "\(name) \(expected): bearings \(bearings)")
       }
+      if let want = expected.intersections {
+        let counts = route.legs.enumerated().flatMap { n, leg in
+          engine.steps(of: leg, from: points[n], to: points[n + 1]).map { "\($0.intersections.count)" }
+        }
+        #expect(counts == want, "\(name) \(expected): intersections \(counts)")
+      }
     }
   }
 

@@ -26,6 +26,7 @@ import Foundation
 ///       a d: lanes=",left:true straight:false,"         per step, its intersections' lanes
 ///            (joined by `|`, none as empty), left to right, each its indications and validity
 ///       a c: bearings="0>0,0>90,90>0"                  per step, bearing_before>bearing_after
+///       a c: intersections=2,1,1                        per step, how many intersections it lists
 public struct RoutingScenario: Sendable {
   public var name: String
   /// The comment lines at the top: what rule this is and where it comes from.
@@ -55,6 +56,8 @@ public struct RoutingScenario: Sendable {
     public var lanes: [String]?
     /// Per step, its maneuver's `bearing_before>bearing_after`.
     public var bearings: [String]?
+    /// Per step, the number of intersections it lists.
+    public var intersections: [String]?
 
     public var description: String { "line \(line): \(text)" }
   }
@@ -231,6 +234,7 @@ public struct RoutingScenario: Sendable {
       case "turns": expectation.turns = value.split(separator: ",").map(String.init)
       case "lanes": expectation.lanes = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
       case "bearings": expectation.bearings = value.split(separator: ",").map(String.init)
+      case "intersections": expectation.intersections = value.split(separator: ",").map(String.init)
       default: throw fail(line, "unknown expectation \(key)")
       }
     }

@@ -129,11 +129,12 @@ struct Guidance {
       }
       // A step lists the junction it begins at; those passed silently join it as their steps
       // merge into it (OSRM's `ElongateBy`). Round a roundabout: its junctions and the joints
-      // where the road changes.
+      // where the road changes, up to the junction it is left by (a turn at a small roundabout
+      // has no step for leaving; past it, as on any road).
       for k in start.span..<endSpan {
         guard let pass = passes[k],
           k == start.span
-            || (start.kind.entersRoundabout
+            || (start.kind.entersRoundabout && k <= start.exitSpan ?? endSpan
               && (pass.isIntersection
                 || Self.requiresAnnouncement(
                   from: network.edges[Int(spans[k - 1].edge)], to: network.edges[Int(spans[k].edge)])))
@@ -146,7 +147,7 @@ struct Guidance {
         passes[start.span]?.maneuverBearings
         ?? (
           before: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
-          after: Self.wholeDegrees(Geo.bearing(fixed(location), fixed(points[min(first + 1, points.count - 1)])))
+          after: departureBearing(points[first...])
         )
       let step = RouteStep(
         maneuver: RouteStep.Maneuver(
@@ -163,11 +164,11 @@ struct Guidance {
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
-    let arrivingBearing = Geo.bearing(fixed(points[points.count - 2]), fixed(end))
+    let arrivingBearing = Double(departureBearing(Array(points.suffix(8).reversed())[...]))
     let lastEdge = network.edges[Int(lastSpan.edge)]
     let arrival = RouteStep(
       maneuver: RouteStep.Maneuver(
-        location: end, bearingBefore: Self.wholeDegrees(arrivingBearing), bearingAfter: 0, kind: .arrive,
+        location: end, bearingBefore: Self.wholeDegrees(Geo.reverse(arrivingBearing)), bearingAfter: 0, kind: .arrive,
         modifier: sideModifier(asked: destination, snapped: end, road: points[points.count - 2], arriving: true),
         exit: nil),
       name: network.names[Int(lastEdge.nameIndex)], ref: network.names[Int(lastEdge.refIndex)],
@@ -175,11 +176,59 @@ struct Guidance {
       geometry: [end, end], distance: 0, duration: 0, weight: 0,
       intersections: [
         RouteStep.Intersection(
-          location: end, bearings: [Self.wholeDegrees(Geo.reverse(arrivingBearing))], entry: [true], arrivingRoad: 0,
+          location: end, bearings: [Self.wholeDegrees(arrivingBearing)], entry: [true], arrivingRoad: 0,
           leavingRoad: nil, classes: [])
       ])
     drafts.append(.init(instruction: .waypoint, step: arrival))
-    return Self.withoutShortNameChanges(StepCollapsing.steps(of: drafts))
+    return Self.withoutShortNameChanges(StepCollapsing.steps(of: trimmingEndsOfNoLength(drafts)))
+  }
+
+  /// OSRM's `trimShortSegments`: a route that starts on a junction (a first step of a metre or
+  /// less) departs with the step after, and one that ends on a junction arrives with the step
+  /// before; a step of no length there would announce a turn nobody drives.
+  func trimmingEndsOfNoLength(_ drafts: [StepCollapsing.Draft]) -> [StepCollapsing.Draft] {
+    var drafts = drafts
+    if drafts.count > 2, drafts[0].step.distance <= 1 {
+      let depart = drafts.removeFirst().step
+      var first = drafts[0].step
+      first.maneuver.kind = .depart
+      first.maneuver.modifier = depart.maneuver.modifier
+      first.maneuver.exit = nil
+      first.maneuver.bearingBefore = 0
+      first.maneuver.bearingAfter = departureBearing(first.geometry[...])
+      first.intersections[0] = RouteStep.Intersection(
+        location: first.intersections[0].location, bearings: [first.maneuver.bearingAfter], entry: [true],
+        arrivingRoad: nil, leavingRoad: 0, classes: first.intersections[0].classes)
+      first.distance += depart.distance
+      first.duration += depart.duration
+      first.weight += depart.weight
+      drafts[0] = StepCollapsing.Draft(instruction: .waypoint, step: first)
+    }
+    if drafts.count > 2, drafts[drafts.count - 2].step.distance <= 1 {
+      let arrival = drafts.removeLast().step
+      var last = drafts[drafts.count - 1].step
+      let before = drafts[drafts.count - 2].step
+      last.maneuver.kind = .arrive
+      last.maneuver.modifier = arrival.maneuver.modifier
+      last.maneuver.exit = nil
+      last.maneuver.bearingAfter = 0
+      let junction = last.intersections[0]
+      last.intersections = [
+        RouteStep.Intersection(
+          location: junction.location, bearings: junction.arrivingRoad.map { [junction.bearings[$0]] } ?? [0],
+          entry: [true], arrivingRoad: 0, leavingRoad: nil, classes: [])
+      ]
+      (last.name, last.ref, last.destinations, last.exits) = (
+        before.name, before.ref, before.destinations, before.exits
+      )
+      last.rotaryName = before.rotaryName
+      drafts[drafts.count - 2].step.distance += last.distance
+      drafts[drafts.count - 2].step.duration += last.duration
+      drafts[drafts.count - 2].step.weight += last.weight
+      (last.distance, last.duration, last.weight) = (0, 0, 0)
+      drafts[drafts.count - 1] = StepCollapsing.Draft(instruction: .waypoint, step: last)
+    }
+    return drafts
   }
 
   /// OSRM's `MAX_COLLAPSE_DISTANCE`.
@@ -755,8 +804,20 @@ struct Guidance {
 
   // MARK: - Ends
 
+  /// The way a route sets off, as OSRM's `trimShortSegments` leaves it: a first point within a
+  /// metre of the next (a start on or beside a node) does not count, and a repeated one is passed.
+  func departureBearing(_ points: ArraySlice<LatLng>) -> Int {
+    var points = points
+    if points.count > 2, Geo.distance(fixed(points[points.startIndex]), fixed(points[points.startIndex + 1])) <= 1 {
+      points = points.dropFirst()
+    }
+    guard let start = points.first else { return 0 }
+    let ahead = points.dropFirst().first { $0 != start } ?? start
+    return Self.wholeDegrees(Geo.bearing(fixed(start), fixed(ahead)))
+  }
+
   func departure(points: [LatLng], span: RouteSpan) -> RouteStep.Intersection {
-    let bearing = Self.wholeDegrees(Geo.bearing(fixed(points[0]), fixed(points[1])))
+    let bearing = departureBearing(points[...])
     let edge = network.edges[Int(span.edge)]
     return RouteStep.Intersection(
       location: points[0], bearings: [bearing], entry: [true], arrivingRoad: nil, leavingRoad: 0,
