@@ -131,9 +131,15 @@ struct RoutingAgreement: AsyncParsableCommand {
           }
           return String(format: "%.5f,%.5f=", location[0], location[1]) + shown.joined(separator: "|")
         }
+        let intersections = (step["intersections"] as? [[String: Any]] ?? []).map { intersection in
+          let location = intersection["location"] as? [Double] ?? []
+          return location.count == 2 ? String(format: "%.6f,%.6f", location[0], location[1]) : "?"
+        }
         return Step(
           type: maneuver["type"] as? String ?? "?", modifier: maneuver["modifier"] as? String ?? "",
-          name: step["name"] as? String ?? "", lanes: lanes)
+          name: step["name"] as? String ?? "", lanes: lanes,
+          bearings: "\(maneuver["bearing_before"] as? Int ?? -1)>\(maneuver["bearing_after"] as? Int ?? -1)",
+          intersections: intersections)
       }
     }
   }
@@ -185,6 +191,9 @@ struct Step: Equatable, CustomStringConvertible {
   var name: String
   /// The lanes at the step's intersections, each as `lng,lat=lane|lane…` (a valid lane starred).
   var lanes: [String] = []
+  /// The maneuver's `bearing_before>bearing_after`, and where the step's intersections are.
+  var bearings = ""
+  var intersections: [String] = []
   /// What the comparison counts: the maneuver's type and the road's name.
   var key: String { "\(type): \(name)" }
   /// The maneuver alone, as the guidance target compares it.
@@ -266,6 +275,11 @@ struct Summary {
   var osrmLanes = 0
   var lanesMatched = 0
   var lanesOnlyOurs = 0
+  /// On routes with the same maneuvers: the maneuvers, those with OSRM's bearings, and the
+  /// routes listing OSRM's intersections (the same places, step by step).
+  var sameManeuvers = 0
+  var bearingsMatched = 0
+  var intersectionRoutesMatching = 0
 
   init(_ results: [Comparison]) {
     pairs = results.count
@@ -284,7 +298,12 @@ struct Summary {
       if let steps = c.steps {
         stepRoutes += 1
         if steps.ours.map(\.key) == steps.theirs.map(\.key) { stepRoutesMatching += 1 }
-        if steps.ours.map(\.maneuver) == steps.theirs.map(\.maneuver) { maneuverRoutesMatching += 1 }
+        if steps.ours.map(\.maneuver) == steps.theirs.map(\.maneuver) {
+          maneuverRoutesMatching += 1
+          sameManeuvers += steps.theirs.count
+          bearingsMatched += zip(steps.ours, steps.theirs).filter { $0.bearings == $1.bearings }.count
+          if steps.ours.map(\.intersections) == steps.theirs.map(\.intersections) { intersectionRoutesMatching += 1 }
+        }
         osrmSteps += steps.theirs.count
         stepsMatched += Step.matched(steps.ours, steps.theirs)
         let (ours, theirs) = (Set(steps.ours.flatMap(\.lanes)), Set(steps.theirs.flatMap(\.lanes)))
@@ -307,8 +326,8 @@ struct Summary {
   }
 
   static let header = """
-    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same (type, modifier) sequence | routes with the same steps | OSRM's steps matched | OSRM's lanes matched (FleetKit's alone) |
-    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+    | extract | pairs | OSRM Ok | distance within 2 % | duration within 10 % | start or end snapped > 10 m apart | OSRM Ok, FleetKit not | FleetKit Ok, OSRM not | median /route latency vs OSRM (p99) | routes with the same (type, modifier) sequence | routes with the same steps | OSRM's steps matched | OSRM's lanes matched (FleetKit's alone) | same maneuvers: OSRM's bearings / OSRM's intersections |
+    | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
     """
 
   func row(name: String) -> String {
@@ -317,7 +336,7 @@ struct Summary {
       counts.isEmpty ? "0" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
     return
-      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(maneuverRoutesMatching, stepRoutes)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) | \(share(lanesMatched, osrmLanes)) of \(osrmLanes) (\(lanesOnlyOurs)) |"
+      "| \(name) | \(pairs) | \(osrmOk) | \(share(distance, osrmOk)) | \(share(duration, osrmOk)) | \(share(snapsDiffer, bothOk)) | \(codes(onlyOsrm)) | \(codes(onlyOurs)) | \(String(format: "%.2f× (%.2f×)", latencyRatio, p99Ratio)) | \(share(maneuverRoutesMatching, stepRoutes)) | \(share(stepRoutesMatching, stepRoutes)) | \(share(stepsMatched, osrmSteps)) | \(share(lanesMatched, osrmLanes)) of \(osrmLanes) (\(lanesOnlyOurs)) | \(share(bearingsMatched, sameManeuvers)) / \(share(intersectionRoutesMatching, maneuverRoutesMatching)) |"
   }
 }
 
