@@ -9,7 +9,8 @@ answers otherwise, so that a fixture states OSRM's behaviour and not only FleetK
 A fixture where FleetKit differs from OSRM on purpose says so on a line `# osrm: differs ...`;
 its mismatches are reported as expected.
 
-    dev/check-rules-with-osrm.py [NAME...]        (default: every fixture)
+    dev/check-rules-with-osrm.py [--show] [NAME...]   (default: every fixture; --show prints
+                                                       OSRM's steps for every route)
 """
 import json
 import math
@@ -27,6 +28,7 @@ from xml.sax.saxutils import quoteattr
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RULES = os.path.join(ROOT, "Tests/FleetRoutingTests/Rules")
 PEER = os.path.join(ROOT, "dev", "osrm.sh")
+SHOW = "--show" in sys.argv[1:]
 EARTH_RADIUS = 6_372_797.560856  # FleetCore's LatLng.earthRadius, as MapFixture uses it
 
 
@@ -192,6 +194,12 @@ def check(name, osrm_bin, work):
                 problems.append("line %d (%s): OSRM answers %s" % (number, text, answer.get("code")))
                 continue
             route = answer["routes"][0]
+            if SHOW:
+                print("  %s: %s" % (text, " | ".join(
+                    "%s %s %s %d>%d %s" % (step["maneuver"]["type"], step["maneuver"].get("modifier", ""), step["name"],
+                                          step["maneuver"]["bearing_before"], step["maneuver"]["bearing_after"],
+                                          [(i["bearings"], i.get("in"), i.get("out")) for i in step["intersections"]])
+                    for leg in route["legs"] for step in leg["steps"])))
             # The nodes driven; a waypoint on a node leaves a segment of no length at a leg's end.
             nodes = []
             for leg in route["legs"]:
@@ -250,7 +258,7 @@ def check(name, osrm_bin, work):
 
 def main():
     osrm_bin = os.path.dirname(subprocess.run([PEER, "bin"], capture_output=True, text=True, check=True).stdout.strip())
-    names = sys.argv[1:] or sorted(f[:-len(".fixture")] for f in os.listdir(RULES) if f.endswith(".fixture"))
+    names = [a for a in sys.argv[1:] if a != "--show"] or sorted(f[:-len(".fixture")] for f in os.listdir(RULES) if f.endswith(".fixture"))
     work = tempfile.mkdtemp()
     failed = 0
     try:

@@ -72,6 +72,7 @@ struct RoutingAgreement: AsyncParsableCommand {
     if maneuverDiffs > 0 {
       // Where each differing sequence first parts: FleetKit's maneuver against OSRM's there.
       var firsts: [String: Int] = [:]
+      var places: [String: String] = [:]
       for c in differing {
         let (ours, theirs) = (c.steps!.ours, c.steps!.theirs)
         let i =
@@ -79,10 +80,17 @@ struct RoutingAgreement: AsyncParsableCommand {
           ?? min(ours.count, theirs.count)
         let mine = i < ours.count ? ours[i].maneuver : "(none)"
         let osrm = i < theirs.count ? theirs[i].maneuver : "(none)"
-        firsts["FleetKit \(mine) / OSRM \(osrm)", default: 0] += 1
+        let key = "FleetKit \(mine) / OSRM \(osrm)"
+        firsts[key, default: 0] += 1
+        // Where OSRM's step begins, the first time: a place to look.
+        if places[key] == nil, i < theirs.count, let place = theirs[i].intersections.first {
+          places[key] = String(
+            format: "%@ on %.6f,%.6f;%.6f,%.6f", place, c.from.longitude, c.from.latitude, c.to.longitude,
+            c.to.latitude)
+        }
       }
       for (key, count) in firsts.sorted(by: { $0.value > $1.value }).prefix(maneuverDiffs) {
-        print("  \(name) first difference ×\(count): \(key)")
+        print("  \(name) first difference ×\(count): \(key)" + (places[key].map { " (as at \($0))" } ?? ""))
       }
     }
     if laneDiffs > 0 {

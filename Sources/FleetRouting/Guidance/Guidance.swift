@@ -587,12 +587,14 @@ struct Guidance {
         to: outEdge, basicKind: basicKind, renamed: renamed, modifier: modifier)
     }
     // The end of a road: a T, the two ways on near right angles to either side (OSRM's
-    // `isEndOfRoad`, three-way junctions only).
-    let ways = view.filter { $0.road != arrivedBy }
-    if ways.count == 2, abs(ways[0].angle - 90) < Self.narrowTurnAngle, abs(ways[1].angle - 270) < Self.narrowTurnAngle,
-      ways[1].angle - ways[0].angle > 2 * Self.narrowTurnAngle
+    // `isEndOfRoad`, three-way junctions only), said as right or left whatever the angle. The
+    // junction's first road is its U-turn, which may be the other half of the road arrived by.
+    let ways = Self.withArrival(view, arrivedBy: arrivedBy).dropFirst()
+    if ways.count == 2, let right = ways.first, let left = ways.last,
+      abs(right.angle - 90) < Self.narrowTurnAngle, abs(left.angle - 270) < Self.narrowTurnAngle,
+      left.angle - right.angle > 2 * Self.narrowTurnAngle
     {
-      return (basicKind == .onRamp ? .onRamp : .endOfRoad, modifier)
+      return (basicKind == .onRamp ? .onRamp : .endOfRoad, route == right.road ? .right : .left)
     }
     return (basicKind, modifier)
   }
