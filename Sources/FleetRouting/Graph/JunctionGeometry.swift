@@ -221,21 +221,22 @@ struct JunctionGeometry {
 
   /// The next junction of three roads or more that road `road` at `junction` leads to, read on
   /// through every junction of two roads, renamed or not (OSRM's `skipDegreeTwoNodes`, by which
-  /// its guidance finds the next intersection): the road it arrives by, the length on the way and
-  /// the shape of the last piece, from the last junction of two roads (or `junction`). Nil when it
-  /// comes back to `junction`.
+  /// its guidance finds the next intersection): the road it arrives by, the length on the way, the
+  /// length up to the last junction of two roads passed (0 when none), and the shape of the last
+  /// piece, from that junction (or `junction`). Nil when it comes back to `junction`.
   func nextIntersection(from junction: Int, road: Int, network: RoadNetwork) -> (
-    junction: Int, arrivingRoad: Int, length: Double, lastShape: [FixedCoordinate]
+    junction: Int, arrivingRoad: Int, length: Double, lengthToLastJoint: Double, lastShape: [FixedCoordinate]
   )? {
-    var (at, current, length) = (junction, road, 0.0)
+    var (at, current, length, toLastJoint) = (junction, road, 0.0, 0.0)
     for _ in 0..<10_000 {
       guard let reached = next(from: at, road: current, network: network, limit: .infinity),
         reached.junction != junction
       else { return nil }
       length += reached.length
       guard roads[reached.junction].count == 2 else {
-        return (reached.junction, reached.arrivingRoad, length, reached.shape)
+        return (reached.junction, reached.arrivingRoad, length, toLastJoint, reached.shape)
       }
+      toLastJoint = length
       (at, current) = (reached.junction, reached.arrivingRoad == 0 ? 1 : 0)
     }
     return nil
