@@ -550,17 +550,28 @@ struct Guidance {
       to: names(outEdge))
     if isUTurn { return (.continue, .uturn) }
     if inEdge.isFerry != outEdge.isFerry { return (.notification, modifier) }
+    // Continuing is staying on a named road; between unnamed roads every turn is a turn.
+    let basicKind: RouteStep.Kind =
+      Self.isOnRamp(from: inEdge, to: outEdge)
+      ? .onRamp : !renamed && hasName(inEdge) && hasName(outEdge) ? .continue : .turn
     let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy).find()
+    // Where three links meet, two ways on near straight are a fork even when one is obvious
+    // (OSRM's `handleThreeWayTurn`, `all_links`).
+    let full = Self.withArrival(view, arrivedBy: arrivedBy)
+    if full.count == 3, full.allSatisfy({ network.edges[roads[$0.road].edge].roadClass.isLink }),
+      let members = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy),
+      let position = members.first(where: { view[$0].road == route })
+    {
+      return forkAnnouncement(
+        members: members, position: position, view: view, roads: roads, arrivedBy: arrivedBy, from: inEdge,
+        to: outEdge, basicKind: basicKind, renamed: renamed, modifier: modifier)
+    }
     if let obvious, view[obvious].road == route {
       return obviousInstruction(
         from: inEdge, to: outEdge, angle: view[obvious].angle,
         throughStreet: isThroughStreet(route, view: view, roads: roads, arrivedBy: arrivedBy), junction: junction,
         route: route)
     }
-    // Continuing is staying on a named road; between unnamed roads every turn is a turn.
-    let basicKind: RouteStep.Kind =
-      Self.isOnRamp(from: inEdge, to: outEdge)
-      ? .onRamp : !renamed && hasName(inEdge) && hasName(outEdge) ? .continue : .turn
     if let decision = sideDecision(
       route: route, view: view, options: options, roads: roads, arrivedBy: arrivedBy, allowed: allowed, obvious: obvious
     ) {
