@@ -548,16 +548,24 @@ struct Guidance {
     let renamed = RoadNames.requiresNameAnnounced(
       from: names(inEdge),
       to: names(outEdge))
-    if isUTurn { return (.continue, .uturn) }
-    if inEdge.isFerry != outEdge.isFerry { return (.notification, modifier) }
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
     let basicKind: RouteStep.Kind =
       Self.isOnRamp(from: inEdge, to: outEdge)
       ? .onRamp : !renamed && hasName(inEdge) && hasName(outEdge) ? .continue : .turn
+    let full = Self.withArrival(view, arrivedBy: arrivedBy)
+    if isUTurn {
+      // OSRM's turn handler gives a junction's U-turn its basic type (`findBasicTurnType`); at a
+      // dead end or a driveway junction it keeps the default (`setTurnTypes`): back along the
+      // road arrived by a continue, onto the other half of a dual carriageway a turn.
+      if full.count <= 1 || drivewayMainRoad(view: view, roads: roads, arrivedBy: arrivedBy) != nil {
+        return (route == arrivedBy ? .continue : .turn, .uturn)
+      }
+      return (basicKind, .uturn)
+    }
+    if inEdge.isFerry != outEdge.isFerry { return (.notification, modifier) }
     let obvious = ObviousTurn(network: network, view: view, roads: roads, allowed: allowed, arrivedBy: arrivedBy).find()
     // Where three links meet, two ways on near straight are a fork even when one is obvious
     // (OSRM's `handleThreeWayTurn`, `all_links`).
-    let full = Self.withArrival(view, arrivedBy: arrivedBy)
     if full.count == 3, full.allSatisfy({ network.edges[roads[$0.road].edge].roadClass.isLink }),
       let members = forkMembers(view: view, options: options, roads: roads, arrivedBy: arrivedBy),
       let position = members.first(where: { view[$0].road == route })
