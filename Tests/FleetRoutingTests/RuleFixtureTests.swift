@@ -42,52 +42,42 @@ struct RuleFixtureTests {
       if let want = expected.duration {
         #expect(want.accepts(route.duration), "\(name) \(expected): \(route.duration) s")
       }
+      // The route's steps, read by the guidance expectations as the fixtures write them.
+      let steps = route.legs.enumerated().flatMap { n, leg in
+        engine.steps(of: leg, from: points[n], to: points[n + 1])
+      }
       if let want = expected.turns {
-        let turns = Self.turns(route, engine: engine, points: points)
+        let turns = steps.map(Self.turn)
         #expect(turns == want, "\(name) \(expected): said \(turns)")
       }
       if let want = expected.lanes {
-        let lanes = Self.lanes(route, engine: engine, points: points)
+        let lanes = steps.map(Self.lanes)
         #expect(lanes == want, "\(name) \(expected): lanes \(lanes)")
       }
       if let want = expected.bearings {
-        let bearings = route.legs.enumerated().flatMap { n, leg in
-          engine.steps(of: leg, from: points[n], to: points[n + 1]).map {
-            "\($0.maneuver.bearingBefore)>\($0.maneuver.bearingAfter)"
-          }
-        }
+        let bearings = steps.map { "\($0.maneuver.bearingBefore)>\($0.maneuver.bearingAfter)" }
         #expect(bearings == want, "\(name) \(expected): bearings \(bearings)")
       }
       if let want = expected.intersections {
-        let counts = route.legs.enumerated().flatMap { n, leg in
-          engine.steps(of: leg, from: points[n], to: points[n + 1]).map { "\($0.intersections.count)" }
-        }
+        let counts = steps.map { "\($0.intersections.count)" }
         #expect(counts == want, "\(name) \(expected): intersections \(counts)")
       }
     }
   }
 
-  /// The route's maneuvers as the fixtures write them: type and modifier, departures and
-  /// arrivals by type alone.
-  static func turns(_ route: Route, engine: RoutingEngine, points: [LatLng]) -> [String] {
-    route.legs.enumerated().flatMap { n, leg in
-      engine.steps(of: leg, from: points[n], to: points[n + 1]).map { step in
-        let kind = step.maneuver.kind
-        guard kind != .depart, kind != .arrive, let modifier = step.maneuver.modifier else { return kind.rawValue }
-        return "\(kind.rawValue) \(modifier.rawValue)"
-      }
-    }
+  /// A step's maneuver as the fixtures write it: type and modifier, departures and arrivals by
+  /// type alone.
+  static func turn(_ step: RouteStep) -> String {
+    let kind = step.maneuver.kind
+    guard kind != .depart, kind != .arrive, let modifier = step.maneuver.modifier else { return kind.rawValue }
+    return "\(kind.rawValue) \(modifier.rawValue)"
   }
 
-  /// The route's lanes as the fixtures write them (`RoutingScenario.Expectation.lanes`).
-  static func lanes(_ route: Route, engine: RoutingEngine, points: [LatLng]) -> [String] {
-    route.legs.enumerated().flatMap { n, leg in
-      engine.steps(of: leg, from: points[n], to: points[n + 1]).map { step in
-        step.intersections.map { intersection in
-          intersection.lanes.map { "\($0.indications.joined(separator: ";")):\($0.valid)" }.joined(separator: " ")
-        }.joined(separator: "|")
-      }
-    }
+  /// A step's lanes as the fixtures write them (`RoutingScenario.Expectation.lanes`).
+  static func lanes(_ step: RouteStep) -> String {
+    step.intersections.map { intersection in
+      intersection.lanes.map { "\($0.indications.joined(separator: ";")):\($0.valid)" }.joined(separator: " ")
+    }.joined(separator: "|")
   }
 
   /// The ways a route drives, by their drawn nodes, consecutive repeats collapsed; a waypoint

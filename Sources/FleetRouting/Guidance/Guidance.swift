@@ -40,7 +40,7 @@ struct Guidance {
     var junction = 0
     var leavingRoad = 0
     /// The step's `bearing_before` and `bearing_after` when one begins here.
-    var maneuverBearings = (before: 0, after: 0)
+    var maneuverBearings: (before: Int, after: Int)
   }
 
   func steps(of leg: RouteLeg, from origin: LatLng, to destination: LatLng) -> [RouteStep] {
@@ -142,13 +142,9 @@ struct Guidance {
         intersections.append(pass.intersection)
       }
       let location = points[first]
-      // A turn's bearings are the junction's (OSRM's `TurnBearing`); the departure's, its first metres.
-      let bearings =
-        passes[start.span]?.maneuverBearings
-        ?? (
-          before: first == 0 ? 0 : Self.wholeDegrees(Geo.bearing(fixed(points[first - 1]), fixed(location))),
-          after: departureBearing(points[first...])
-        )
+      // A turn's bearings are the junction's (OSRM's `TurnBearing`); the departure, the only step
+      // without a junction, sets off along its first metres.
+      let bearings = passes[start.span]?.maneuverBearings ?? (before: 0, after: leadingBearing(points[first...]))
       let step = RouteStep(
         maneuver: RouteStep.Maneuver(
           location: location, bearingBefore: bearings.before, bearingAfter: bearings.after,
@@ -164,7 +160,7 @@ struct Guidance {
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
-    let arrivingBearing = Double(departureBearing(Array(points.suffix(8).reversed())[...]))
+    let arrivingBearing = Double(leadingBearing(Array(points.suffix(8).reversed())[...]))
     let lastEdge = network.edges[Int(lastSpan.edge)]
     let arrival = RouteStep(
       maneuver: RouteStep.Maneuver(
@@ -195,7 +191,7 @@ struct Guidance {
       first.maneuver.modifier = depart.maneuver.modifier
       first.maneuver.exit = nil
       first.maneuver.bearingBefore = 0
-      first.maneuver.bearingAfter = departureBearing(first.geometry[...])
+      first.maneuver.bearingAfter = leadingBearing(first.geometry[...])
       first.intersections[0] = RouteStep.Intersection(
         location: first.intersections[0].location, bearings: [first.maneuver.bearingAfter], entry: [true],
         arrivingRoad: nil, leavingRoad: 0, classes: first.intersections[0].classes)
@@ -375,9 +371,8 @@ struct Guidance {
       intersection: intersection, isIntersection: shown.count >= 3, announcement: decision.announcement,
       keepsSilentStep: decision.keepsSilentStep, angle: isUTurn ? 0 : angle,
       otherExits: options.filter { $0.road != b }.count, isSliproad: decision.isSliproad, junction: Int(junction),
-      leavingRoad: b)
-    pass.maneuverBearings = Self.maneuverBearings(
-      arriving: roads[a].perceivedBearing, leaving: roads[b].perceivedBearing)
+      leavingRoad: b,
+      maneuverBearings: Self.maneuverBearings(arriving: roads[a].perceivedBearing, leaving: roads[b].perceivedBearing))
     if let lanes = lanes(at: here, roads: roads, route: b) {
       pass.intersection.laneDescription = lanes.description
       pass.intersection.turnLanes = lanes.range
@@ -825,9 +820,10 @@ struct Guidance {
 
   // MARK: - Ends
 
-  /// The way a route sets off, as OSRM's `trimShortSegments` leaves it: a first point within a
-  /// metre of the next (a start on or beside a node) does not count, and a repeated one is passed.
-  func departureBearing(_ points: ArraySlice<LatLng>) -> Int {
+  /// The way a line sets off (a route from its start, or from its end read backwards), as OSRM's
+  /// `trimShortSegments` leaves a route's ends: a first point within a metre of the next (an end
+  /// on or beside a node) does not count, and a repeated one is passed.
+  func leadingBearing(_ points: ArraySlice<LatLng>) -> Int {
     var points = points
     if points.count > 2, Geo.distance(fixed(points[points.startIndex]), fixed(points[points.startIndex + 1])) <= 1 {
       points = points.dropFirst()
@@ -838,7 +834,7 @@ struct Guidance {
   }
 
   func departure(points: [LatLng], span: RouteSpan) -> RouteStep.Intersection {
-    let bearing = departureBearing(points[...])
+    let bearing = leadingBearing(points[...])
     let edge = network.edges[Int(span.edge)]
     return RouteStep.Intersection(
       location: points[0], bearings: [bearing], entry: [true], arrivingRoad: nil, leavingRoad: 0,
