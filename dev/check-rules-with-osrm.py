@@ -196,7 +196,9 @@ def check(name, osrm_bin, work):
             route = answer["routes"][0]
             if SHOW:
                 print("  %s: %s" % (text, " | ".join(
-                    "%s %s %s %d>%d %s" % (step["maneuver"]["type"], step["maneuver"].get("modifier", ""), step["name"],
+                    "%s %s %s%s%s %d>%d %s" % (step["maneuver"]["type"], step["maneuver"].get("modifier", ""), step["name"],
+                                          " exit=%s" % step["maneuver"]["exit"] if "exit" in step["maneuver"] else "",
+                                          " rotary=%s" % step["rotary_name"] if "rotary_name" in step else "",
                                           step["maneuver"]["bearing_before"], step["maneuver"]["bearing_after"],
                                           [(i["bearings"], i.get("in"), i.get("out")) for i in step["intersections"]])
                     for leg in route["legs"] for step in leg["steps"])))
@@ -229,6 +231,9 @@ def check(name, osrm_bin, work):
             bearings = ["%d>%d" % (step["maneuver"]["bearing_before"], step["maneuver"]["bearing_after"])
                         for leg in route["legs"] for step in leg["steps"]]
             counts = [str(len(step["intersections"])) for leg in route["legs"] for step in leg["steps"]]
+            exits = [str(step["maneuver"].get("exit", "")) for leg in route["legs"] for step in leg["steps"]]
+            names = [step["name"] for leg in route["legs"] for step in leg["steps"]]
+            rotary_names = [step.get("rotary_name", "") for leg in route["legs"] for step in leg["steps"]]
             for item in expected:
                 key, value = item.split("=", 1)
                 if key == "ways" and ways != value.split(","):
@@ -245,6 +250,12 @@ def check(name, osrm_bin, work):
                     problems.append("line %d (%s): OSRM's bearings %s" % (number, text, ",".join(bearings)))
                 elif key == "intersections" and counts != value.split(","):
                     problems.append("line %d (%s): OSRM's intersections %s" % (number, text, ",".join(counts)))
+                elif key == "exits" and exits != value.split(","):
+                    problems.append("line %d (%s): OSRM's exits %s" % (number, text, ",".join(exits)))
+                elif key == "names" and names != value.split(","):
+                    problems.append("line %d (%s): OSRM's names %s" % (number, text, ",".join(names)))
+                elif key == "rotary_names" and rotary_names != value.split(","):
+                    problems.append("line %d (%s): OSRM's rotary names %s" % (number, text, ",".join(rotary_names)))
                 elif key in ("distance", "duration"):
                     figure, _, tolerance = value.partition("±")
                     tolerance = float(tolerance) if tolerance else (1 if key == "distance" else 0.5)

@@ -62,6 +62,18 @@ struct RuleFixtureTests {
         let counts = steps.map { "\($0.intersections.count)" }
         #expect(counts == want, "\(name) \(expected): intersections \(counts)")
       }
+      if let want = expected.exits {
+        let exits = steps.map { $0.maneuver.exit.map(String.init) ?? "" }
+        #expect(exits == want, "\(name) \(expected): exits \(exits)")
+      }
+      if let want = expected.names {
+        let names = steps.map(\.name)
+        #expect(names == want, "\(name) \(expected): names \(names)")
+      }
+      if let want = expected.rotaryNames {
+        let rotaryNames = steps.map(\.rotaryName)
+        #expect(rotaryNames == want, "\(name) \(expected): rotary names \(rotaryNames)")
+      }
     }
   }
 

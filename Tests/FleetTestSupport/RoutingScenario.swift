@@ -27,6 +27,9 @@ import Foundation
 ///            (joined by `|`, none as empty), left to right, each its indications and validity
 ///       a c: bearings="0>0,0>90,90>0"                  per step, bearing_before>bearing_after
 ///       a c: intersections=2,1,1                        per step, how many intersections it lists
+///       a d: exits=",3,3,"                              per step, its maneuver's exit (none empty)
+///       a d: names="West,North,North,North"             per step, its name
+///       a d: rotary_names=",Place Ronde,,"              per step, its rotary's name (none empty)
 public struct RoutingScenario: Sendable {
   public var name: String
   /// The comment lines at the top: what rule this is and where it comes from.
@@ -58,6 +61,12 @@ public struct RoutingScenario: Sendable {
     public var bearings: [String]?
     /// Per step, the number of intersections it lists.
     public var intersections: [String]?
+    /// Per step, its maneuver's exit number, empty where it has none.
+    public var exits: [String]?
+    /// Per step, its name.
+    public var names: [String]?
+    /// Per step, the name of the rotary it goes round, empty where none.
+    public var rotaryNames: [String]?
 
     public var description: String { "line \(line): \(text)" }
   }
@@ -235,6 +244,10 @@ public struct RoutingScenario: Sendable {
       case "lanes": expectation.lanes = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
       case "bearings": expectation.bearings = value.split(separator: ",").map(String.init)
       case "intersections": expectation.intersections = value.split(separator: ",").map(String.init)
+      case "exits": expectation.exits = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "names": expectation.names = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "rotary_names":
+        expectation.rotaryNames = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
       default: throw fail(line, "unknown expectation \(key)")
       }
     }

@@ -71,9 +71,11 @@ struct Guidance {
       let listed = pass.intersection
       let bearingIn = listed.arrivingRoad.map { Geo.reverse(Double(listed.bearings[$0])) } ?? 0
       let bearingOut = listed.leavingRoad.map { Double(listed.bearings[$0]) } ?? 0
-      switch (inEdge.isRoundabout, outEdge.isRoundabout) {
+      // A ring OSRM's roundabout rules do not apply to is driven as any road.
+      let ring = inEdge.isRoundabout || outEdge.isRoundabout ? roundaboutKind(at: Int32(pass.junction)) : nil
+      switch (inEdge.isRoundabout && ring != nil, outEdge.isRoundabout && ring != nil) {
       case (false, true):
-        let kind = roundaboutKind(entering: TurnGraph.directed(Int(spans[k + 1].edge), reversed: spans[k + 1].reversed))
+        let kind = ring!
         starts.append((k + 1, kind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .announced(kind)))
         roundabout = (starts.count - 1, 0, bearingIn)
         pass.announcement = nil
@@ -81,9 +83,12 @@ struct Guidance {
         if pass.otherExits > 0 { roundabout?.exits += 1 }
         pass.announcement = nil
       case (true, false):
-        var exitKind: RouteStep.Kind? = inEdge.flags.contains(.circular) ? .exitRotary : .exitRoundabout
+        var exitKind: RouteStep.Kind? = ring == .rotary ? .exitRotary : .exitRoundabout
+        // Leaving says the exit's number again, as entering does.
+        var exit: Int?
         if let entered = roundabout {
-          starts[entered.step].exit = entered.exits + 1
+          exit = entered.exits + 1
+          starts[entered.step].exit = exit
           starts[entered.step].exitSpan = k + 1
           switch starts[entered.step].kind {
           case .rotary: exitKind = .exitRotary
@@ -97,7 +102,7 @@ struct Guidance {
         }
         roundabout = nil
         if let exitKind {
-          starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .announced(exitKind)))
+          starts.append((k + 1, exitKind, RouteStep.Modifier(turnAngle: pass.angle), exit, nil, .announced(exitKind)))
         }
         pass.announcement = nil
       case (false, false):
@@ -266,51 +271,70 @@ struct Guidance {
   static let rotaryRadius = 15.0
   static let roundaboutTurnRadius = 15.0
 
-  /// What kind of roundabout the route enters by `directed`, as OSRM tells them apart: by the
-  /// ring's length, its name, and the ways that join it.
-  func roundaboutKind(entering directed: Int32) -> RouteStep.Kind {
-    var current = directed
+  /// What kind of roundabout meets the route at `junction`, as OSRM tells them apart
+  /// (`getRoundaboutType`): walking the ring from there, by its length, its name and the ways
+  /// that join it. Nil where OSRM's roundabout rules do not apply (its `None`): a ring that does
+  /// not close or that forks, a junction of a roundabout and a `junction=circular`, a circular
+  /// way that is not a rotary. Its turns are then said as on any road.
+  func roundaboutKind(at junction: Int32) -> RouteStep.Kind? {
+    let atJunction = junctions.roads[Int(junction)]
+    let roundabout = atJunction.contains { network.edges[$0.edge].flags.contains(.roundabout) }
+    let circular = atJunction.contains { network.edges[$0.edge].flags.contains(.circular) }
+    guard roundabout != circular else { return nil }
+    var node = junction
     var length = 0.0
+    // OSRM's roundabout nodes: the ring's junctions with a way off it.
     var exits = Set<Int32>()
     // The bearings of the ways off the ring, and whether every exit is one simple road.
     var exitBearings: [Double] = []
     var simpleExits = true
-    var ringNames = Set<Int32>()
+    // The ring's names, one per name a driver would hear as different; the joining ways' names.
+    var ringNames: [RoadEdge] = []
     var joiningNames = Set<Int32>()
-    var circular = false
-    let first = network.edges[TurnGraph.edge(of: directed)]
-    let start = TurnGraph.isReversed(directed) ? first.to : first.from
-    for _ in 0..<10_000 {
-      let edge = network.edges[TurnGraph.edge(of: current)]
-      length += edge.length
-      circular = circular || edge.flags.contains(.circular)
-      if edge.nameIndex != 0 { ringNames.insert(edge.nameIndex) }
-      let junction = TurnGraph.isReversed(current) ? edge.from : edge.to
-      let roads = junctions.roads[Int(junction)]
-      if roads.count > 2 { exits.insert(junction) }
+    while !exits.contains(node) {
+      let roads = junctions.roads[Int(node)]
+      if roads.count > 2 {
+        exits.insert(node)
+        // OSRM takes one way off the ring per exit: the first it finds.
+        if let off = roads.first(where: { !network.edges[$0.edge].isRoundabout }) {
+          exitBearings.append(off.perceivedBearing)
+        }
+      }
       if roads.count > 3 { simpleExits = false }
-      for road in roads where !network.edges[road.edge].isRoundabout {
-        joiningNames.insert(network.edges[road.edge].nameIndex)
+      guard roads.count(where: { network.edges[$0.edge].isRoundabout }) == 2 else { return nil }
+      // The one way on round the ring; a ring that forks is not one.
+      var next: Int32?
+      for road in roads {
+        let edge = network.edges[road.edge]
+        if let leaving = road.leaving, edge.flags.contains(.roundabout) == roundabout,
+          edge.flags.contains(.circular) == circular
+        {
+          guard next == nil else { return nil }
+          if edge.nameIndex != 0,
+            ringNames.allSatisfy({ RoadNames.requiresNameAnnounced(from: names($0), to: names(edge)) })
+          {
+            ringNames.append(edge)
+          }
+          next = leaving
+        } else if !edge.isRoundabout {
+          joiningNames.insert(edge.nameIndex)
+        }
       }
-      // OSRM takes one way off the ring per exit: the first it finds.
-      if roads.count > 2, let off = roads.first(where: { !network.edges[$0.edge].isRoundabout }) {
-        exitBearings.append(off.perceivedBearing)
-      }
-      if junction == start { break }
-      guard
-        let next = roads.first(where: {
-          $0.leaving != nil && $0.edge != TurnGraph.edge(of: current) && network.edges[$0.edge].isRoundabout
-        })?.leaving
-      else { return circular ? .rotary : .roundabout }
-      current = next
+      guard let next else { return nil }
+      let edge = network.edges[TurnGraph.edge(of: next)]
+      length += edge.length
+      node = TurnGraph.isReversed(next) ? edge.from : edge.to
+      if node == junction { break }
     }
+    guard !exits.isEmpty else { return nil }
+    if exits.count == 1 && roundabout { return .roundaboutTurn }
     let radius = length / (2 * .pi)
-    if exits.count == 1 && !circular { return .roundaboutTurn }
     if ringNames.count == 1,
-      circular || (!joiningNames.contains(ringNames.first!) && radius > Self.rotaryRadius)
+      circular || (!joiningNames.contains(ringNames[0].nameIndex) && radius > Self.rotaryRadius)
     {
       return .rotary
     }
+    if circular { return nil }
     // Looks like an intersection: at most four simple ways off it, no two within a narrow
     // angle of each other (OSRM's `qualifiesAsRoundaboutIntersection`, which compares the last
     // bearing with the first without going round).
@@ -318,10 +342,10 @@ struct Guidance {
     let apart = sorted.indices.allSatisfy { i in
       abs(sorted[(i + 1) % sorted.count] - sorted[i]) > Self.narrowTurnAngle
     }
-    if !circular && exits.count <= 4 && simpleExits && apart && radius < Self.roundaboutTurnRadius {
+    if exits.count <= 4 && simpleExits && apart && radius < Self.roundaboutTurnRadius {
       return .roundaboutTurn
     }
-    return circular ? .rotary : .roundabout
+    return .roundabout
   }
 
   // MARK: - Junctions
