@@ -188,12 +188,15 @@ struct RoutingBench: AsyncParsableCommand {
   /// query, then /table with 100 coordinates.
   static func httpComparison(_ queries: [[LatLng]], fleetkit: String, osrm: String) async throws {
     func path(_ points: [LatLng]) -> String { points.map { "\($0.longitude),\($0.latitude)" }.joined(separator: ";") }
-    func timeAll(_ base: String, _ suffix: String, _ paths: [String]) async throws -> [Double] {
+    /// Each request timed alone; `closing` asks the server to close the connection after it, so
+    /// that every request opens a new one (as clients without a connection pool do: urllib, curl).
+    func timeAll(_ base: String, _ suffix: String, _ paths: [String], closing: Bool = false) async throws -> [Double] {
       var times: [Double] = []
       for p in paths {
-        let url = URL(string: "\(base)\(p)\(suffix)")!
+        var request = URLRequest(url: URL(string: "\(base)\(p)\(suffix)")!)
+        if closing { request.setValue("close", forHTTPHeaderField: "Connection") }
         let t0 = ContinuousClock.now
-        let (_, response) = try await URLSession.shared.data(from: url)
+        let (_, response) = try await URLSession.shared.data(for: request)
         let elapsed = ContinuousClock.now - t0
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { continue }
         times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
@@ -221,6 +224,16 @@ struct RoutingBench: AsyncParsableCommand {
           "HTTP /route (%d queries, overview=full): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
         ours.count, median(ours), p99(ours), median(theirs), p99(theirs), median(ours) / median(theirs),
         p99(ours) / p99(theirs)))
+    // A new connection for every request: the server's cost of accepting and closing one counts.
+    let fresh = Array(routes.prefix(300))
+    let oursFresh = try await timeAll(fleetkit, "?overview=full", fresh, closing: true)
+    let theirsFresh = try await timeAll(osrm, "?overview=full", fresh, closing: true)
+    print(
+      String(
+        format:
+          "HTTP /route, a new connection each (%d queries): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
+        oursFresh.count, median(oursFresh), p99(oursFresh), median(theirsFresh), p99(theirsFresh),
+        median(oursFresh) / median(theirsFresh), p99(oursFresh) / p99(theirsFresh)))
     let table = "/table/v1/driving/" + path(Array(queries.prefix(100).map { $0[0] }))
     let ourTable = try await timeAll(fleetkit, "", Array(repeating: table, count: 5))
     let theirTable = try await timeAll(osrm, "", Array(repeating: table, count: 5))
