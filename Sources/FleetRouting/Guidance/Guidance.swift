@@ -114,6 +114,12 @@ struct Guidance {
       }
       passes[k + 1] = pass
     }
+    // A small roundabout the leg ends on is entered, not turned at: no way out to turn onto
+    // (OSRM's `processRoundaboutExits` for a roundabout that is not left).
+    if let entered = roundabout, starts[entered.step].kind == .roundaboutTurn {
+      starts[entered.step].kind = .roundabout
+      starts[entered.step].instruction = .announced(.roundabout)
+    }
 
     var drafts: [StepCollapsing.Draft] = []
     for (n, start) in starts.enumerated() {
