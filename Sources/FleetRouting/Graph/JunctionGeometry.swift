@@ -111,7 +111,11 @@ struct JunctionGeometry {
   /// orders and angles them. `allowed` says which roads may be entered from `from`; `merged`
   /// false reads the junction as it was before dual carriageways' halves were merged.
   func turns(from: Int, at junction: Int, allowed: [Bool], merged: Bool = true) -> [Turn] {
-    let roads = roads(at: junction, merged: merged)
+    Self.turns(from: from, roads: roads(at: junction, merged: merged), allowed: allowed)
+  }
+
+  /// The turns from road `from` onto each of a junction's `roads`, read as the caller reads them.
+  static func turns(from: Int, roads: [Road], allowed: [Bool]) -> [Turn] {
     let entry = Geo.reverse(roads[from].perceivedBearing)
     let initialEntry = Geo.reverse(roads[from].initialBearing)
     var view: [(road: Int, angle: Double, key: Double)] = []

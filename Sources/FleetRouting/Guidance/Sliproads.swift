@@ -35,6 +35,25 @@ extension Guidance {
       allowed: allowed)
   }
 
+  /// A junction as OSRM's graph walker reads it (`getConnectedRoads<true>`, where its sliproad
+  /// handler reads the junction a sliproad ends at): unmerged, and each road's bearing taken to
+  /// its first point more than a metre away, not to where the road seems to lead. A link that
+  /// bends just before it ends thus arrives along its last metres (Adelphi Terrace off Anzac
+  /// Highway in Adelaide: 224° there against 246° as perceived).
+  func closeArrivalView(at junction: Int, arrivingBy road: Int) -> (view: ArrivalView, roads: [JunctionGeometry.Road]) {
+    let center = network.coordinate(ofJunction: Int32(junction))
+    var roads = junctions.roads(at: junction, merged: false)
+    for index in roads.indices {
+      roads[index].perceivedBearing = Geo.bearing(center, closeToTurn(junction: junction, road: index))
+    }
+    let allowed = allowedRoads(at: junction, arrivingBy: road)
+    let turns = JunctionGeometry.turns(from: road, roads: roads, allowed: allowed)
+    let view = ArrivalView(
+      junction: junction, arrivedBy: road, turns: turns, full: Self.withArrival(turns, arrivedBy: road),
+      allowed: allowed)
+    return (view, roads)
+  }
+
   /// OSRM's junctions always start with a U-turn: the road arrived by, unless that may not be
   /// entered and another road turns back (the other half of a merged dual carriageway).
   static func withArrival(_ turns: [JunctionGeometry.Turn], arrivedBy: Int) -> [JunctionGeometry.Turn] {
@@ -87,8 +106,7 @@ extension Guidance {
         isPotentialLink(index),
         let d = junctions.nextIntersection(from: b, road: view[index].road, network: network)
       else { continue }
-      let atD = arrivalView(at: d.junction, arrivingBy: d.arrivingRoad)
-      let roadsAtD = junctions.roads[d.junction]
+      let (atD, roadsAtD) = closeArrivalView(at: d.junction, arrivingBy: d.arrivingRoad)
       guard !atD.isDeadEnd, (3...4).contains(atD.full.count), c.junction != d.junction, b != d.junction,
         let firstWayOn = atD.full.first(where: { atD.allowed[$0.road] }),
         network.edges[roadsAtD[firstWayOn.road].edge].isFerry == slip.isFerry, slip.isFerry == arriving.isFerry
