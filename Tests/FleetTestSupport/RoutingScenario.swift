@@ -234,6 +234,8 @@ public struct RoutingScenario: Sendable {
         guard let figure = Double(parts[0]), parts.count <= 2 else { throw fail(line, "\(value) is not a figure") }
         return Measure(value: figure, tolerance: parts.count == 2 ? Double(parts[1]) ?? 0 : defaultTolerance)
       }
+      // Per-step values where a step may have none: empty fields count.
+      let perStep = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
       switch key {
       case "ways": expectation.ways = value.split(separator: ",").map(String.init)
       case "distance": expectation.distance = try measure(1)
@@ -241,13 +243,12 @@ public struct RoutingScenario: Sendable {
       case "start": expectation.start = value
       case "end": expectation.end = value
       case "turns": expectation.turns = value.split(separator: ",").map(String.init)
-      case "lanes": expectation.lanes = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "lanes": expectation.lanes = perStep
       case "bearings": expectation.bearings = value.split(separator: ",").map(String.init)
       case "intersections": expectation.intersections = value.split(separator: ",").map(String.init)
-      case "exits": expectation.exits = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-      case "names": expectation.names = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-      case "rotary_names":
-        expectation.rotaryNames = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      case "exits": expectation.exits = perStep
+      case "names": expectation.names = perStep
+      case "rotary_names": expectation.rotaryNames = perStep
       default: throw fail(line, "unknown expectation \(key)")
       }
     }

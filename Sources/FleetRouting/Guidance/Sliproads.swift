@@ -28,8 +28,13 @@ extension Guidance {
   }
 
   func arrivalView(at junction: Int, arrivingBy road: Int, merged: Bool = true) -> ArrivalView {
+    arrivalView(at: junction, arrivingBy: road, roads: junctions.roads(at: junction, merged: merged))
+  }
+
+  /// The junction's `roads`, read as the caller reads them, met arriving by `road`.
+  func arrivalView(at junction: Int, arrivingBy road: Int, roads: [JunctionGeometry.Road]) -> ArrivalView {
     let allowed = allowedRoads(at: junction, arrivingBy: road)
-    let turns = junctions.turns(from: road, at: junction, allowed: allowed, merged: merged)
+    let turns = JunctionGeometry.turns(from: road, roads: roads, allowed: allowed)
     return ArrivalView(
       junction: junction, arrivedBy: road, turns: turns, full: Self.withArrival(turns, arrivedBy: road),
       allowed: allowed)
@@ -46,12 +51,7 @@ extension Guidance {
     for index in roads.indices {
       roads[index].perceivedBearing = Geo.bearing(center, closeToTurn(junction: junction, road: index))
     }
-    let allowed = allowedRoads(at: junction, arrivingBy: road)
-    let turns = JunctionGeometry.turns(from: road, roads: roads, allowed: allowed)
-    let view = ArrivalView(
-      junction: junction, arrivedBy: road, turns: turns, full: Self.withArrival(turns, arrivedBy: road),
-      allowed: allowed)
-    return (view, roads)
+    return (arrivalView(at: junction, arrivingBy: road, roads: roads), roads)
   }
 
   /// OSRM's junctions always start with a U-turn: the road arrived by, unless that may not be
