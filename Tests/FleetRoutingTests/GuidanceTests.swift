@@ -147,7 +147,9 @@ struct GuidanceTests {
   }
 
   @Test func osrmsNameRules() {
-    let announce = RoadNames.requiresNameAnnounced
+    let announce = { (from: (String, String), to: (String, String)) in
+      RoadNames.requiresNameAnnounced(from: from, to: to)
+    }
     #expect(announce(("Main", ""), ("Other", "")))
     #expect(!announce(("Main", ""), ("Main", "")))
     // Losing a name, or a ref kept, is the same road to a driver; gaining one from nothing is not.
@@ -155,5 +157,8 @@ struct GuidanceTests {
     #expect(!announce(("Main", "A1"), ("Main", "")))
     #expect(announce(("", ""), ("Main", "")))
     #expect(announce(("", "A1"), ("Main", "")))
+    // Compass words: one road at junctions (the profile's suffixes), two in post-processing.
+    #expect(!announce(("West", ""), ("East", "")))
+    #expect(RoadNames.requiresNameAnnounced(from: ("West", ""), to: ("East", ""), suffixes: []))
   }
 }

@@ -5,11 +5,17 @@ enum RoadNames {
   /// name_announcements.hpp): a name that only gains or loses a part or a compass suffix, or a
   /// reference that is kept, is the same road to a driver; a reference becoming a name, or the
   /// reverse, is said, as is a new reference on unnamed roads.
-  static func requiresNameAnnounced(from: (name: String, ref: String), to: (name: String, ref: String)) -> Bool {
+  ///
+  /// Guidance at junctions reads compass words with the car profile's suffixes; OSRM's
+  /// post-processing (collapsing steps, ends of roads) has no suffix table and passes none, so
+  /// there "West Street" and "East Street" are two roads.
+  static func requiresNameAnnounced(
+    from: (name: String, ref: String), to: (name: String, ref: String), suffixes: Set<String> = nameSuffixes
+  ) -> Bool {
     if from.name.isEmpty && from.ref.isEmpty && !(to.name.isEmpty && to.ref.isEmpty) { return true }
     let namesAreEmpty = from.name.isEmpty && to.name.isEmpty
     let nameIsContained = from.name.hasPrefix(to.name) || to.name.hasPrefix(from.name)
-    let isSuffixChange = isSuffixChange(from.name, to.name)
+    let isSuffixChange = isSuffixChange(from.name, to.name, suffixes: suffixes)
     let namesAreEqual = from.name == to.name || nameIsContained || isSuffixChange
     let nameIsRemoved = !from.name.isEmpty && to.name.isEmpty
     let refsAreEmpty = from.ref.isEmpty && to.ref.isEmpty
@@ -40,7 +46,7 @@ enum RoadNames {
 
   /// Whether two names differ only by suffixes or prefixes around what they share (OSRM's
   /// `checkForPrefixOrSuffixChange`); two equal names do.
-  static func isSuffixChange(_ first: String, _ second: String) -> Bool {
+  static func isSuffixChange(_ first: String, _ second: String, suffixes: Set<String> = nameSuffixes) -> Bool {
     let (a, b) = (Array(first.utf8), Array(second.utf8))
     let common = longestCommonSubstring(a, b)
     let parts: [ArraySlice<UInt8>]
@@ -53,7 +59,7 @@ enum RoadNames {
     }
     return parts.allSatisfy { part in
       let word = trimmedLowercase(part)
-      return word.isEmpty || nameSuffixes.contains(word)
+      return word.isEmpty || suffixes.contains(word)
     }
   }
 

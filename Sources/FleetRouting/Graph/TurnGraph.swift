@@ -78,6 +78,7 @@ public struct TurnGraph: Sendable, Codable {
         // Turning back, as OSRM allows it: where nothing else is possible (dead ends, barriers,
         // forbidden exits), and where no other road leads into the junction.
         if let uTurn, !allowed.contains(true) || arriving.count <= 1 { allowed[uTurn] = true }
+        for b in Self.againstRingFlow(arrivedBy: a, roads: roads, network: network) { allowed[b] = false }
         let view = geometry.turns(from: a, at: junction, allowed: allowed)
         let aRestricted = fromEdge.cost(reversed: TurnGraph.isReversed(inRoad.arriving!))?.restricted ?? false
         for turn in view where allowed[turn.road] {
@@ -118,6 +119,35 @@ public struct TurnGraph: Sendable, Codable {
 }
 
 extension TurnGraph {
+  /// The roads that arriving by road `a` would be left by over a ring against its flow, which
+  /// OSRM forbids (`isTurnAllowed`): going round the junction from the ring road coming in,
+  /// those beyond the road arrived by, before the ring road going on. Where more than one ring
+  /// road comes in or goes on (two rings linked at a junction), the one turned most from the road
+  /// arrived by counts.
+  static func againstRingFlow(arrivedBy a: Int, roads: [JunctionGeometry.Road], network: RoadNetwork) -> [Int] {
+    let back = roads[a].perceivedBearing
+    var ringIn: (bearing: Double, angle: Double)?
+    var ringOn: (bearing: Double, angle: Double)?
+    for road in roads where network.edges[road.edge].isRoundabout {
+      if road.leaving == nil {
+        let bearing = Geo.reverse(road.perceivedBearing)
+        let angle = Geo.angleBetween(bearing, back)
+        if angle > (ringIn?.angle ?? 0) { ringIn = (bearing, angle) }
+      } else {
+        let angle = Geo.angleBetween(back, road.perceivedBearing)
+        if angle > (ringOn?.angle ?? 0) { ringOn = (road.perceivedBearing, angle) }
+      }
+    }
+    guard let ringIn, let ringOn else { return [] }
+    let ringAngle = Geo.angleBetween(ringIn.bearing, ringOn.bearing)
+    let fromAngle = Geo.angleBetween(ringIn.bearing, back)
+    return roads.indices.filter { b in
+      guard b != a, roads[b].leaving != nil else { return false }
+      let toAngle = Geo.angleBetween(ringIn.bearing, roads[b].perceivedBearing)
+      return (fromAngle < ringAngle && toAngle < fromAngle) || (fromAngle > ringAngle && toAngle > fromAngle)
+    }
+  }
+
   /// Adds a copy of each restricted chain of road directions (from way, via roads): arcs from the
   /// `from` way into the chain go to the copy instead, each copy turns as its road does but into
   /// the next copy along the chain, and the last copy without the turns the restrictions forbid.

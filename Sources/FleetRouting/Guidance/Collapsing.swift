@@ -23,6 +23,9 @@ struct StepCollapsing {
     var step: RouteStep
     /// The step begins on a road inside an intersection (OSRM's `is_segregated`).
     var isSegregated = false
+    /// An `exit roundabout` or `exit rotary` at a ring touched and left at once, which enters
+    /// it too (OSRM's `EnterAndExit` types).
+    var entersAndLeavesRing = false
   }
 
   /// OSRM's `MAX_COLLAPSE_DISTANCE`.
@@ -146,7 +149,8 @@ struct StepCollapsing {
         if step.maneuver.kind == .endOfRoad, let previous = result.last, previous.intersections.count < 2 {
           let sameName =
             !(step.name.isEmpty && step.ref.isEmpty)
-            && !RoadNames.requiresNameAnnounced(from: (previous.name, previous.ref), to: (step.name, step.ref))
+            && !RoadNames.requiresNameAnnounced(
+              from: (previous.name, previous.ref), to: (step.name, step.ref), suffixes: [])
           step.maneuver.kind = sameName ? .continue : .turn
         }
         result.append(step)
@@ -187,7 +191,7 @@ struct StepCollapsing {
 
   static func entersRoundabout(_ draft: Draft) -> Bool {
     guard case .announced(let kind) = draft.instruction else { return false }
-    return kind.entersRoundabout
+    return kind.entersRoundabout || draft.entersAndLeavesRing
   }
 
   static func hasRoundaboutType(_ draft: Draft) -> Bool {
@@ -200,11 +204,12 @@ struct StepCollapsing {
     drafts[a].instruction != .none && drafts[b].instruction != .none && drafts[a].step.isFerry == drafts[b].step.isFerry
   }
 
+  /// OSRM's `haveSameName`, without the profile's suffixes as post-processing reads names.
   func haveSameName(_ a: Int, _ b: Int) -> Bool {
     let (x, y) = (drafts[a].step, drafts[b].step)
     guard !(x.name.isEmpty && x.ref.isEmpty), !(y.name.isEmpty && y.ref.isEmpty) else { return false }
     if x.name == y.name && x.ref == y.ref { return true }
-    return !RoadNames.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref))
+    return !RoadNames.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref), suffixes: [])
   }
 
   func allowedTurns(_ i: Int) -> Int { drafts[i].step.intersections.first?.entry.filter { $0 }.count ?? 0 }

@@ -107,7 +107,9 @@ struct Guidance {
         pass.announcement = nil
       case (false, false):
         if let (kind, modifier) = pass.announcement {
-          starts.append((k + 1, kind, modifier, nil, nil, pass.isSliproad ? .sliproad : .announced(kind)))
+          // A ring entered and left at once is left by its first exit.
+          let exit = kind == .exitRoundabout || kind == .exitRotary ? 1 : nil
+          starts.append((k + 1, kind, modifier, exit, nil, pass.isSliproad ? .sliproad : .announced(kind)))
         } else if pass.keepsSilentStep {
           starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .suppressed))
         }
@@ -167,7 +169,13 @@ struct Guidance {
         distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
         weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
       let segregated = passes[start.span].map { isSegregated(junction: $0.junction, road: $0.leavingRoad) } ?? false
-      drafts.append(.init(instruction: start.instruction, step: step, isSegregated: segregated))
+      let leavesRingJustEntered =
+        start.span > 0 && (start.kind == .exitRoundabout || start.kind == .exitRotary)
+        && !network.edges[Int(spans[start.span - 1].edge)].isRoundabout
+      drafts.append(
+        .init(
+          instruction: start.instruction, step: step, isSegregated: segregated,
+          entersAndLeavesRing: leavesRingJustEntered))
     }
     // Arrival: a step of no length at the end, its one road the way the route came in.
     let end = points[points.count - 1]
@@ -433,7 +441,15 @@ struct Guidance {
     let options = view.filter { allowed[$0.road] && !$0.isUTurn }
     var result = TurnDecision(announcement: nil, keepsSilentStep: keepsSilentStep)
     let byHandlers = !isUTurn && inEdge.isFerry == outEdge.isFerry
-    if byHandlers,
+    if byHandlers, let touch = ringTouch(at: here, roads: roads, route: b) {
+      switch touch {
+      case .leaves(let kind): result.announcement = (kind, RouteStep.Modifier(turnAngle: angle))
+      case .crosses:
+        let throughStreet = isThroughStreet(b, view: view, roads: roads, arrivedBy: a)
+        result.announcement = obviousInstruction(
+          from: inEdge, to: outEdge, angle: angle, throughStreet: throughStreet, junction: junction, route: b)
+      }
+    } else if byHandlers,
       let driveway = drivewayInstruction(
         route: b, angle: angle, from: inEdge, to: outEdge, view: view, roads: roads, arrivedBy: a, allowed: allowed)
     {
@@ -462,6 +478,38 @@ struct Guidance {
       result.announcement?.kind = .offRamp
     }
     return result
+  }
+
+  /// What the route does at a junction of a ring it neither arrives nor leaves by.
+  enum RingTouch: Equatable {
+    /// Said as entering the ring and leaving it at its first exit: `exit roundabout` or `exit
+    /// rotary`, exit 1.
+    case leaves(RouteStep.Kind)
+    /// Straight across the ring: said as any obvious way on.
+    case crosses
+  }
+
+  /// OSRM's roundabout handler where a road meets a ring at one of its junctions and the route
+  /// may enter the ring there but does not (`RoundaboutHandler`, not on the roundabout and
+  /// `can_enter`): every other way on enters the ring and leaves it at once, unless it goes on
+  /// within 25 degrees of straight on the other side of the ring. The sides are told apart by
+  /// going round the junction from the road arrived by, the two ring roads switching between
+  /// them. Nil elsewhere, and at rings OSRM's roundabout rules do not apply to.
+  func ringTouch(at here: ArrivalView, roads: [JunctionGeometry.Road], route b: Int) -> RingTouch? {
+    let isRing = { (road: Int) in self.network.edges[roads[road].edge].isRoundabout }
+    guard !isRing(here.arrivedBy), !isRing(b),
+      here.full.contains(where: { here.allowed[$0.road] && roads[$0.road].leaving != nil && isRing($0.road) }),
+      let kind = roundaboutKind(at: Int32(here.junction))
+    else { return nil }
+    let leftHand = network.edges[roads[here.arrivedBy].edge].drivingSide == .left
+    var acrossRing = false
+    for turn in leftHand ? Array(here.full.reversed()) : here.full {
+      if isRing(turn.road) { acrossRing.toggle() }
+      guard turn.road == b else { continue }
+      if acrossRing && Self.deviation(turn.angle) < Self.fuzzyAngleDifference { return .crosses }
+      return .leaves(kind == .rotary ? .exitRotary : .exitRoundabout)
+    }
+    return nil
   }
 
   /// Marks the route's way as a sliproad when it is one; on the main road at a fork with a
