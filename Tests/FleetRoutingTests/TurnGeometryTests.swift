@@ -120,4 +120,26 @@ struct TurnGeometryTests {
     let into = FixedCoordinate(latitude: 43.738172, longitude: 7.419343)
     #expect(table.contains { $0.via == ramp && $0.to == into && abs($0.seconds - 7.289) < 0.1 })
   }
+
+  /// OSRM's graph compression never makes a second road between two nodes; nodes are compressed
+  /// in the order of their ids.
+  @Test func compressionKeepsANodeWhereItWouldJoinTwoNodesTwice() {
+    typealias Road = OSMExtractor.RoadBetweenJunctions
+    let stubs = [Road(from: 1, to: 90, between: []), Road(from: 2, to: 91, between: [])]
+    // A loop back to junction 1 keeps its two highest nodes: a triangle.
+    let loop = Road(from: 1, to: 1, between: [14, 12, 17, 11, 13])
+    #expect(OSMExtractor.nodesKeptByCompression(stubs + [loop]) == [14, 17])
+    // Of three roads between junctions 1 and 2, the one whose highest node comes first is
+    // compressed into the road between them; the others keep their highest.
+    let parallel = [
+      Road(from: 1, to: 2, between: [30, 35]), Road(from: 2, to: 1, between: [33, 31]),
+      Road(from: 1, to: 2, between: [36]),
+    ]
+    #expect(OSMExtractor.nodesKeptByCompression(stubs + parallel) == [35, 36])
+    // With a road joining them directly, every other keeps its highest.
+    let direct = [Road(from: 1, to: 2, between: []), Road(from: 2, to: 1, between: [33, 31])]
+    #expect(OSMExtractor.nodesKeptByCompression(stubs + direct + [Road(from: 1, to: 93, between: [])]) == [33])
+    // Where only two road ends meet (a closed way on its own), nothing is decided here.
+    #expect(OSMExtractor.nodesKeptByCompression([loop]) == [])
+  }
 }

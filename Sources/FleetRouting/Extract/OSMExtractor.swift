@@ -71,6 +71,14 @@ public struct OSMExtractor: Sendable {
         if !attributes.isPlain { nodeAttributes[node.id] = attributes }
       }, way: { _ in }, relation: { _ in })
 
+    let isJunctionNode = { (id: Int64) in (uses[id] ?? 0) >= 2 || nodeAttributes[id] != nil }
+    var roadsBetweenJunctions: [RoadBetweenJunctions] = []
+    for way in ways {
+      roadsBetweenJunctions += Self.roadsBetweenJunctions(
+        way.nodes, isJunction: isJunctionNode, isPresent: { coordinates[$0] != nil })
+    }
+    let keptByCompression = Self.nodesKeptByCompression(roadsBetweenJunctions)
+
     var network = RoadNetwork()
     var pointIndex: [Int64: Int32] = [:]
     var junctionIndex: [Int64: Int32] = [:]
@@ -144,7 +152,7 @@ public struct OSMExtractor: Sendable {
         var start = 0
         for i in 1..<piece.count {
           let id = piece[i]
-          let isJunction = (uses[id] ?? 0) >= 2 || nodeAttributes[id] != nil || i == piece.count - 1
+          let isJunction = isJunctionNode(id) || keptByCompression.contains(id) || i == piece.count - 1
           guard isJunction else { continue }
           let from = junction(piece[start])
           let to = junction(id)
@@ -225,6 +233,72 @@ public struct OSMExtractor: Sendable {
     }
     summary.restrictions = network.restrictions.count + network.wayRestrictions.count
     return (network, summary)
+  }
+
+  /// A way's stretch from one junction node to the next, and the nodes between.
+  struct RoadBetweenJunctions {
+    var from: Int64
+    var to: Int64
+    var between: [Int64]
+  }
+
+  /// A way cut into its stretches between junction nodes (split where the file lacks a node).
+  static func roadsBetweenJunctions(
+    _ nodes: [Int64], isJunction: (Int64) -> Bool, isPresent: (Int64) -> Bool
+  ) -> [RoadBetweenJunctions] {
+    var roads: [RoadBetweenJunctions] = []
+    var current: RoadBetweenJunctions?
+    for (i, id) in nodes.enumerated() {
+      guard isPresent(id) else {
+        current = nil
+        continue
+      }
+      guard var road = current else {
+        current = RoadBetweenJunctions(from: id, to: id, between: [])
+        continue
+      }
+      if isJunction(id) || i == nodes.count - 1 || !isPresent(nodes[i + 1]) {
+        road.to = id
+        roads.append(road)
+        current = RoadBetweenJunctions(from: id, to: id, between: [])
+      } else {
+        road.between.append(id)
+        current = road
+      }
+    }
+    return roads
+  }
+
+  /// The nodes OSRM's graph compression keeps although only one road passes them
+  /// (`GraphCompressor`): it never joins two roads into one between nodes that a road joins
+  /// already, and it compresses nodes in the order of their ids. Of the roads between the same
+  /// two junctions, the one whose last node to compress comes first becomes one edge, and every
+  /// other keeps that last node, its highest (all of them when a road joins the two with no node
+  /// between); a road that loops back to the junction it left keeps its two highest, a triangle.
+  /// Only junctions where three roads or more meet are read so: where two ways meet end to end,
+  /// whether OSRM compresses the node depends on the ways' attributes, and the roads through it
+  /// are left as they are.
+  static func nodesKeptByCompression(_ roads: [RoadBetweenJunctions]) -> Set<Int64> {
+    var ends: [Int64: Int] = [:]
+    for road in roads {
+      ends[road.from, default: 0] += 1
+      ends[road.to, default: 0] += 1
+    }
+    var kept = Set<Int64>()
+    var betweenPairs: [[Int64]: [[Int64]]] = [:]
+    for road in roads where ends[road.from]! >= 3 && ends[road.to]! >= 3 {
+      if road.from == road.to {
+        if road.between.count >= 2 { kept.formUnion(road.between.sorted().suffix(2)) }
+      } else {
+        betweenPairs[[min(road.from, road.to), max(road.from, road.to)], default: []].append(road.between)
+      }
+    }
+    for parallel in betweenPairs.values where parallel.count >= 2 {
+      let lasts = parallel.compactMap { $0.max() }.sorted()
+      // With no road joining them directly, the first road compressed becomes that road.
+      kept.formUnion(lasts.count == parallel.count ? lasts.dropFirst() : lasts[...])
+    }
+    return kept
   }
 
   /// The via ways' road edges as one chain from the junction where the from way meets them to

@@ -54,7 +54,8 @@ struct JunctionGeometry {
     var isVia = Array(repeating: false, count: network.junctions.count)
     for r in network.restrictions { isVia[Int(r.via)] = true }
     let passThrough = network.junctions.indices.map { j in
-      Self.joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j])
+      Self.joinsCompatiblePieces(
+        network, ends[j], blocked: network.blockedJunctions[j] || isVia[j], endsAt: { ends[Int($0)] })
     }
     self.passThrough = passThrough
 
@@ -184,22 +185,33 @@ struct JunctionGeometry {
       return i
     }
     for j in network.junctions.indices
-    where joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j]) {
+    where joinsCompatiblePieces(
+      network, ends[j], blocked: network.blockedJunctions[j] || isVia[j], endsAt: { ends[Int($0)] })
+    {
       parent[root(ends[j][0].edge)] = root(ends[j][1].edge)
     }
     return network.edges.indices.map { Int32(root($0)) }
   }
 
   /// A junction that only joins two pieces of the same road, drivable alike: OSRM does not see
-  /// an intersection there.
-  static func joinsCompatiblePieces(_ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool) -> Bool
-  {
+  /// an intersection there. Unless the junctions either side are joined by a road already: OSRM's
+  /// graph compression never makes a second road between two nodes (`GraphCompressor`), so a
+  /// loop keeps a triangle and parallel roads a node each (`OSMExtractor.nodesKeptByCompression`).
+  static func joinsCompatiblePieces(
+    _ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool,
+    endsAt: (Int32) -> [(edge: Int, atFrom: Bool)]
+  ) -> Bool {
     guard ends.count == 2, !blocked, ends[0].edge != ends[1].edge else { return false }
     let a = network.edges[ends[0].edge]
     let b = network.edges[ends[1].edge]
     let farA = ends[0].atFrom ? a.to : a.from
     let farB = ends[1].atFrom ? b.to : b.from
     guard farA != farB, a.describesSameRoad(as: b) else { return false }
+    let joined = endsAt(farA).contains { end in
+      let edge = network.edges[end.edge]
+      return (end.atFrom ? edge.to : edge.from) == farB
+    }
+    guard !joined else { return false }
     // Driving through: into the junction along a, out along b, and the other way round.
     let aIn = a.cost(reversed: ends[0].atFrom)
     let aOut = a.cost(reversed: !ends[0].atFrom)
