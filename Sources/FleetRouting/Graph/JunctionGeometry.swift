@@ -54,10 +54,19 @@ struct JunctionGeometry {
     var isVia = Array(repeating: false, count: network.junctions.count)
     for r in network.restrictions { isVia[Int(r.via)] = true }
     let passThrough = network.junctions.indices.map { j in
-      Self.joinsCompatiblePieces(
-        network, ends[j], blocked: network.blockedJunctions[j] || isVia[j], endsAt: { ends[Int($0)] })
+      Self.joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j])
     }
     self.passThrough = passThrough
+    // OSRM reads a road's bearing on its compressed edge alone, and its compression never makes a
+    // second road between two nodes (`GraphCompressor`): a junction whose neighbours a road joins
+    // already ends the edge (the nodes `OSMExtractor.nodesKeptByCompression` keeps on loops and
+    // parallel roads). Its graph walker reads on through them, as `passThrough` does.
+    let far = { (end: (edge: Int, atFrom: Bool)) in
+      end.atFrom ? network.edges[end.edge].to : network.edges[end.edge].from
+    }
+    let compressedThrough = network.junctions.indices.map { j in
+      passThrough[j] && !ends[Int(far(ends[j][0]))].contains { far($0) == far(ends[j][1]) }
+    }
 
     var shapes: [[RoadShape]] = []
     roads = network.junctions.indices.map { junction in
@@ -66,9 +75,16 @@ struct JunctionGeometry {
       var junctionShapes: [RoadShape] = []
       let roads = incident.map { end in
         let edge = network.edges[end.edge]
-        let (shape, far, loops, lastEdge, _) = Self.walk(
-          network, from: Int32(junction), end, ends: { ends[Int($0)] }, passThrough: passThrough)
-        junctionShapes.append((shape, far, loops, lastEdge))
+        // The road's compressed edge gives its bearing; its shape is read on through the nodes
+        // OSRM's graph walker passes, where that edge ends at a node a road joins already.
+        let compressed = Self.walk(
+          network, from: Int32(junction), end, ends: { ends[Int($0)] }, passThrough: compressedThrough)
+        var walked = compressed
+        if passThrough[Int(compressed.far)] && compressed.far != Int32(junction) {
+          walked = Self.walk(network, from: Int32(junction), end, ends: { ends[Int($0)] }, passThrough: passThrough)
+        }
+        junctionShapes.append((walked.shape, walked.far, walked.loops, walked.lastEdge))
+        let (shape, loops) = (compressed.shape, compressed.loops)
         let representative: FixedCoordinate
         if loops {
           representative = shape[1]
@@ -185,33 +201,22 @@ struct JunctionGeometry {
       return i
     }
     for j in network.junctions.indices
-    where joinsCompatiblePieces(
-      network, ends[j], blocked: network.blockedJunctions[j] || isVia[j], endsAt: { ends[Int($0)] })
-    {
+    where joinsCompatiblePieces(network, ends[j], blocked: network.blockedJunctions[j] || isVia[j]) {
       parent[root(ends[j][0].edge)] = root(ends[j][1].edge)
     }
     return network.edges.indices.map { Int32(root($0)) }
   }
 
   /// A junction that only joins two pieces of the same road, drivable alike: OSRM does not see
-  /// an intersection there. Unless the junctions either side are joined by a road already: OSRM's
-  /// graph compression never makes a second road between two nodes (`GraphCompressor`), so a
-  /// loop keeps a triangle and parallel roads a node each (`OSMExtractor.nodesKeptByCompression`).
-  static func joinsCompatiblePieces(
-    _ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool,
-    endsAt: (Int32) -> [(edge: Int, atFrom: Bool)]
-  ) -> Bool {
+  /// an intersection there.
+  static func joinsCompatiblePieces(_ network: RoadNetwork, _ ends: [(edge: Int, atFrom: Bool)], blocked: Bool) -> Bool
+  {
     guard ends.count == 2, !blocked, ends[0].edge != ends[1].edge else { return false }
     let a = network.edges[ends[0].edge]
     let b = network.edges[ends[1].edge]
     let farA = ends[0].atFrom ? a.to : a.from
     let farB = ends[1].atFrom ? b.to : b.from
     guard farA != farB, a.describesSameRoad(as: b) else { return false }
-    let joined = endsAt(farA).contains { end in
-      let edge = network.edges[end.edge]
-      return (end.atFrom ? edge.to : edge.from) == farB
-    }
-    guard !joined else { return false }
     // Driving through: into the junction along a, out along b, and the other way round.
     let aIn = a.cost(reversed: ends[0].atFrom)
     let aOut = a.cost(reversed: !ends[0].atFrom)
