@@ -58,8 +58,8 @@ public struct DemoCity: Sendable {
     let keys = try await DemoKeys.load(
       directory: server.dataDirectory, provider: configuration.provider, store: daemon.store)
     let places =
-      try configuration.osmPath.map { try CityPlaces.load(routing: routing, osmPath: $0) }
-      ?? CityPlaces(routing: routing)
+      try configuration.osmPath.map { try CityPlaces.load(network: routing.network, osmPath: $0) }
+      ?? CityPlaces(network: routing.network)
     let (host, dataDirectory) = (server.host, server.dataDirectory)
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await daemon.run() }

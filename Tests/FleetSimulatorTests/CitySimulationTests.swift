@@ -154,7 +154,7 @@ struct CityPlacesTests {
 
   @Test func tripsFitTheCityAndStartAtItsPlaces() async throws {
     let places = try CityPlaces.load(
-      routing: try await sharedRoutingEngine(graph: try await monacoGraph()), osmPath: monacoOSM)
+      network: try await sharedRoutingEngine(graph: try await monacoGraph()).network, osmPath: monacoOSM)
     #expect(places.hotspots.count > 50, "Monaco's stations, shops and hotels")
     // Trips fit the city: an eighth of its extent, at most 4 km (a town's are short).
     let town = CityPlaces(points: [LatLng(latitude: 0, longitude: 0), LatLng(latitude: 0.0254, longitude: 0.0254)])
@@ -202,7 +202,7 @@ struct CitySimulationEndToEndTests {
     dispatch.interval = .milliseconds(500)
     let routing = try await sharedRoutingEngine(graph: try await monacoGraph())
     try await Fleetd.with(graph: try await monacoGraph(), dispatch: dispatch) { fleetd in
-      let places = CityPlaces(routing: routing)
+      let places = CityPlaces(network: routing.network)
       let csv = """
         time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers
         0,43.7384,7.4246,43.7396,7.4275,1

@@ -65,7 +65,7 @@ public struct DeliveryDay: Sendable {
     self.configuration = configuration
     tokens = try ServiceAccountTokenProvider(key: key)
     self.routing = routing
-    places = CityPlaces(routing: routing)
+    places = CityPlaces(network: routing.network)
     self.log = log
   }
 
