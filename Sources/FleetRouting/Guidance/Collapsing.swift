@@ -196,7 +196,7 @@ struct StepCollapsing {
 
   static func hasRoundaboutType(_ draft: Draft) -> Bool {
     guard case .announced(let kind) = draft.instruction else { return false }
-    return kind.entersRoundabout || kind == .exitRoundabout || kind == .exitRotary
+    return kind.entersRoundabout || kind.leavesRoundabout
   }
 
   /// A merged step has no mode left (OSRM's `TRAVEL_MODE_INACCESSIBLE`).

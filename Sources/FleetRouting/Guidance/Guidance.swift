@@ -108,7 +108,7 @@ struct Guidance {
       case (false, false):
         if let (kind, modifier) = pass.announcement {
           // A ring entered and left at once is left by its first exit.
-          let exit = kind == .exitRoundabout || kind == .exitRotary ? 1 : nil
+          let exit = kind.leavesRoundabout ? 1 : nil
           starts.append((k + 1, kind, modifier, exit, nil, pass.isSliproad ? .sliproad : .announced(kind)))
         } else if pass.keepsSilentStep {
           starts.append((k + 1, .turn, RouteStep.Modifier(turnAngle: pass.angle), nil, nil, .suppressed))
@@ -170,7 +170,7 @@ struct Guidance {
         weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
       let segregated = passes[start.span].map { isSegregated(junction: $0.junction, road: $0.leavingRoad) } ?? false
       let leavesRingJustEntered =
-        start.span > 0 && (start.kind == .exitRoundabout || start.kind == .exitRotary)
+        start.span > 0 && start.kind.leavesRoundabout
         && !network.edges[Int(spans[start.span - 1].edge)].isRoundabout
       drafts.append(
         .init(
@@ -498,7 +498,7 @@ struct Guidance {
   func ringTouch(at here: ArrivalView, roads: [JunctionGeometry.Road], route b: Int) -> RingTouch? {
     let isRing = { (road: Int) in self.network.edges[roads[road].edge].isRoundabout }
     guard !isRing(here.arrivedBy), !isRing(b),
-      here.full.contains(where: { here.allowed[$0.road] && roads[$0.road].leaving != nil && isRing($0.road) }),
+      here.full.contains(where: { here.allowed[$0.road] && isRing($0.road) }),
       let kind = roundaboutKind(at: Int32(here.junction))
     else { return nil }
     let leftHand = network.edges[roads[here.arrivedBy].edge].drivingSide == .left

@@ -109,6 +109,7 @@ public struct RouteStep: Sendable, Hashable {
 extension RouteStep.Kind {
   /// Onto a roundabout: the steps that say its exit (OSRM's `entersRoundabout`).
   var entersRoundabout: Bool { self == .roundabout || self == .rotary || self == .roundaboutTurn }
+  var leavesRoundabout: Bool { self == .exitRoundabout || self == .exitRotary }
 }
 
 extension RouteStep {
