@@ -28,7 +28,7 @@ public final class FleetDaemon: Sendable {
   public let store: any ServerStore
   let grpcTransport: HTTP2ServerTransport.Posix
   let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
-  let http: Application<RouterResponder<FleetRequestContext>>
+  let http: HTTPServer
   let httpPort = BoundPort()
   let boundGRPCPort = BoundPort()
   let logger: Logger
@@ -159,7 +159,7 @@ public final class FleetDaemon: Sendable {
       ])
 
     let router = Router(context: FleetRequestContext.self, options: .autoGenerateHeadEndpoints)
-    let routes = Routes(router: router, table: RouteTable())
+    let routes = Routes(router: router, table: RouteTable(), onLoop: LoopRoutes())
     // Before the routes: it applies to those added after it.
     router.add(middleware: RouteGuard(routes: routes.table, corsOrigins: Set(configuration.corsOrigins)))
     RESTFront(
@@ -187,11 +187,9 @@ public final class FleetDaemon: Sendable {
     }
     listening = (configuration.host, configuration.grpcPort, configuration.httpPort)
     let httpPort = self.httpPort
-    http = Application(
-      router: router,
-      configuration: .init(address: .hostname(configuration.host, port: configuration.httpPort), serverName: "fleetd"),
-      onServerRunning: { channel in httpPort.set(channel.localAddress?.port ?? 0) },
-      logger: logger)
+    http = HTTPServer(
+      host: configuration.host, port: configuration.httpPort, router: router, routes: routes.onLoop,
+      corsOrigins: Set(configuration.corsOrigins), onListening: { httpPort.set($0) }, logger: logger)
   }
 
   static func bindAddress(_ host: String, _ port: Int) -> GRPCNIOTransportCore.SocketAddress {

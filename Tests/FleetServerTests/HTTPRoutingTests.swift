@@ -45,7 +45,8 @@ struct HTTPRoutingTests {
         #expect((error?["message"] as? String)?.contains("\(method) is not allowed on \(path)") == true)
       }
       // HEAD is GET without a body, wherever GET is allowed.
-      #expect(try await server.http("HEAD", "/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO", token: token).0 == 200)
+      #expect(
+        try await server.http("HEAD", "/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO", token: token).0 == 200)
       #expect(try await server.http("HEAD", "/healthz", token: nil).0 == 200)
       // OPTIONS says what a path allows; a path that is none of fleetd's stays 404.
       let (status, _, headers) = try await server.http("OPTIONS", "/v1/providers/acme/trips/t", token: nil)
@@ -99,6 +100,7 @@ struct HTTPRoutingTests {
       for (path, expected) in [
         ("/v1/providers/acme/vehicles?vehicleTypeCategories=AUTO", 200), ("/v1/providers/acme/vehicles/none", 404),
         ("/web/fleetkit/journey-sharing.js", 200), ("/fleetkit/v1/providers/acme/trips/none:rideStatus", 404),
+        ("/nearest/v1/driving/7.42,43.73", 400),
       ] {
         (status, _, headers) = try await server.http("GET", path, token: token, headers: ["Origin": app])
         #expect(status == expected, "\(path)")
@@ -137,7 +139,8 @@ struct HTTPRoutingTests {
       try await server.createVehicles(["car"])
       let token = try server.admin.token()
       try await withGRPCClient(
-        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
+        transport: .http2NIOPosix(
+          target: .ipv4(address: "127.0.0.1", port: server.grpcPort), transportSecurity: .plaintext)
       ) { client in
         let updates = Fleetkit_V1_VehicleUpdates.Client(wrapping: client)
         try await updates.reportLocations(
@@ -160,7 +163,8 @@ struct HTTPRoutingTests {
       }
       let (status, _, _) = try await server.http(
         "POST", "/fleetkit/v1/providers/acme/vehicles:reportLocations", token: token,
-        body: #"{"reports":[{"sequence":"9","name":"providers/acme/vehicles/car","vehicle":{"lastLocation":{"location":{"latitude":43.7,"longitude":7.41}}}}]}"#
+        body:
+          #"{"reports":[{"sequence":"9","name":"providers/acme/vehicles/car","vehicle":{"lastLocation":{"location":{"latitude":43.7,"longitude":7.41}}}}]}"#
       )
       #expect(status == 200)
       try await eventually("the stream's line") { log.lines.contains { $0.message.hasPrefix("stream ended") } }

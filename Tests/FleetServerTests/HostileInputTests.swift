@@ -54,35 +54,14 @@ struct HostileInputTests {
   /// the server closed the connection, or "timed out" after 20 s (a server that stops reading
   /// never answers; a debug fleetd among the whole suite on two slow cores took over 5 s).
   static func postWholeBody(port: Int, bytes: Int) throws -> String {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var timeout = timeval(tv_sec: 20, tv_usec: 0)
-    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    let connection = try RawConnection(port: port)
     let head =
       "POST /v1/providers/acme/trips?tripId=big HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
       + "Content-Type: application/json\r\nContent-Length: \(bytes)\r\n\r\n"
     let request = Array(head.utf8) + Array(repeating: UInt8(ascii: " "), count: bytes)
-    var sent = 0
-    while sent < request.count {
-      let n = request[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      if n <= 0 { return errno == EAGAIN ? "timed out" : "closed" }
-      sent += n
-    }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let n = recv(socket, &buffer, buffer.count, 0)
-    if n > 0 { return String(decoding: buffer[..<n], as: UTF8.self) }
-    return n == 0 || errno == ECONNRESET ? "closed" : "timed out"
+    if !connection.send(request) { return errno == EAGAIN ? "timed out" : "closed" }
+    guard let answer = connection.receive(limit: 4096) else { return "timed out" }
+    return answer.isEmpty ? "closed" : String(decoding: answer, as: UTF8.self)
   }
 
   @Test func nonFiniteNumbersAreRejectedAndNeverPoisonTheStore() async throws {

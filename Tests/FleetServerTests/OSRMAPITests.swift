@@ -327,4 +327,61 @@ struct OSRMAPITests {
       #expect((json["message"] as? String)?.contains("--graph") == true)
     }
   }
+
+  /// OSRM's services are answered on the connection's event loop, the rest by the router: on
+  /// one connection, requests pipelined in one write are answered in the order they came, a
+  /// table's answer (made on the thread pool) included, whichever answers each; and the
+  /// connection is kept or closed as HTTP/1.1 and HTTP/1.0 say.
+  @Test func answersLeaveInTheOrderTheRequestsCame() async throws {
+    try await Fleetd.with(graph: try await monacoGraph()) { server in
+      let port = server.httpPort
+      @Sendable func get(_ path: String, _ extra: String = "", version: String = "1.1") -> String {
+        "GET \(path) HTTP/\(version)\r\nHost: 127.0.0.1\r\n\(extra)\r\n"
+      }
+      let nearest = "/nearest/v1/driving/\(Self.palace)"
+      let pipelined = [
+        get(nearest), get("/table/v1/driving/\(Self.palace);\(Self.larvotto)"), get(nearest), get("/healthz"),
+        get("/route/v1/driving/\(Self.palace);\(Self.larvotto)?overview=false"), get(nearest, "Connection: close\r\n"),
+      ].joined()
+      let text = try await onDedicatedThread(named: "pipelined") { () throws -> String? in
+        let connection = try RawConnection(port: port)
+        _ = connection.send(Array(pipelined.utf8))
+        return connection.receiveToEnd()
+      }
+      let answers = try #require(text, "the connection was not closed after Connection: close")
+        .components(separatedBy: "HTTP/1.1 ").dropFirst()
+      #expect(answers.count == 6, "\(answers)")
+      let shapes = answers.map { answer -> String in
+        if answer.contains("\"durations\"") { return "table" }
+        if answer.contains("\"routes\"") { return "route" }
+        if answer.contains("\"waypoints\"") { return "nearest" }
+        return answer.hasSuffix("ok\n") ? "health" : answer
+      }
+      #expect(shapes == ["nearest", "table", "nearest", "health", "route", "nearest"])
+      #expect(answers.allSatisfy { $0.hasPrefix("200 OK") })
+
+      // HTTP/1.0 closes after the answer unless the client asks to keep the connection; HEAD
+      // says the length of what GET would send, and sends none of it.
+      let old = try await onDedicatedThread(named: "http/1.0") { () throws -> String? in
+        let connection = try RawConnection(port: port)
+        _ = connection.send(
+          Array((get(nearest, "Connection: keep-alive\r\n", version: "1.0") + get(nearest, version: "1.0")).utf8))
+        return connection.receiveToEnd()
+      }
+      let oldAnswers = try #require(old, "HTTP/1.0 without keep-alive left the connection open")
+        .components(separatedBy: "HTTP/1.1 ").dropFirst()
+      #expect(oldAnswers.count == 2)
+      #expect(oldAnswers.first?.contains("Connection: keep-alive") == true)
+      #expect(oldAnswers.last?.contains("Connection: close") == true)
+      let head = try await onDedicatedThread(named: "head") { () throws -> String? in
+        let connection = try RawConnection(port: port)
+        _ = connection.send(Array("HEAD \(nearest) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+        return connection.receiveToEnd()
+      }
+      let parts = try #require(head).components(separatedBy: "\r\n\r\n")
+      #expect(parts.count == 2 && parts[1].isEmpty, "\(parts)")
+      #expect(parts[0].hasPrefix("HTTP/1.1 200") && !parts[0].contains("Content-Length: 0"), "\(parts[0])")
+      #expect(parts[0].contains("Connection: close"), "\(parts[0])")
+    }
+  }
 }

@@ -57,10 +57,13 @@ struct RouteGuard: RouterMiddleware {
         body: .init(byteBuffer: ByteBuffer(data: RESTFront.errorBody(error, status: .methodNotAllowed))))
     }
     if let origin {
-      response.headers[.accessControlAllowOrigin] = origin
-      response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
-      response.headers[.vary] = "Origin"
+      for (name, value) in Self.crossOriginHeaders(origin: origin) { response.headers[name] = value }
     }
     return response
+  }
+
+  /// The headers that let a page on an allowed origin read an answer.
+  static func crossOriginHeaders(origin: String) -> [(HTTPField.Name, String)] {
+    [(.accessControlAllowOrigin, origin), (.accessControlExposeHeaders, exposedHeaders), (.vary, "Origin")]
   }
 }

@@ -40,6 +40,7 @@ final class RouteTable: Sendable {
 struct Routes {
   let router: Router<FleetRequestContext>
   let table: RouteTable
+  let onLoop: LoopRoutes
 
   /// A route at `pattern`: constant segments, `:name` for one segment, `**` for the rest.
   func add(
@@ -52,6 +53,18 @@ struct Routes {
       RouteTable.Entry(
         firstSegment: matcher.firstSegment, methods: { matcher.matches($1) ? [method] : nil }, crossOrigin: crossOrigin)
     )
+  }
+
+  /// A GET route answered from its path and query alone, on the connection's event loop
+  /// (`LoopRoute`); on the router too, for connections it already serves and for HEAD.
+  func addAnsweredOnLoop(
+    _ pattern: String, offLoop: Bool, _ answer: @escaping @Sendable (_ path: String, _ query: String) -> PlainResponse
+  ) {
+    let route = LoopRoute(pattern: PathPattern(pattern), offLoop: offLoop, answer: answer)
+    onLoop.append(route)
+    add(pattern) { request, _ in
+      await route.respond(path: request.uri.path, query: request.uri.query ?? "").response
+    }
   }
 
   /// Routes under `prefix` for every method, dispatched by the handler itself: `methods` says

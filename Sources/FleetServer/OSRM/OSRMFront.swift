@@ -3,7 +3,6 @@ import FleetGeometry
 import FleetRouting
 import Foundation
 import HTTPTypes
-import Hummingbird
 import NIOCore
 
 /// OSRM's HTTP API (v1: route, table, nearest, match) over FleetKit's routing engine, with OSRM's
@@ -15,7 +14,9 @@ struct OSRMFront: Sendable {
 
   func addRoutes(to routes: Routes) {
     for service in ["route", "table", "nearest", "match", "trip", "tile", "isochrone"] {
-      routes.add("/\(service)/**") { request, _ in await self.respond(service, request) }
+      routes.addAnsweredOnLoop("/\(service)/**", offLoop: Self.offLoopServices.contains(service)) { path, query in
+        answer(service, path: path, query: query)
+      }
     }
   }
 
@@ -23,17 +24,12 @@ struct OSRMFront: Sendable {
   /// event loops (`OffLoop`); a route or a nearest is done sooner than the hop there and back.
   static let offLoopServices: Set<String> = ["table", "match", "isochrone"]
 
-  func respond(_ service: String, _ request: Request) async -> Response {
-    guard Self.offLoopServices.contains(service) else { return handle(service, request) }
-    return await OffLoop.run { handle(service, request) }
-  }
-
-  func handle(_ service: String, _ request: Request) -> Response {
+  func answer(_ service: String, path: String, query text: String) -> PlainResponse {
     do {
       guard let engine else {
         throw OSRMError("InvalidService", "fleetd was started without a road graph: run it with --graph FILE")
       }
-      let query = try OSRMQuery(service: service, path: request.uri.path, query: request.uri.query ?? "")
+      let query = try OSRMQuery(service: service, path: path, query: text)
       let body: any Encodable
       switch service {
       case "route": body = try route(engine, query)
@@ -53,15 +49,13 @@ struct OSRMFront: Sendable {
     }
   }
 
-  static func json(_ body: any Encodable, status: HTTPResponse.Status) -> Response {
+  static func json(_ body: any Encodable, status: HTTPResponse.Status) -> PlainResponse {
     let data = (try? StreamingJSONEncoder().encode(body)) ?? Data(#"{"code":"InternalError"}"#.utf8)
     return response(data, status: status)
   }
 
-  static func response(_ data: Data, status: HTTPResponse.Status) -> Response {
-    var headers = HTTPFields()
-    headers[.contentType] = "application/json; charset=UTF-8"
-    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+  static func response(_ data: Data, status: HTTPResponse.Status) -> PlainResponse {
+    PlainResponse(status: status, contentType: "application/json; charset=UTF-8", body: ByteBuffer(data: data))
   }
 
   // MARK: - Services
@@ -359,7 +353,8 @@ struct OSRMQuery {
     }
     guard let date = Self.date(departure) else {
       throw OSRMError(
-        "InvalidValue", "depart_at must be an ISO 8601 time with its offset, such as 2026-11-30T08:00Z, not '\(departure)'")
+        "InvalidValue",
+        "depart_at must be an ISO 8601 time with its offset, such as 2026-11-30T08:00Z, not '\(departure)'")
     }
     return .departing(date)
   }
