@@ -234,6 +234,34 @@ struct RoutingBench: AsyncParsableCommand {
           "HTTP /route, a new connection each (%d queries): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
         oursFresh.count, median(oursFresh), p99(oursFresh), median(theirsFresh), p99(theirsFresh),
         median(oursFresh) / median(theirsFresh), p99(oursFresh) / p99(theirsFresh)))
+    // The lean client, each query to both servers in turn (which first alternating), on a
+    // kept connection and on a new connection each.
+    var fleetkitClient = LeanClient(base: fleetkit)
+    var osrmClient = LeanClient(base: osrm)
+    for newConnection in [false, true] {
+      var leanOurs: [Double] = []
+      var leanTheirs: [Double] = []
+      for (i, route) in routes.prefix(500).enumerated() {
+        let p = route + "?overview=full"
+        if i % 2 == 0 {
+          if let t = try fleetkitClient.get(p, newConnection: newConnection) { leanOurs.append(t) }
+          if let t = try osrmClient.get(p, newConnection: newConnection) { leanTheirs.append(t) }
+        } else {
+          if let t = try osrmClient.get(p, newConnection: newConnection) { leanTheirs.append(t) }
+          if let t = try fleetkitClient.get(p, newConnection: newConnection) { leanOurs.append(t) }
+        }
+      }
+      leanOurs.sort()
+      leanTheirs.sort()
+      let label = newConnection ? "a new connection each" : "kept connection"
+      print(
+        "HTTP /route, lean client, \(label) "
+          + String(
+            format:
+              "(%d queries): FleetKit median %.3f ms, p99 %.3f ms; OSRM median %.3f ms, p99 %.3f ms; ratio median %.2fx, p99 %.2fx",
+            leanOurs.count, median(leanOurs), p99(leanOurs), median(leanTheirs), p99(leanTheirs),
+            median(leanOurs) / median(leanTheirs), p99(leanOurs) / p99(leanTheirs)))
+    }
     let table = "/table/v1/driving/" + path(Array(queries.prefix(100).map { $0[0] }))
     let ourTable = try await timeAll(fleetkit, "", Array(repeating: table, count: 5))
     let theirTable = try await timeAll(osrm, "", Array(repeating: table, count: 5))
