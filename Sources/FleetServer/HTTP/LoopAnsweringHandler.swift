@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -33,7 +32,7 @@ final class LoopAnsweringHandler: ChannelDuplexHandler {
   private var decided = false
   private var handedOver = false
   /// The request being read (its head seen, its end not yet) for a route answered here.
-  private var reading: (head: HTTPRequestHead, route: LoopRoute)?
+  private var reading: (head: HTTPRequestHead, route: LoopRoute, path: String, query: String)?
   /// An answer being made on the thread pool: requests read meanwhile wait in `waiting`, and
   /// reading the socket waits too.
   private var answering = false
@@ -62,23 +61,24 @@ final class LoopAnsweringHandler: ChannelDuplexHandler {
     switch part {
     case .head(let head):
       guard !closing else { return }  // no new request on a connection that is closing
-      let target = head.uri.split(separator: "?", maxSplits: 1).first ?? ""
-      if head.method == .GET || head.method == .HEAD, let route = routes.route(for: target) {
-        reading = (head, route)
+      let (path, query) = Self.pathAndQuery(head.uri)
+      if head.method == .GET || head.method == .HEAD, let route = routes.route(for: path) {
+        reading = (head, route, path, query)
       } else {
         handOver(startingWith: part, context: context)
       }
     case .body:
       break  // a GET's body means nothing to these routes
     case .end:
-      guard let (head, route) = reading else { return }
+      guard let (head, route, path, query) = reading else { return }
       reading = nil
-      answer(head, route, context: context)
+      answer(head, route, path: path, query: query, context: context)
     }
   }
 
-  private func answer(_ head: HTTPRequestHead, _ route: LoopRoute, context: ChannelHandlerContext) {
-    let (path, query) = Self.pathAndQuery(head.uri)
+  private func answer(
+    _ head: HTTPRequestHead, _ route: LoopRoute, path: String, query: String, context: ChannelHandlerContext
+  ) {
     guard route.offLoop else { return write(route.answer(path, query), to: head, context: context) }
     answering = true
     let answer = route.answer
@@ -136,6 +136,11 @@ final class LoopAnsweringHandler: ChannelDuplexHandler {
       wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
     if request.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil) }
     guard !keepAlive else { return context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil) }
+    endAndClose(context: context)
+  }
+
+  /// The answer's end, and the connection closed once it is written.
+  private func endAndClose(context: ChannelHandlerContext) {
     closing = true
     let written = context.eventLoop.makePromise(of: Void.self)
     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
@@ -148,13 +153,9 @@ final class LoopAnsweringHandler: ChannelDuplexHandler {
     var headers = HTTPHeaders()
     headers.add(name: "Connection", value: "close")
     headers.add(name: "Content-Length", value: "0")
-    closing = true
     context.write(
       wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
-    let written = context.eventLoop.makePromise(of: Void.self)
-    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
-    let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-    written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+    endAndClose(context: context)
   }
 
   // MARK: Handing over

@@ -40,7 +40,7 @@ final class LoopRoutes: Sendable {
   func append(_ route: LoopRoute) { routes.withLock { $0.append(route) } }
 
   /// The route for a path (without its query), if one is answered on the loop.
-  func route(for path: Substring) -> LoopRoute? {
+  func route(for path: String) -> LoopRoute? {
     let parts = path.split(separator: "/")
     return routes.withLock { routes in
       routes.first { $0.pattern.firstSegment == parts.first && $0.pattern.matches(parts) }
