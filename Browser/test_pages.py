@@ -564,6 +564,12 @@ class T2SharingPage(unittest.TestCase):
                         f"the demo's log ends:\n{demo.log_tail()}")
         self.assertLess(dropoff[-1][2], dropoff[0][2], f"the distance did not fall; (along, ETA, metres): {samples}")
         self.assertLessEqual(max(b[2] - a[2] for a, b in zip(dropoff, dropoff[1:])), 50)
+        # ... and as the car drives, not only at its end: the same distance over 600 m along
+        # the leg is trip progress no longer following the car (a report every 2 s moves it
+        # about 130 m at the demo's speed-up).
+        frozen = max(max(a[0] for a, _, m in dropoff if m == metres) - min(a[0] for a, _, m in dropoff if m == metres)
+                     for metres in {m for _, _, m in dropoff})
+        self.assertLessEqual(frozen, 600, f"the distance stood still as the car drove on; (along, ETA, metres): {samples}")
         browser.set_window_size(1200, 800)
 
 

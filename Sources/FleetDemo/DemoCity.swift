@@ -51,6 +51,10 @@ public struct DemoCity: Sendable {
   public func run(logger: Logger) async throws {
     var server = configuration.server
     if server.dispatch == nil { server.dispatch = DispatchConfiguration() }
+    // The demo's clock runs `speedup` times faster than real time, and so do its cars: a car at
+    // 50 km/h reports positions 83 m/s apart at 6×, which trip progress would distrust as no
+    // real car's and then freeze the ride's ETA and distance (seen after a restart).
+    server.progress.maximumSpeed *= configuration.speedup
     guard let graph = server.graphPath else { throw FleetError(.failedPrecondition, "the demo needs a road graph") }
     let routing = try await RoutingEngine.load(graph: graph)
     server.routing = routing
@@ -58,8 +62,8 @@ public struct DemoCity: Sendable {
     let keys = try await DemoKeys.load(
       directory: server.dataDirectory, provider: configuration.provider, store: daemon.store)
     let places =
-      try configuration.osmPath.map { try CityPlaces.load(network: routing.network, osmPath: $0) }
-      ?? CityPlaces(network: routing.network)
+      try configuration.osmPath.map { try CityPlaces.load(routing: routing, osmPath: $0) }
+      ?? CityPlaces(routing: routing)
     let (host, dataDirectory) = (server.host, server.dataDirectory)
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask { try await daemon.run() }

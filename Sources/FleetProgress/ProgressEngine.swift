@@ -22,6 +22,10 @@ public final class ProgressEngine: TripProgressEngine {
     public var longestObservation: TimeInterval = 120
     /// Whether driven speeds are learned and used (off: free-flow ETAs).
     public var learnsTraffic = true
+    /// Metres per second no car exceeds: a fix farther from the last trusted one than that speed
+    /// reaches is not trusted (`VehicleTrace`; OSRM's map-matching bound, 180 km/h). A simulation
+    /// whose clock runs faster than real time drives its cars that many times faster.
+    public var maximumSpeed = 50.0
 
     public init() {}
   }
@@ -40,12 +44,14 @@ public final class ProgressEngine: TripProgressEngine {
   }
 
   final class VehicleSlot: Sendable {
-    let state = Mutex(VehicleNavigation())
+    let state: Mutex<VehicleNavigation>
+
+    init(maximumSpeed: Double) { state = Mutex(VehicleNavigation(trace: VehicleTrace(maximumSpeed: maximumSpeed))) }
   }
 
   /// What is kept per vehicle between its updates.
   struct VehicleNavigation: Sendable {
-    var trace = VehicleTrace()
+    var trace: VehicleTrace
     var plan: PlannedRoute?
     /// The position the plan's offset was last advanced to.
     var lastFix: VehicleTrace.Fix?
@@ -59,7 +65,7 @@ public final class ProgressEngine: TripProgressEngine {
   func slot(_ vehicle: ResourceName) -> VehicleSlot {
     vehicles.withLock { all in
       if let slot = all[vehicle] { return slot }
-      let slot = VehicleSlot()
+      let slot = VehicleSlot(maximumSpeed: configuration.maximumSpeed)
       all[vehicle] = slot
       return slot
     }

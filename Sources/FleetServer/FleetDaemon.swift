@@ -81,7 +81,8 @@ public final class FleetDaemon: Sendable {
       ProgressEngine(
         routing: routing,
         traffic: TrafficModel(
-          weekly: configuration.trafficInterval == nil ? nil : WeeklyTraffic(roads: routing.network.edges.count * 2)))
+          weekly: configuration.trafficInterval == nil ? nil : WeeklyTraffic(roads: routing.network.edges.count * 2)),
+        configuration: configuration.progress)
     }
     // Vehicle search ranks by road ETAs at the speeds progress learns; straight lines without.
     let travel = progress.map {

@@ -2,6 +2,7 @@ import FleetAuth
 import FleetCore
 import FleetDispatch
 import FleetGeocoding
+import FleetProgress
 import FleetRouting
 import FleetStorePostgres
 
@@ -50,6 +51,9 @@ public struct ServerConfiguration: Sendable {
   /// How often the traffic learned from the fleet re-customizes routing (`--traffic-interval`);
   /// nil: routes, tables and searches stay at free-flow speeds.
   public var trafficInterval: Duration? = .seconds(60)
+  /// How trip progress reads the vehicles' positions (the fastest plausible car, off-route and
+  /// arrival distances); Fleet Engine's figures by default.
+  public var progress = ProgressEngine.Configuration()
 
   public init() {}
 }

@@ -90,7 +90,7 @@ struct SimulateCommand: AsyncParsableCommand {
       routing = RoutingEngine(network: network)
     }
     let places =
-      try osm.map { try CityPlaces.load(network: routing.network, osmPath: $0) } ?? CityPlaces(network: routing.network)
+      try osm.map { try CityPlaces.load(routing: routing, osmPath: $0) } ?? CityPlaces(routing: routing)
     let demand: Demand
     if let replay {
       let text: String

@@ -152,9 +152,23 @@ struct CityPlacesTests {
     #expect(found.first?.kind == "station")
   }
 
+  /// Every place is a junction a car from elsewhere drives to: none on a road cut off at the
+  /// extract's border, where a route ends at the nearest road routes reach instead (as OSRM's
+  /// do; Monaco's Route de la Revere, 323 m away).
+  @Test func everyPlaceIsWhereARouteFromAnotherEnds() async throws {
+    let routing = try await sharedRoutingEngine(graph: try await monacoGraph())
+    let places = CityPlaces(routing: routing)
+    #expect(places.points.count > 100)
+    for place in places.points {
+      let route = try routing.route([places.points[0], place])
+      let end = try #require(route.waypoints.last)
+      #expect(end.distance < 5, "a route to \(place) ends \(end.distance) m from it")
+    }
+  }
+
   @Test func tripsFitTheCityAndStartAtItsPlaces() async throws {
     let places = try CityPlaces.load(
-      network: try await sharedRoutingEngine(graph: try await monacoGraph()).network, osmPath: monacoOSM)
+      routing: try await sharedRoutingEngine(graph: try await monacoGraph()), osmPath: monacoOSM)
     #expect(places.hotspots.count > 50, "Monaco's stations, shops and hotels")
     // Trips fit the city: an eighth of its extent, at most 4 km (a town's are short).
     let town = CityPlaces(points: [LatLng(latitude: 0, longitude: 0), LatLng(latitude: 0.0254, longitude: 0.0254)])
@@ -202,7 +216,7 @@ struct CitySimulationEndToEndTests {
     dispatch.interval = .milliseconds(500)
     let routing = try await sharedRoutingEngine(graph: try await monacoGraph())
     try await Fleetd.with(graph: try await monacoGraph(), dispatch: dispatch) { fleetd in
-      let places = CityPlaces(network: routing.network)
+      let places = CityPlaces(routing: routing)
       let csv = """
         time,pickup_lat,pickup_lng,dropoff_lat,dropoff_lng,passengers
         0,43.7384,7.4246,43.7396,7.4275,1

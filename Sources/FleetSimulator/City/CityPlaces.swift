@@ -54,9 +54,15 @@ public struct CityPlaces: Sendable {
     return LatLng(latitude: south, longitude: west).distance(to: LatLng(latitude: north, longitude: east))
   }
 
-  /// The junctions of `network`'s two-way roads that are not service roads, tracks or paths.
-  public init(network: RoadNetwork, hotspots: [Hotspot] = []) {
+  /// The junctions of `routing`'s two-way roads that are not service roads, tracks or paths, and
+  /// that no road outside the network's main part touches: where a car from anywhere else drives
+  /// to (a point on a road cut off at the extract's border is routed to elsewhere).
+  public init(routing: RoutingEngine, hotspots: [Hotspot] = []) {
+    let network = routing.network
     var seen = Set<Int32>()
+    for (index, edge) in network.edges.enumerated() where !routing.isInMainPart(edge: index) {
+      seen.formUnion([edge.from, edge.to])
+    }
     var points: [LatLng] = []
     for edge in network.edges
     where edge.forward != nil && edge.backward != nil && ![.service, .track, .footPath].contains(edge.roadClass)
@@ -69,8 +75,8 @@ public struct CityPlaces: Sendable {
   }
 
   /// The road network's junctions with hotspots from the extract at `osmPath`.
-  public static func load(network: RoadNetwork, osmPath: String) throws -> CityPlaces {
-    let streets = CityPlaces(network: network)
+  public static func load(routing: RoutingEngine, osmPath: String) throws -> CityPlaces {
+    let streets = CityPlaces(routing: routing)
     return CityPlaces(points: streets.points, hotspots: try streets.hotspots(in: PBFReader(path: osmPath)))
   }
 

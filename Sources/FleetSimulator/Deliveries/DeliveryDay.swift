@@ -65,7 +65,7 @@ public struct DeliveryDay: Sendable {
     self.configuration = configuration
     tokens = try ServiceAccountTokenProvider(key: key)
     self.routing = routing
-    places = CityPlaces(network: routing.network)
+    places = CityPlaces(routing: routing)
     self.log = log
   }
 
@@ -137,7 +137,8 @@ public struct DeliveryDay: Sendable {
     let span = configuration.taskDuration
     let tasks = (1...max(configuration.tasks, 1)).map { n in
       PlannedTask(
-        id: "task-\(tag)-\(n)", trackingID: "parcel-\(tag)-\(n)", point: reachablePlace(from: depot, &random),
+        id: "task-\(tag)-\(n)", trackingID: "parcel-\(tag)-\(n)",
+        point: places.points[Int(random.next() % UInt64(places.points.count))],
         duration: (span.lowerBound + random.nextUnit() * (span.upperBound - span.lowerBound)).rounded())
     }
     // Sectors of equal size by bearing from the depot: each van keeps to its part of town.
@@ -147,18 +148,6 @@ public struct DeliveryDay: Sendable {
       Array(byBearing[(v * byBearing.count / vans)..<((v + 1) * byBearing.count / vans)])
     }
     return Plan(tag: tag, depot: depot, tasks: tasks, sectors: sectors)
-  }
-
-  /// A street junction a van from `depot` drives to: a road cut off at the extract's border is
-  /// no place for a parcel, as a route there ends elsewhere (on the network's main part). After
-  /// a few draws that all miss, the last is taken as it is.
-  func reachablePlace(from depot: LatLng, _ random: inout SplitMix64) -> LatLng {
-    var place = depot
-    for _ in 0..<20 {
-      place = places.points[Int(random.next() % UInt64(places.points.count))]
-      if let end = (try? routing.route([depot, place]))?.geometry.last, end.distance(to: place) < 5 { break }
-    }
-    return place
   }
 
   /// The street junction nearest the middle of the extract's streets.
