@@ -51,9 +51,9 @@ public struct DemoCity: Sendable {
   public func run(logger: Logger) async throws {
     var server = configuration.server
     if server.dispatch == nil { server.dispatch = DispatchConfiguration() }
-    // The demo's clock runs `speedup` times faster than real time, and so do its cars: a car at
-    // 50 km/h reports positions 83 m/s apart at 6×, which trip progress would distrust as no
-    // real car's and then freeze the ride's ETA and distance (seen after a restart).
+    // The demo's clock runs `speedup` times faster than real time, and so do its cars: at 6× a
+    // car on a 50 km/h road moves 83 m a second, which trip progress would distrust as no real
+    // car's and then freeze the ride's ETA and distance (seen after a restart).
     server.progress.maximumSpeed *= configuration.speedup
     guard let graph = server.graphPath else { throw FleetError(.failedPrecondition, "the demo needs a road graph") }
     let routing = try await RoutingEngine.load(graph: graph)

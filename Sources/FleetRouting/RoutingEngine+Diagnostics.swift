@@ -39,16 +39,6 @@ extension RoutingEngine {
     return facts
   }
 
-  /// Whether a route to and from the rest of the network can reach road edge `edge`: each way
-  /// it may be driven lies in the network's main part, not in a small component that routes
-  /// only reach from inside it (OSRM's rule; a waypoint there is moved to the main part).
-  public func isInMainPart(edge: Int) -> Bool {
-    let road = network.edges[edge]
-    return [false, true].allSatisfy { reversed in
-      road.cost(reversed: reversed) == nil || components.isMain(Int(TurnGraph.directed(edge, reversed: reversed)))
-    }
-  }
-
   /// The OSM way a road edge (a route span's `edge`) comes from.
   public func wayID(ofEdge edge: Int32) -> Int64 { network.edges[Int(edge)].wayID }
 }

@@ -208,6 +208,15 @@ public final class RoutingEngine: Sendable {
   /// cannot connect go instead.
   func isInMainComponent(_ edge: Int) -> Bool { isStartpoint(edge, where: components.isMain, holds: true) }
 
+  /// Every way the edge may be driven is in the main part, not only one: routes from anywhere
+  /// else reach it and leave it (a place for a simulated rider or parcel).
+  public func isWhollyInMainComponent(_ edge: Int) -> Bool {
+    let e = network.edges[edge]
+    return [false, true].allSatisfy {
+      e.cost(reversed: $0) == nil || components.isMain(Int(TurnGraph.directed(edge, reversed: $0)))
+    }
+  }
+
   /// A startpoint with a drivable direction whose component `test` answers `holds` for.
   private func isStartpoint(_ edge: Int, where test: (Int) -> Bool, holds: Bool) -> Bool {
     let e = network.edges[edge]

@@ -60,7 +60,7 @@ public struct CityPlaces: Sendable {
   public init(routing: RoutingEngine, hotspots: [Hotspot] = []) {
     let network = routing.network
     var seen = Set<Int32>()
-    for (index, edge) in network.edges.enumerated() where !routing.isInMainPart(edge: index) {
+    for (index, edge) in network.edges.enumerated() where !routing.isWhollyInMainComponent(index) {
       seen.formUnion([edge.from, edge.to])
     }
     var points: [LatLng] = []
