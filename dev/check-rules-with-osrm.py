@@ -238,6 +238,8 @@ def check(name, osrm_bin, work):
                 "exits": ("'s exits", [str(step["maneuver"].get("exit", "")) for step in steps]),
                 "names": ("'s names", [step["name"] for step in steps]),
                 "rotary_names": ("'s rotary names", [step.get("rotary_name", "") for step in steps]),
+                "junction_refs": ("'s exits (junction:ref)", [step.get("exits", "") for step in steps]),
+                "pronunciations": ("'s pronunciations", [step.get("pronunciation", "") for step in steps]),
             }
             for item in expected:
                 key, value = item.split("=", 1)

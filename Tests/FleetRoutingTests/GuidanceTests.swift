@@ -147,8 +147,9 @@ struct GuidanceTests {
   }
 
   @Test func osrmsNameRules() {
+    let label = { (names: (String, String)) in RoadLabel(name: names.0, ref: names.1) }
     let announce = { (from: (String, String), to: (String, String)) in
-      RoadNames.requiresNameAnnounced(from: from, to: to)
+      RoadNames.requiresNameAnnounced(from: label(from), to: label(to))
     }
     #expect(announce(("Main", ""), ("Other", "")))
     #expect(!announce(("Main", ""), ("Main", "")))
@@ -159,6 +160,29 @@ struct GuidanceTests {
     #expect(announce(("", "A1"), ("Main", "")))
     // Compass words: one road at junctions (the profile's suffixes), two in post-processing.
     #expect(!announce(("West", ""), ("East", "")))
-    #expect(RoadNames.requiresNameAnnounced(from: ("West", ""), to: ("East", ""), suffixes: []))
+    #expect(RoadNames.requiresNameAnnounced(from: label(("West", "")), to: label(("East", "")), suffixes: []))
+  }
+
+  @Test func aNewExitNumberOrPronunciationIsSaidALostExitNumberIsNot() {
+    let ramp = RoadLabel(exits: "12")
+    // Unnamed ramps: a new or another number is said; losing it is not (ramps often carry it on
+    // their first piece alone), unless the name changes with it.
+    #expect(RoadNames.requiresNameAnnounced(from: RoadLabel(), to: ramp))
+    #expect(RoadNames.requiresNameAnnounced(from: ramp, to: RoadLabel(exits: "13")))
+    #expect(!RoadNames.requiresNameAnnounced(from: ramp, to: RoadLabel()))
+    #expect(!RoadNames.requiresNameAnnounced(from: ramp, to: ramp))
+    #expect(
+      RoadNames.requiresNameAnnounced(
+        from: RoadLabel(name: "Quai", exits: "12"), to: RoadLabel(name: "Boulevard")))
+    // The same name spoken otherwise is another road; destinations are not compared.
+    #expect(
+      RoadNames.requiresNameAnnounced(
+        from: RoadLabel(name: "Leicester Road"), to: RoadLabel(name: "Leicester Road", pronunciation: "Lester Road")))
+    #expect(
+      !RoadNames.requiresNameAnnounced(from: RoadLabel(destinations: "Nice"), to: RoadLabel(destinations: "Genova")))
+    // Signposted roads without a name are named in OSRM's sense (a name id not empty): two links to
+    // the same places are one road, an unsigned one is none.
+    #expect(RoadNames.areIdentical(RoadLabel(destinations: "Nice"), RoadLabel(destinations: "Nice")))
+    #expect(!RoadNames.areIdentical(RoadLabel(), RoadLabel()))
   }
 }

@@ -74,6 +74,14 @@ struct RuleFixtureTests {
         let rotaryNames = steps.map(\.rotaryName)
         #expect(rotaryNames == want, "\(name) \(expected): rotary names \(rotaryNames)")
       }
+      if let want = expected.junctionRefs {
+        let exits = steps.map(\.exits)
+        #expect(exits == want, "\(name) \(expected): exits (junction:ref) \(exits)")
+      }
+      if let want = expected.pronunciations {
+        let pronunciations = steps.map(\.pronunciation)
+        #expect(pronunciations == want, "\(name) \(expected): pronunciations \(pronunciations)")
+      }
     }
   }
 

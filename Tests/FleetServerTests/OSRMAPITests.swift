@@ -231,6 +231,33 @@ struct OSRMAPITests {
     #expect((json["destinations"] as? [Any])?.count == 2)
   }
 
+  @Test func stepJSONCarriesTheRoadsLabelsAsOSRMWritesThem() throws {
+    let step = { (rotaryName: String) in
+      RouteStep(
+        maneuver: RouteStep.Maneuver(
+          location: LatLng(latitude: 43.73, longitude: 7.42), bearingBefore: 0, bearingAfter: 90, kind: .rotary,
+          modifier: .right, exit: 2),
+        name: "Leicester Road", ref: "", destinations: "Nice", exits: "12;12A", rotaryName: rotaryName,
+        pronunciation: "Lester Road", rotaryPronunciation: "Plass Rond", isFerry: false, drivingSide: .right,
+        geometry: [], distance: 10, duration: 1, weight: 1, intersections: [])
+    }
+    let json = { (step: RouteStep) in
+      try #require(
+        try JSONSerialization.jsonObject(with: JSONEncoder().encode(OSRMStep(step, format: "polyline")))
+          as? [String: Any])
+    }
+    let named = try json(step("Place Ronde"))
+    #expect(named["pronunciation"] as? String == "Lester Road")
+    #expect(named["exits"] as? String == "12;12A")
+    #expect(named["destinations"] as? String == "Nice")
+    #expect(named["rotary_name"] as? String == "Place Ronde")
+    #expect(named["rotary_pronunciation"] as? String == "Plass Rond")
+    #expect(named["ref"] == nil)
+    // As OSRM: a rotary's pronunciation only beside its name.
+    let unnamed = try json(step(""))
+    #expect(unnamed["rotary_name"] == nil && unnamed["rotary_pronunciation"] == nil)
+  }
+
   @Test func tableMatchesRoutes() async throws {
     try await Fleetd.with(graph: try await monacoGraph()) { server in
       let coordinates = [Self.palace, Self.casino, Self.larvotto]

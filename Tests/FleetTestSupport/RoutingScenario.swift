@@ -30,6 +30,8 @@ import Foundation
 ///       a d: exits=",3,3,"                              per step, its maneuver's exit (none empty)
 ///       a d: names="West,North,North,North"             per step, its name
 ///       a d: rotary_names=",Place Ronde,,"              per step, its rotary's name (none empty)
+///       a d: junction_refs="4,5,5"                      per step, its road's exits (`junction:ref`)
+///       a d: pronunciations=",Lester Road,"             per step, its road's `name:pronunciation`
 public struct RoutingScenario: Sendable {
   public var name: String
   /// The comment lines at the top: what rule this is and where it comes from.
@@ -67,6 +69,10 @@ public struct RoutingScenario: Sendable {
     public var names: [String]?
     /// Per step, the name of the rotary it goes round, empty where none.
     public var rotaryNames: [String]?
+    /// Per step, its road's exit numbers (`junction:ref`, OSRM's step `exits`).
+    public var junctionRefs: [String]?
+    /// Per step, how its road's name is spoken (`name:pronunciation`).
+    public var pronunciations: [String]?
 
     public var description: String { "line \(line): \(text)" }
   }
@@ -249,6 +255,8 @@ public struct RoutingScenario: Sendable {
       case "exits": expectation.exits = perStep
       case "names": expectation.names = perStep
       case "rotary_names": expectation.rotaryNames = perStep
+      case "junction_refs": expectation.junctionRefs = perStep
+      case "pronunciations": expectation.pronunciations = perStep
       default: throw fail(line, "unknown expectation \(key)")
       }
     }

@@ -137,7 +137,7 @@ public struct OSMExtractor: Sendable {
       if attributes.isFerry { flags.insert(.ferry) }
       let names = (
         name: name(attributes.name), ref: name(attributes.ref), destinations: name(attributes.destinations),
-        exits: name(attributes.exits)
+        exits: name(attributes.exits), pronunciation: name(attributes.pronunciation)
       )
       // A timed way (a ferry's `duration`) shares its time out equally over its segments.
       let turnLanes = (forward: lanes(attributes.turnLanesForward), backward: lanes(attributes.turnLanesBackward))
@@ -187,7 +187,8 @@ public struct OSMExtractor: Sendable {
               from: from, to: to, geometryStart: geometryStart, geometryEnd: Int32(network.geometry.count),
               length: length, forward: cost(attributes.forward), backward: cost(attributes.backward),
               nameIndex: names.name, refIndex: names.ref, destinationsIndex: names.destinations,
-              exitsIndex: names.exits, wayID: way.id, flags: flags, roadClass: attributes.roadClass,
+              exitsIndex: names.exits, pronunciationIndex: names.pronunciation, wayID: way.id, flags: flags,
+              roadClass: attributes.roadClass,
               lanes: UInt8(clamping: laneCount), turnLanesForward: turnLanes.forward.index,
               turnLanesBackward: turnLanes.backward.index))
           // Signs facing one way of this way: forward ones met arriving at `to`, backward ones

@@ -10,7 +10,7 @@ import Foundation
 /// Loading is a handful of bulk copies; nothing is parsed per element except names.
 public enum GraphFile {
   static let magic = Array("FLEETKIT-GRAPH".utf8) + [0, 0]
-  public static let version: UInt32 = 7
+  public static let version: UInt32 = 8
 
   public struct FormatError: Error, Sendable, CustomStringConvertible {
     public let path: String
@@ -55,7 +55,7 @@ public enum GraphFile {
         out.put(cost?.weight ?? 0)
         out.put(cost?.classes.rawValue ?? 0)
       }
-      for name in [e.nameIndex, e.refIndex, e.destinationsIndex, e.exitsIndex] { out.put(name) }
+      for name in e.labelIndices { out.put(name) }
       out.put(e.wayID)
       out.put(e.flags.rawValue)
       out.put(e.roadClass.rawValue)
@@ -165,7 +165,7 @@ public enum GraphFile {
         costs.append(
           kind == 0 ? nil : EdgeCost(duration: duration, weight: weight, restricted: kind == 2, classes: classes))
       }
-      let names: [Int32] = try (0..<4).map { _ in try input.get() }
+      let names: [Int32] = try (0..<5).map { _ in try input.get() }
       let wayID: Int64 = try input.get()
       let flags = RoadFlags(rawValue: try input.get())
       let classValue: UInt8 = try input.get()
@@ -178,7 +178,8 @@ public enum GraphFile {
         RoadEdge(
           from: from, to: to, geometryStart: geometryStart, geometryEnd: geometryEnd, length: length, forward: costs[0],
           backward: costs[1], nameIndex: names[0], refIndex: names[1], destinationsIndex: names[2],
-          exitsIndex: names[3], wayID: wayID, flags: flags, roadClass: roadClass, lanes: lanes,
+          exitsIndex: names[3], pronunciationIndex: names[4], wayID: wayID, flags: flags, roadClass: roadClass,
+          lanes: lanes,
           turnLanesForward: turnLanes.0, turnLanesBackward: turnLanes.1))
     }
     network.geometry = try input.getArray()
@@ -236,7 +237,7 @@ public enum GraphFile {
     for edge in network.edges {
       guard edge.from >= 0, edge.from < junctions, edge.to >= 0, edge.to < junctions, edge.geometryStart >= 0,
         edge.geometryEnd - edge.geometryStart >= 2, Int(edge.geometryEnd) <= network.geometry.count,
-        [edge.nameIndex, edge.refIndex, edge.destinationsIndex, edge.exitsIndex].allSatisfy({
+        edge.labelIndices.allSatisfy({
           $0 >= 0 && Int($0) < network.names.count
         }), edge.length.isFinite, Int(edge.turnLanesForward) < network.turnLanes.count,
         Int(edge.turnLanesBackward) < network.turnLanes.count

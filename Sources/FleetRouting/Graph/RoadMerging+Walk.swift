@@ -47,7 +47,8 @@ extension RoadMerging {
   /// the bearing the road started with, and whether a sharp turn with another as sharp beside
   /// it, or a road straight on, ends the walk.
   struct RoadSelector {
-    let name: (Int32, Int32)
+    /// The road followed: the way on is a road with its label (OSRM's name id).
+    let followed: RoadEdge
     let bearing: Double
     let stopOnAmbiguousTurns: Bool
   }
@@ -55,7 +56,7 @@ extension RoadMerging {
   func selector(following road: JunctionGeometry.Road, bearing: Double, stopOnAmbiguousTurns: Bool) -> RoadSelector {
     let edge = network.edges[road.edge]
     return RoadSelector(
-      name: (edge.nameIndex, edge.refIndex), bearing: bearing, stopOnAmbiguousTurns: stopOnAmbiguousTurns)
+      followed: edge, bearing: bearing, stopOnAmbiguousTurns: stopOnAmbiguousTurns)
   }
 
   /// The road at `junction` that a walk along `lastEdge` arrives by.
@@ -100,7 +101,7 @@ extension RoadMerging {
     let there = roads[view.junction]
     let named = { (road: Int) in
       let edge = self.network.edges[there[road].edge]
-      return edge.nameIndex == selector.name.0 && edge.refIndex == selector.name.1
+      return edge.hasSameLabel(as: selector.followed)
     }
     let deviation = PerceivedBearing.angularDeviation
     guard there.indices.filter(named).count <= 2 else { return nil }

@@ -96,10 +96,8 @@ struct RoadMerging {
   /// OSRM's `HaveIdenticalNames`, by which its detector tells roads apart and merges halves.
   func sameName(_ a: JunctionGeometry.Road, _ b: JunctionGeometry.Road) -> Bool {
     let (x, y) = (network.edges[a.edge], network.edges[b.edge])
-    if x.nameIndex == y.nameIndex && x.refIndex == y.refIndex { return x.nameIndex != 0 || x.refIndex != 0 }
-    let names = { (edge: RoadEdge) in (self.network.names[Int(edge.nameIndex)], self.network.names[Int(edge.refIndex)])
-    }
-    return RoadNames.areIdentical(names(x), names(y))
+    if x.hasSameLabel(as: y) { return !x.hasEmptyLabel }
+    return RoadNames.areIdentical(network.label(of: x), network.label(of: y))
   }
 
   func canMerge(_ junction: Int, _ roads: [JunctionGeometry.Road], _ l: Int, _ r: Int) -> Bool {

@@ -1,17 +1,31 @@
+/// How a road is named, as OSRM's guidance reads it: the strings behind its name id (`name`,
+/// `ref`, `name:pronunciation`, `junction:ref` and, on one-ways, the signposted destinations).
+/// Two roads with equal labels have one name id in OSRM; an empty label is its empty id.
+struct RoadLabel: Sendable, Hashable {
+  var name = ""
+  var ref = ""
+  var pronunciation = ""
+  /// `junction:ref`: the exit numbers.
+  var exits = ""
+  var destinations = ""
+
+  var isEmpty: Bool { self == RoadLabel() }
+}
+
 /// OSRM's rules for when two names are one road (`name_announcements.hpp`): what guidance says
 /// and which roads junction geometry merges both read them.
 enum RoadNames {
   /// OSRM's rule for when a change of road must be said (`requiresNameAnnounced`,
   /// name_announcements.hpp): a name that only gains or loses a part or a compass suffix, or a
   /// reference that is kept, is the same road to a driver; a reference becoming a name, or the
-  /// reverse, is said, as is a new reference on unnamed roads.
+  /// reverse, is said, as is a new reference on unnamed roads, a name spoken otherwise, and a
+  /// new exit number (but not one lost under the same name: ramps often carry it on their
+  /// first piece alone). Destinations are not compared.
   ///
   /// Guidance at junctions reads compass words with the car profile's suffixes; OSRM's
   /// post-processing (collapsing steps, ends of roads) has no suffix table and passes none, so
   /// there "West Street" and "East Street" are two roads.
-  static func requiresNameAnnounced(
-    from: (name: String, ref: String), to: (name: String, ref: String), suffixes: Set<String> = nameSuffixes
-  ) -> Bool {
+  static func requiresNameAnnounced(from: RoadLabel, to: RoadLabel, suffixes: Set<String> = nameSuffixes) -> Bool {
     if from.name.isEmpty && from.ref.isEmpty && !(to.name.isEmpty && to.ref.isEmpty) { return true }
     let namesAreEmpty = from.name.isEmpty && to.name.isEmpty
     let nameIsContained = from.name.hasPrefix(to.name) || to.name.hasPrefix(from.name)
@@ -29,14 +43,15 @@ enum RoadNames {
       (from.name.isEmpty && !from.ref.isEmpty && !to.name.isEmpty && to.ref.isEmpty)
       || (!from.name.isEmpty && from.ref.isEmpty && to.name.isEmpty && !to.ref.isEmpty)
       || (namesAreEmpty && !refIsContained)
-    return !obviousChange || needsAnnouncement
+    let losesExit = namesAreEqual && !from.exits.isEmpty && to.exits.isEmpty
+    return !obviousChange || needsAnnouncement || from.pronunciation != to.pronunciation
+      || (from.exits != to.exits && !losesExit)
   }
 
   /// OSRM's `HaveIdenticalNames`: both roads named, and neither name a change to say from the
   /// other ("East Terrace" and "North Terrace" are one road by the compass rule).
-  static func areIdentical(_ a: (name: String, ref: String), _ b: (name: String, ref: String)) -> Bool {
-    let isNamed = { (names: (name: String, ref: String)) in !names.name.isEmpty || !names.ref.isEmpty }
-    return isNamed(a) && isNamed(b) && !requiresNameAnnounced(from: a, to: b) && !requiresNameAnnounced(from: b, to: a)
+  static func areIdentical(_ a: RoadLabel, _ b: RoadLabel) -> Bool {
+    !a.isEmpty && !b.isEmpty && !requiresNameAnnounced(from: a, to: b) && !requiresNameAnnounced(from: b, to: a)
   }
 
   /// The car profile's name suffixes, which alone do not make another road ("Main Street North").

@@ -69,11 +69,12 @@ public struct RoadEdge: Sendable, Hashable, Codable {
   /// Driving from `to` to `from`; nil when not allowed.
   public var backward: EdgeCost?
   /// Indices into `RoadNetwork.names`: `name`, `ref`, the signposted destinations (one-ways
-  /// only) and `junction:ref`; 0 is the empty string.
+  /// only), `junction:ref` and `name:pronunciation`; 0 is the empty string.
   public var nameIndex: Int32
   public var refIndex: Int32 = 0
   public var destinationsIndex: Int32 = 0
   public var exitsIndex: Int32 = 0
+  public var pronunciationIndex: Int32 = 0
   public var wayID: Int64
   public var flags: RoadFlags = [.startpoint]
   public var roadClass: RoadClass
@@ -94,10 +95,23 @@ public struct RoadEdge: Sendable, Hashable, Codable {
   public var isStartpoint: Bool { flags.contains(.startpoint) }
   public var isFerry: Bool { flags.contains(.ferry) }
 
-  /// Same road for guidance and junction geometry: names, class, flags and access alike.
-  func describesSameRoad(as other: RoadEdge) -> Bool {
+  /// The indices of its label's strings (`RoadLabel`), in the graph file's order.
+  var labelIndices: [Int32] { [nameIndex, refIndex, destinationsIndex, exitsIndex, pronunciationIndex] }
+
+  /// The same label (OSRM's same name id): every string alike, as each is stored once.
+  func hasSameLabel(as other: RoadEdge) -> Bool {
     nameIndex == other.nameIndex && refIndex == other.refIndex && destinationsIndex == other.destinationsIndex
-      && exitsIndex == other.exitsIndex && roadClass == other.roadClass && flags == other.flags
+      && exitsIndex == other.exitsIndex && pronunciationIndex == other.pronunciationIndex
+  }
+
+  /// No name, ref, destinations, pronunciation or exits (OSRM's empty name id).
+  var hasEmptyLabel: Bool {
+    nameIndex == 0 && refIndex == 0 && destinationsIndex == 0 && exitsIndex == 0 && pronunciationIndex == 0
+  }
+
+  /// Same road for guidance and junction geometry: label, class, flags and access alike.
+  func describesSameRoad(as other: RoadEdge) -> Bool {
+    hasSameLabel(as: other) && roadClass == other.roadClass && flags == other.flags
   }
 }
 
@@ -166,6 +180,14 @@ public struct RoadNetwork: Sendable, Codable {
   }
 
   public func coordinate(ofJunction junction: Int32) -> FixedCoordinate { points[Int(junctions[Int(junction)])] }
+
+  /// How a road is named, as guidance reads it.
+  func label(of edge: RoadEdge) -> RoadLabel {
+    RoadLabel(
+      name: names[Int(edge.nameIndex)], ref: names[Int(edge.refIndex)],
+      pronunciation: names[Int(edge.pronunciationIndex)],
+      exits: names[Int(edge.exitsIndex)], destinations: names[Int(edge.destinationsIndex)])
+  }
 }
 
 extension RoadNetwork {

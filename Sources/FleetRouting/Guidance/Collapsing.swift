@@ -149,8 +149,7 @@ struct StepCollapsing {
         if step.maneuver.kind == .endOfRoad, let previous = result.last, previous.intersections.count < 2 {
           let sameName =
             !(step.name.isEmpty && step.ref.isEmpty)
-            && !RoadNames.requiresNameAnnounced(
-              from: (previous.name, previous.ref), to: (step.name, step.ref), suffixes: [])
+            && !RoadNames.requiresNameAnnounced(from: previous.label, to: step.label, suffixes: [])
           step.maneuver.kind = sameName ? .continue : .turn
         }
         result.append(step)
@@ -205,12 +204,7 @@ struct StepCollapsing {
   }
 
   /// OSRM's `haveSameName`, without the profile's suffixes as post-processing reads names.
-  func haveSameName(_ a: Int, _ b: Int) -> Bool {
-    let (x, y) = (drafts[a].step, drafts[b].step)
-    guard !(x.name.isEmpty && x.ref.isEmpty), !(y.name.isEmpty && y.ref.isEmpty) else { return false }
-    if x.name == y.name && x.ref == y.ref { return true }
-    return !RoadNames.requiresNameAnnounced(from: (x.name, x.ref), to: (y.name, y.ref), suffixes: [])
-  }
+  func haveSameName(_ a: Int, _ b: Int) -> Bool { drafts[a].step.hasSameName(as: drafts[b].step) }
 
   func allowedTurns(_ i: Int) -> Int { drafts[i].step.intersections.first?.entry.filter { $0 }.count ?? 0 }
 
@@ -288,10 +282,9 @@ struct StepCollapsing {
 
   func isNameOscillation(_ prior: Int, _ entering: Int, _ leaving: Int) -> Bool {
     guard basicPreconditions(prior, entering, leaving) else { return false }
-    let unnamed = drafts[leaving].step.name.isEmpty && drafts[leaving].step.ref.isEmpty
+    let unnamed = drafts[leaving].step.label.isEmpty
     let changes = isNameChangeLike(entering) && (isNameChangeLike(leaving) || (isSuppressed(leaving) && unnamed))
-    let (x, y) = (drafts[prior].step, drafts[leaving].step)
-    return changes && ((x.name == y.name && x.ref == y.ref) || haveSameName(prior, leaving))
+    return changes && (drafts[prior].step.label == drafts[leaving].step.label || haveSameName(prior, leaving))
   }
 
   /// A name change, or a straight turn or continue (OSRM's `is_name_change`).
@@ -443,11 +436,9 @@ struct StepCollapsing {
 
   mutating func transferSignage(to at: Int, from: Int) {
     let source = drafts[from].step
-    drafts[at].step.name = source.name
-    drafts[at].step.ref = source.ref
-    drafts[at].step.destinations = source.destinations
-    drafts[at].step.exits = source.exits
+    drafts[at].step.adaptSignage(from: source)
     drafts[at].step.rotaryName = source.rotaryName
+    drafts[at].step.rotaryPronunciation = source.rotaryPronunciation
   }
 
   /// OSRM's `TransferLanesStrategy`.

@@ -131,9 +131,9 @@ struct Guidance {
       let last = stepSpans.last!.lastPoint
       // A roundabout step is named after the road it leaves the roundabout by.
       var named = network.edges[Int(stepSpans.first!.edge)]
-      var rotaryName = ""
+      var rotary = RoadLabel()
       if start.kind.entersRoundabout {
-        rotaryName = start.kind == .rotary ? network.names[Int(named.nameIndex)] : ""
+        if start.kind == .rotary { rotary = network.label(of: named) }
         if let exitSpan = start.exitSpan { named = network.edges[Int(spans[exitSpan].edge)] }
       }
       var intersections: [RouteStep.Intersection] = []
@@ -158,13 +158,14 @@ struct Guidance {
       // A turn's bearings are the junction's (OSRM's `TurnBearing`); the departure, the only step
       // without a junction, sets off along its first metres.
       let bearings = passes[start.span]?.maneuverBearings ?? (before: 0, after: leadingBearing(points[first...]))
+      let label = network.label(of: named)
       let step = RouteStep(
         maneuver: RouteStep.Maneuver(
           location: location, bearingBefore: bearings.before, bearingAfter: bearings.after,
           kind: start.kind, modifier: start.modifier, exit: start.exit),
-        name: network.names[Int(named.nameIndex)], ref: network.names[Int(named.refIndex)],
-        destinations: network.names[Int(named.destinationsIndex)], exits: network.names[Int(named.exitsIndex)],
-        rotaryName: rotaryName, isFerry: named.isFerry, drivingSide: named.drivingSide,
+        name: label.name, ref: label.ref, destinations: label.destinations, exits: label.exits,
+        rotaryName: rotary.name, pronunciation: label.pronunciation, rotaryPronunciation: rotary.pronunciation,
+        isFerry: named.isFerry, drivingSide: named.drivingSide,
         geometry: Array(points[first...max(last, first)]),
         distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
         weight: stepSpans.reduce(0) { $0 + $1.weight }, intersections: intersections)
@@ -181,13 +182,15 @@ struct Guidance {
     let end = points[points.count - 1]
     let arrivingBearing = Double(leadingBearing(Array(points.suffix(8).reversed())[...]))
     let lastEdge = network.edges[Int(lastSpan.edge)]
+    let arrivedOn = network.label(of: lastEdge)
     let arrival = RouteStep(
       maneuver: RouteStep.Maneuver(
         location: end, bearingBefore: Self.wholeDegrees(Geo.reverse(arrivingBearing)), bearingAfter: 0, kind: .arrive,
         modifier: sideModifier(asked: destination, snapped: end, road: points[points.count - 2], arriving: true),
         exit: nil),
-      name: network.names[Int(lastEdge.nameIndex)], ref: network.names[Int(lastEdge.refIndex)],
-      destinations: "", exits: "", rotaryName: "", isFerry: lastEdge.isFerry, drivingSide: lastEdge.drivingSide,
+      name: arrivedOn.name, ref: arrivedOn.ref, destinations: arrivedOn.destinations, exits: arrivedOn.exits,
+      rotaryName: "", pronunciation: arrivedOn.pronunciation, isFerry: lastEdge.isFerry,
+      drivingSide: lastEdge.drivingSide,
       geometry: [end, end], distance: 0, duration: 0, weight: 0,
       intersections: [
         RouteStep.Intersection(
@@ -233,10 +236,7 @@ struct Guidance {
           location: junction.location, bearings: junction.arrivingRoad.map { [junction.bearings[$0]] } ?? [0],
           entry: [true], arrivingRoad: 0, leavingRoad: nil, classes: [])
       ]
-      (last.name, last.ref, last.destinations, last.exits) = (
-        before.name, before.ref, before.destinations, before.exits
-      )
-      last.rotaryName = before.rotaryName
+      last.adaptSignage(from: before)
       drafts[drafts.count - 2].step.distance += last.distance
       drafts[drafts.count - 2].step.duration += last.duration
       drafts[drafts.count - 2].step.weight += last.weight
@@ -266,9 +266,7 @@ struct Guidance {
         result.append(step)
         continue
       }
-      let sameName =
-        !(previous.name.isEmpty && previous.ref.isEmpty) && previous.name == step.name && previous.ref == step.ref
-      guard sameName || step.distance < nameSegmentCutoff else {
+      guard previous.hasSameName(as: step) || step.distance < nameSegmentCutoff else {
         result.append(step)
         continue
       }
@@ -304,7 +302,7 @@ struct Guidance {
     var simpleExits = true
     // The ring's names, one per name a driver would hear as different; the joining ways' names.
     var ringNames: [RoadEdge] = []
-    var joiningNames = Set<Int32>()
+    var joiningNames = Set<RoadLabel>()
     while !exits.contains(node) {
       let roads = junctions.roads[Int(node)]
       if roads.count > 2 {
@@ -331,7 +329,7 @@ struct Guidance {
           }
           next = leaving
         } else if !edge.isRoundabout {
-          joiningNames.insert(edge.nameIndex)
+          joiningNames.insert(names(edge))
         }
       }
       guard let next else { return nil }
@@ -344,7 +342,7 @@ struct Guidance {
     if exits.count == 1 && roundabout { return .roundaboutTurn }
     let radius = length / (2 * .pi)
     if ringNames.count == 1,
-      circular || (!joiningNames.contains(ringNames[0].nameIndex) && radius > Self.rotaryRadius)
+      circular || (!joiningNames.contains(names(ringNames[0])) && radius > Self.rotaryRadius)
     {
       return .rotary
     }
@@ -552,7 +550,7 @@ struct Guidance {
       let edge = self.network.edges[roads[turn.road].edge]
       return MotorwayTurns.Road(
         angle: turn.road == arrivedBy ? 0 : turn.angle, allowed: allowed[turn.road], roadClass: edge.roadClass,
-        name: self.network.names[Int(edge.nameIndex)], ref: self.network.names[Int(edge.refIndex)],
+        label: self.network.label(of: edge),
         isThroughStreet: self.isThroughStreet(turn.road, view: view, roads: roads, arrivedBy: arrivedBy),
         requiresAnnouncement: Self.requiresAnnouncement(
           from: self.network.edges[roads[arrivedBy].edge], to: edge))
@@ -589,15 +587,13 @@ struct Guidance {
     hasName(a) && hasName(b) && !RoadNames.requiresNameAnnounced(from: names(a), to: names(b))
   }
 
-  /// Named or numbered (OSRM's name id not empty).
-  func isNamed(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 || edge.refIndex != 0 }
+  /// Named, numbered or signposted (OSRM's name id not empty).
+  func isNamed(_ edge: RoadEdge) -> Bool { !edge.hasEmptyLabel }
 
   /// Named: OSRM's `GetNameForID(…).empty()`, which reads the name alone, not the ref.
   func hasName(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 }
 
-  func names(_ edge: RoadEdge) -> (name: String, ref: String) {
-    (network.names[Int(edge.nameIndex)], network.names[Int(edge.refIndex)])
-  }
+  func names(_ edge: RoadEdge) -> RoadLabel { network.label(of: edge) }
 
   /// The one road on at a junction of a main road where every other road is minor (service
   /// roads, tracks: OSRM's low-priority classes), as an index of `view`.
@@ -722,8 +718,7 @@ struct Guidance {
   /// Whether going from one road onto another is more than driving on (OSRM's
   /// `requiresAnnouncement`: another class, a one-way change, or names that do not combine).
   static func requiresAnnouncement(from a: RoadEdge, to b: RoadEdge) -> Bool {
-    a.roadClass != b.roadClass || a.isRoundabout != b.isRoundabout || a.nameIndex != b.nameIndex
-      || a.refIndex != b.refIndex
+    a.roadClass != b.roadClass || a.isRoundabout != b.isRoundabout || !a.hasSameLabel(as: b)
       || ((a.forward == nil) != (a.backward == nil)) != ((b.forward == nil) != (b.backward == nil))
   }
 

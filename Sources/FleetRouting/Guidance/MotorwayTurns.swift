@@ -15,8 +15,7 @@ struct MotorwayTurns {
     var angle: Double
     var allowed: Bool
     var roadClass: RoadClass
-    var name: String
-    var ref: String
+    var label: RoadLabel
     var isThroughStreet: Bool
     /// Whether driving onto it from the road arrived by must be said (OSRM's `requiresAnnouncement`).
     var requiresAnnouncement: Bool
@@ -75,9 +74,8 @@ struct MotorwayTurns {
     let arriving = roads[0]
     // The way the motorway goes on: by its name, else the straightest motorway.
     var continueAngle = roads.first { road in
-      road.allowed && road.angle != 0 && !(arriving.name.isEmpty && arriving.ref.isEmpty)
-        && !(road.name.isEmpty && road.ref.isEmpty) && road.roadClass.isMotorway
-        && !RoadNames.requiresNameAnnounced(from: (arriving.name, arriving.ref), to: (road.name, road.ref))
+      road.allowed && road.angle != 0 && !arriving.label.isEmpty && !road.label.isEmpty && road.roadClass.isMotorway
+        && !RoadNames.requiresNameAnnounced(from: arriving.label, to: road.label)
     }?.angle
     if continueAngle == nil {
       var best = 180.0
@@ -146,9 +144,8 @@ struct MotorwayTurns {
     case 2 where valid == 1:
       instructions[1] = .obvious(throughStreet: roads[1].isThroughStreet)
     case 3:
-      let sameName = !RoadNames.requiresNameAnnounced(
-        from: (roads[2].name, roads[2].ref), to: (roads[1].name, roads[1].ref))
-      let bothNamed = !roads[1].name.isEmpty && !roads[2].name.isEmpty
+      let sameName = !RoadNames.requiresNameAnnounced(from: roads[2].label, to: roads[1].label)
+      let bothNamed = !roads[1].label.name.isEmpty && !roads[2].label.name.isEmpty
       if valid == 1 {
         // Joining a motorway that passes, or the end of one.
         let i = roads[1].allowed ? 1 : 2

@@ -12,16 +12,11 @@ struct ObviousTurn {
   let allowed: [Bool]
   let arrivedBy: Int
 
-  typealias Names = (name: String, ref: String)
-
   func edge(_ i: Int) -> RoadEdge { network.edges[roads[view[i].road].edge] }
-  func names(_ edge: RoadEdge) -> Names {
-    (network.names[Int(edge.nameIndex)], network.names[Int(edge.refIndex)])
-  }
-  static func isEmpty(_ names: Names) -> Bool { names.name.isEmpty && names.ref.isEmpty }
+  func names(_ edge: RoadEdge) -> RoadLabel { network.label(of: edge) }
   func entry(_ i: Int) -> Bool { allowed[view[i].road] }
   func deviation(_ i: Int) -> Double { Guidance.deviation(view[i].angle) }
-  func renamed(_ a: Names, _ b: Names) -> Bool { RoadNames.requiresNameAnnounced(from: a, to: b) }
+  func renamed(_ a: RoadLabel, _ b: RoadLabel) -> Bool { RoadNames.requiresNameAnnounced(from: a, to: b) }
 
   var inEdge: RoadEdge { network.edges[roads[arrivedBy].edge] }
 
@@ -43,11 +38,11 @@ struct ObviousTurn {
     // The road that keeps the name, of the same class or higher.
     let keepsName = closest { i in
       guard entry(i) else { return false }
-      if Self.isEmpty(viaNames) && !viaClass.isLowPriority { return false }
+      if viaNames.isEmpty && !viaClass.isLowPriority { return false }
       let road = edge(i)
       let roadNames = names(road)
-      if Self.isEmpty(roadNames) && !road.roadClass.isLowPriority { return false }
-      if Self.isEmpty(viaNames) != Self.isEmpty(roadNames) { return false }
+      if roadNames.isEmpty && !road.roadClass.isLowPriority { return false }
+      if viaNames.isEmpty != roadNames.isEmpty { return false }
       if Self.strictlyLess(road.roadClass, viaClass) { return false }
       if Self.isLink(road.roadClass, to: viaClass) { return false }
       return !renamed(viaNames, roadNames)
@@ -82,7 +77,7 @@ struct ObviousTurn {
     // A road splitting up, every part of it with the same name (not an end of road).
     let allSameName = view.indices.allSatisfy { i in
       let roadNames = names(edge(i))
-      return !Self.isEmpty(roadNames) && roadNames == viaNames
+      return !roadNames.isEmpty && roadNames == viaNames
     }
     if view.count == 3, allSameName, enterable == 1,
       Guidance.angularDeviation(view[1].angle, 90) > Guidance.narrowTurnAngle

@@ -94,9 +94,14 @@ public struct RouteStep: Sendable, Hashable {
   public var name: String
   public var ref: String
   public var destinations: String
+  /// The road's exit numbers (`junction:ref`).
   public var exits: String
   /// The name of the roundabout driven round, at rotaries.
   public var rotaryName: String
+  /// How `name` is spoken (`name:pronunciation`), empty when the map does not say.
+  public var pronunciation: String = ""
+  /// How `rotaryName` is spoken.
+  public var rotaryPronunciation: String = ""
   public var isFerry: Bool
   public var drivingSide: DrivingSide
   public var geometry: [LatLng]
@@ -104,6 +109,27 @@ public struct RouteStep: Sendable, Hashable {
   public var duration: Double
   public var weight: Double
   public var intersections: [Intersection]
+}
+
+extension RouteStep {
+  /// How the step's road is named, as guidance compares it.
+  var label: RoadLabel {
+    RoadLabel(name: name, ref: ref, pronunciation: pronunciation, exits: exits, destinations: destinations)
+  }
+
+  /// OSRM's `haveSameName` (collapsing_utility.hpp): both roads named or numbered, and the
+  /// change not one to say, read without the profile's suffixes as post-processing reads names.
+  func hasSameName(as other: RouteStep) -> Bool {
+    guard !(name.isEmpty && ref.isEmpty), !(other.name.isEmpty && other.ref.isEmpty) else { return false }
+    return label == other.label || !RoadNames.requiresNameAnnounced(from: label, to: other.label, suffixes: [])
+  }
+
+  /// Takes another step's road names (OSRM's `AdaptStepSignage`), the rotary's name aside.
+  mutating func adaptSignage(from other: RouteStep) {
+    (name, ref, pronunciation, destinations, exits) = (
+      other.name, other.ref, other.pronunciation, other.destinations, other.exits
+    )
+  }
 }
 
 extension RouteStep.Kind {

@@ -25,6 +25,8 @@ public struct WayAttributes: Sendable, Hashable {
   public var destinations: String = ""
   /// `junction:ref`: the exit number.
   public var exits: String = ""
+  /// `name:pronunciation`: how the name is spoken.
+  public var pronunciation: String = ""
   public var highway: String
   public var roadClass: RoadClass
   /// `junction=roundabout`.
@@ -199,6 +201,7 @@ extension CarProfile {
       forward: forward, backward: backward, duration: duration, name: tags["name"] ?? "",
       ref: tags["ref"].map { TagValues.canonicalList($0, separator: ";") } ?? "", destinations: destinations,
       exits: tags["junction:ref"].map { TagValues.canonicalList($0, separator: ";") } ?? "",
+      pronunciation: tags["name:pronunciation"] ?? "",
       highway: highway.isEmpty ? route : highway, roadClass: RoadClass(highway: highway),
       isRoundabout: junction == "roundabout", isCircular: junction == "circular", isFerry: isFerry,
       isStartpoint: isStartpoint, drivingSide: side, lanes: Self.laneCount(tags),

@@ -9,9 +9,11 @@ struct OSRMStep: Encodable {
   var driving_side: String
   var name: String
   var ref: String?
+  var pronunciation: String?
   var destinations: String?
   var exits: String?
   var rotary_name: String?
+  var rotary_pronunciation: String?
   var intersections: [OSRMIntersection]
   var weight: Double
   var duration: Double
@@ -27,9 +29,12 @@ struct OSRMStep: Encodable {
     driving_side = step.drivingSide.rawValue
     name = step.name
     ref = step.ref.isEmpty ? nil : step.ref
+    pronunciation = step.pronunciation.isEmpty ? nil : step.pronunciation
     destinations = step.destinations.isEmpty ? nil : step.destinations
     exits = step.exits.isEmpty ? nil : step.exits
     rotary_name = step.rotaryName.isEmpty ? nil : step.rotaryName
+    // As OSRM: a rotary's pronunciation only beside its name.
+    rotary_pronunciation = rotary_name == nil || step.rotaryPronunciation.isEmpty ? nil : step.rotaryPronunciation
     intersections = step.intersections.map(OSRMIntersection.init)
     weight = OSRMFront.round(step.weight)
     duration = OSRMFront.round(step.duration)
