@@ -273,12 +273,13 @@ public final class RoutingEngine: Sendable {
     FixedCoordinate(latitude: point.latitude, longitude: point.longitude)
   }
 
-  func validate(_ point: LatLng, _ label: String) throws(RoutingError) {
+  /// `label` names the point in an error; it is only made for one.
+  func validate(_ point: LatLng, _ label: @autoclosure () -> String) throws(RoutingError) {
     guard point.latitude.isFinite, point.longitude.isFinite, (-90...90).contains(point.latitude),
       (-180...180).contains(point.longitude)
-    else { throw RoutingError(.invalidQuery, "\(label) \(point) is not a valid coordinate") }
+    else { throw RoutingError(.invalidQuery, "\(label()) \(point) is not a valid coordinate") }
     guard bounds.latitude.contains(point.latitude), bounds.longitude.contains(point.longitude) else {
-      throw RoutingError(.noSegment, "\(label) is outside the area the road network covers")
+      throw RoutingError(.noSegment, "\(label()) is outside the area the road network covers")
     }
   }
 
@@ -598,6 +599,7 @@ public final class RoutingEngine: Sendable {
   /// or, where it is cut inside a segment, the segment's end on the far side of the cut.
   static func cut(_ shape: [FixedCoordinate], from: Double, to: Double) -> [(FixedCoordinate, Int)] {
     var result: [(FixedCoordinate, Int)] = []
+    result.reserveCapacity(shape.count + 1)
     var travelled = 0.0
     for k in 0..<(shape.count - 1) {
       let a = shape[k]

@@ -215,6 +215,39 @@ struct OSRMAPITests {
     }
   }
 
+  @Test func urlsAreReadWithAndWithoutEscapes() throws {
+    let plain = try OSRMQuery(
+      service: "route", path: "/route/v1/driving/7.42,43.73;7.43,43.74", query: "overview=false&&exclude=motorway")
+    #expect(plain.coordinates == [LatLng(latitude: 43.73, longitude: 7.42), LatLng(latitude: 43.74, longitude: 7.43)])
+    #expect(plain.values == ["overview": "false", "exclude": "motorway"])
+    // Escaped separators and values read as the plain ones; an option without a value is empty.
+    let escaped = try OSRMQuery(
+      service: "route", path: "/route/v1/driving/7.42%2C43.73%3B7.43,43.74.json",
+      query: "overview=fal%73e&exclude=motor%77ay&steps")
+    #expect(escaped.coordinates == plain.coordinates)
+    #expect(escaped.values == ["overview": "false", "exclude": "motorway", "steps": ""])
+    // A value keeps every `=` after the first.
+    #expect(
+      try OSRMQuery(service: "route", path: "/route/v1/driving/1,2;3,4", query: "hint=a=b").values["hint"] == "a=b")
+    let code = { (path: String) -> String? in
+      do {
+        _ = try OSRMQuery(service: "route", path: path, query: "")
+        return nil
+      } catch let error as OSRMError {
+        return error.code
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(code("/route/v1/driving/7.42,43.73;;7.43,43.74") == "InvalidQuery")
+    #expect(code("/route/v1/driving/7.42,43.73,1;7.43,43.74") == "InvalidQuery")
+    #expect(code("/route/v1/driving/ 7.42,43.73;7.43,43.74") == "InvalidQuery")
+    #expect(code("/route/v1/driving/7.42,93.73;7.43,43.74") == "InvalidValue")
+    #expect(code("/route/v2/driving/7.42,43.73;7.43,43.74") == "InvalidVersion")
+    #expect(code("/route/v1/7.42,43.73;7.43,43.74") == "InvalidUrl")
+    #expect(code("/route/v1/driving/7.42,43.73;7.43,43.74") == nil)
+  }
+
   @Test func tableJSONWritesUnreachableCellsAsNull() throws {
     let snapped = SnappedPoint(location: LatLng(latitude: 43.73, longitude: 7.42), name: "Quai \"A\"", distance: 1.5)
     let table = OSRMTableResponse(

@@ -159,9 +159,10 @@ public struct SegmentIndex: Sendable {
         }
         for entry in segments(in: cell)
         where accept(Int(entry.edge)) && acceptSegment?(Int(entry.edge), Int(entry.segment)) ?? true {
-          let shape = network.shape(of: network.edges[Int(entry.edge)])
-          let a = network.points[Int(shape[shape.startIndex + Int(entry.segment)])]
-          let b = network.points[Int(shape[shape.startIndex + Int(entry.segment) + 1])]
+          // Indexed directly: a slice of the shape per segment costs a retain and a release.
+          let first = Int(network.edges[Int(entry.edge)].geometryStart) + Int(entry.segment)
+          let a = network.points[Int(network.geometry[first])]
+          let b = network.points[Int(network.geometry[first + 1])]
           let ax = Double(a.longitudeE6) * cosLatitude
           let ay = Double(a.latitudeE6)
           let dx = Double(b.longitudeE6) * cosLatitude - ax

@@ -106,8 +106,8 @@ final class LoopAnsweringHandler: ChannelDuplexHandler {
 
   /// A path and its query as Hummingbird's `URI` reads them: raw, the fragment left out.
   static func pathAndQuery(_ uri: String) -> (path: String, query: String) {
-    let target = uri.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-    let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    let target = uri.fields(separatedBy: UInt8(ascii: "#"), maxSplits: 1)[0]
+    let parts = target.fields(separatedBy: UInt8(ascii: "?"), maxSplits: 1)
     return (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
   }
 

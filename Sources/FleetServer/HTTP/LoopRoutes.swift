@@ -41,7 +41,7 @@ final class LoopRoutes: Sendable {
 
   /// The route for a path (without its query), if one is answered on the loop.
   func route(for path: String) -> LoopRoute? {
-    let parts = path.split(separator: "/")
+    let parts = path.fields(separatedBy: UInt8(ascii: "/"), omittingEmpty: true)
     return routes.withLock { routes in
       routes.first { $0.pattern.firstSegment == parts.first && $0.pattern.matches(parts) }
     }

@@ -46,6 +46,7 @@ final class JSONOutput {
   }
 
   func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard !bytes.isEmpty else { return }
     reserve(bytes.count)
     (start + count).update(from: bytes.baseAddress!, count: bytes.count)
     count += bytes.count
@@ -87,23 +88,36 @@ final class JSONOutput {
 
   static let hex = Array("0123456789abcdef".utf8)
 
+  /// The string quoted, the runs that need no escape copied whole (a polyline is one long run
+  /// with a few backslashes).
   func writeString(_ string: String) {
     put(UInt8(ascii: "\""))
-    for byte in string.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): append("\\\"")
-      case UInt8(ascii: "\\"): append("\\\\")
-      case 0x0A: append("\\n")
-      case 0x0D: append("\\r")
-      case 0x09: append("\\t")
-      case 0..<0x20:
-        append("\\u00")
-        put(Self.hex[Int(byte >> 4)])
-        put(Self.hex[Int(byte & 0xF)])
-      default: put(byte)
+    var string = string
+    string.withUTF8 { bytes in
+      var written = 0
+      for (i, byte) in bytes.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20
+      {
+        put(UnsafeBufferPointer(rebasing: bytes[written..<i]))
+        escape(byte)
+        written = i + 1
       }
+      put(UnsafeBufferPointer(rebasing: bytes[written...]))
     }
     put(UInt8(ascii: "\""))
+  }
+
+  private func escape(_ byte: UInt8) {
+    switch byte {
+    case UInt8(ascii: "\""): append("\\\"")
+    case UInt8(ascii: "\\"): append("\\\\")
+    case 0x0A: append("\\n")
+    case 0x0D: append("\\r")
+    case 0x09: append("\\t")
+    default:
+      append("\\u00")
+      put(Self.hex[Int(byte >> 4)])
+      put(Self.hex[Int(byte & 0xF)])
+    }
   }
 }
 

@@ -201,21 +201,27 @@ struct OSRMQuery {
   var values: [String: String] = [:]
 
   init(service: String, path: String, query: String) throws {
-    let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    let parts = path.fields(separatedBy: UInt8(ascii: "/")).dropFirst()
     guard parts.count == 4, parts[parts.startIndex] == Substring(service) else {
       throw OSRMError("InvalidUrl", "URL must be /\(service)/v1/{profile}/{coordinates}")
     }
     let version = parts[parts.startIndex + 1]
     guard version == "v1" else { throw OSRMError("InvalidVersion", "Service version \(version) is not supported") }
-    var text = String(parts[parts.startIndex + 3]).removingPercentEncoding ?? ""
+    var text = Self.decoded(parts[parts.startIndex + 3])
     if text.hasSuffix(".json") { text.removeLast(5) }
     coordinates = try Self.coordinates(text)
-    for pair in query.split(separator: "&") where !pair.isEmpty {
-      let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+    for pair in query.fields(separatedBy: UInt8(ascii: "&"), omittingEmpty: true) {
+      let kv = pair.fields(separatedBy: UInt8(ascii: "="), maxSplits: 1)
       let key = String(kv[0])
-      let value = kv.count > 1 ? String(kv[1]).removingPercentEncoding ?? "" : ""
-      values[key] = value
+      values[key] = kv.count > 1 ? Self.decoded(kv[1]) : ""
     }
+  }
+
+  /// Percent-decoded; most parts have no escapes, and Foundation's decoding costs more than the
+  /// rest of reading the URL.
+  static func decoded(_ part: Substring) -> String {
+    guard part.utf8.contains(UInt8(ascii: "%")) else { return String(part) }
+    return String(part).removingPercentEncoding ?? ""
   }
 
   static func coordinates(_ text: String) throws -> [LatLng] {
@@ -225,8 +231,8 @@ struct OSRMQuery {
       else { throw OSRMError("InvalidQuery", "Query string malformed: the polyline does not decode") }
       return points
     }
-    return try text.split(separator: ";", omittingEmptySubsequences: false).map { pair in
-      let numbers = pair.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
+    return try text.fields(separatedBy: UInt8(ascii: ";")).map { pair in
+      let numbers = pair.fields(separatedBy: UInt8(ascii: ",")).map { Double($0) }
       guard numbers.count == 2, let lon = numbers[0], let lat = numbers[1] else {
         throw OSRMError("InvalidQuery", "Query string malformed close to '\(pair)': expected lon,lat")
       }
