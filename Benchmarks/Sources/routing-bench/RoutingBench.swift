@@ -225,9 +225,16 @@ struct RoutingBench: AsyncParsableCommand {
         ours.count, median(ours), p99(ours), median(theirs), p99(theirs), median(ours) / median(theirs),
         p99(ours) / p99(theirs)))
     // A new connection for every request: the server's cost of accepting and closing one counts.
-    let fresh = Array(routes.prefix(300))
-    let oursFresh = try await timeAll(fleetkit, "?overview=full", fresh, closing: true)
-    let theirsFresh = try await timeAll(osrm, "?overview=full", fresh, closing: true)
+    // In six alternating rounds, as above, so that a drift of the machine's speed hits both.
+    var oursFresh: [Double] = []
+    var theirsFresh: [Double] = []
+    for round in 0..<6 where round * 50 < routes.count {
+      let part = Array(routes[(round * 50)..<min(routes.count, round * 50 + 50)])
+      oursFresh += try await timeAll(fleetkit, "?overview=full", part, closing: true)
+      theirsFresh += try await timeAll(osrm, "?overview=full", part, closing: true)
+    }
+    oursFresh.sort()
+    theirsFresh.sort()
     print(
       String(
         format:
@@ -262,13 +269,20 @@ struct RoutingBench: AsyncParsableCommand {
             leanOurs.count, median(leanOurs), p99(leanOurs), median(leanTheirs), p99(leanTheirs),
             median(leanOurs) / median(leanTheirs), p99(leanOurs) / p99(leanTheirs)))
     }
-    let table = "/table/v1/driving/" + path(Array(queries.prefix(100).map { $0[0] }))
-    let ourTable = try await timeAll(fleetkit, "", Array(repeating: table, count: 5))
-    let theirTable = try await timeAll(osrm, "", Array(repeating: table, count: 5))
+    // 40 tables of 100 points each, drawn from every query's points in a different order, to both
+    // servers: a median and a tail (the p99 of 40 is the slowest).
+    let points = queries.flatMap { $0 }
+    let tables = (0..<40).map { k in
+      "/table/v1/driving/" + path((0..<100).map { points[(k * 37 + $0 * (2 * k + 1)) % points.count] })
+    }
+    let ourTable = try await timeAll(fleetkit, "", tables)
+    let theirTable = try await timeAll(osrm, "", tables)
     print(
       String(
-        format: "HTTP /table 100x100: FleetKit median %.1f ms, OSRM median %.1f ms (ratio %.2fx)",
-        median(ourTable), median(theirTable), median(ourTable) / median(theirTable)))
+        format:
+          "HTTP /table 100x100 (%d tables): FleetKit median %.1f ms, p99 %.1f ms; OSRM median %.1f ms, p99 %.1f ms; ratio median %.2fx, p99 %.2fx",
+        ourTable.count, median(ourTable), p99(ourTable), median(theirTable), p99(theirTable),
+        median(ourTable) / median(theirTable), p99(ourTable) / p99(theirTable)))
   }
 
   static func queries(_ path: String) throws -> [[LatLng]] {

@@ -113,11 +113,11 @@ public struct SegmentIndex: Sendable {
       y: c.latitudeE6 >= 0 ? c.latitudeE6 / size : (c.latitudeE6 + 1) / size - 1)
   }
 
-  /// The segments in a cell; none outside the grid.
-  func segments(in cell: Cell) -> ArraySlice<(edge: Int32, segment: Int32)> {
-    guard cell.x >= lowCell.x, cell.x <= highCell.x, cell.y >= lowCell.y, cell.y <= highCell.y else { return [] }
+  /// Where a cell's segments lie in `entries`; none outside the grid.
+  func segmentRange(in cell: Cell) -> Range<Int> {
+    guard cell.x >= lowCell.x, cell.x <= highCell.x, cell.y >= lowCell.y, cell.y <= highCell.y else { return 0..<0 }
     let k = Int(cell.y - lowCell.y) * width + Int(cell.x - lowCell.x)
-    return entries[Int(cellStart[k])..<Int(cellStart[k + 1])]
+    return Int(cellStart[k])..<Int(cellStart[k + 1])
   }
 
   /// The nearest positions on distinct edges, closest first, within `radius` metres.
@@ -157,8 +157,8 @@ public struct SegmentIndex: Sendable {
           let bound = boxDistance(cell)
           if bound > radius || (count == 1 && nearestOne.map { bound > $0.distance } == true) { return }
         }
-        for entry in segments(in: cell)
-        where accept(Int(entry.edge)) && acceptSegment?(Int(entry.edge), Int(entry.segment)) ?? true {
+        for k in segmentRange(in: cell) {
+          let entry = entries[k]
           // Indexed directly: a slice of the shape per segment costs a retain and a release.
           let first = Int(network.edges[Int(entry.edge)].geometryStart) + Int(entry.segment)
           let a = network.points[Int(network.geometry[first])]
@@ -173,10 +173,14 @@ public struct SegmentIndex: Sendable {
           let ey = ay + t * dy - py
           let distance = (ex * ex + ey * ey).squareRoot() * metresPerMicrodegree
           guard distance <= radius else { continue }
+          // The filters only for a segment that would be kept: most are farther than the best.
+          func accepted() -> Bool {
+            accept(Int(entry.edge)) && acceptSegment?(Int(entry.edge), Int(entry.segment)) ?? true
+          }
           if count == 1 {
             if let kept = nearestOne, (kept.distance, kept.edge) <= (distance, entry.edge) { continue }
-            nearestOne = (entry.edge, entry.segment, distance)
-          } else if distance < (best[entry.edge]?.distance ?? .infinity) {
+            if accepted() { nearestOne = (entry.edge, entry.segment, distance) }
+          } else if distance < (best[entry.edge]?.distance ?? .infinity), accepted() {
             best[entry.edge] = (entry.segment, distance)
           }
         }
