@@ -112,19 +112,24 @@ struct RoadMerging {
     let left = shapes[junction][l]
     let right = shapes[junction][r]
     guard !left.loops, !right.loops, left.far != Int32(junction), right.far != Int32(junction) else { return false }
-    if isTrafficIsland(junction, left.far, right.far) { return true }
+    if isTrafficIsland(junction, l, r) { return true }
     if isLinkRoad(junction, l) || isLinkRoad(junction, r) { return false }
     if isNarrowTriangle(junction, roads, l, r) { return true }
     return haveSameDirection(junction, roads, l, r) && !isCircularShape(junction, roads, l, r)
   }
 
-  /// Both halves meet again a few metres on, at a junction where all roads carry the name.
-  func isTrafficIsland(_ junction: Int, _ left: Int32, _ right: Int32) -> Bool {
-    guard left == right else { return false }
+  /// Both halves meet again a few metres on, at a junction where all roads carry the name. Each
+  /// is read on through every junction of two roads (OSRM's `skipDegreeTwoNodes`), whether or not
+  /// the two pieces there are alike: a one-way half may join its road where that road ends.
+  func isTrafficIsland(_ junction: Int, _ l: Int, _ r: Int) -> Bool {
+    guard let left = nextIntersection(from: junction, road: l)?.junction,
+      left == nextIntersection(from: junction, road: r)?.junction
+    else { return false }
     let splitsHere = allOneRoad(junction)
-    let joinsThere = allOneRoad(Int(left))
+    let joinsThere = allOneRoad(left)
     guard splitsHere || joinsThere else { return false }
-    let distance = Geo.distance(network.coordinate(ofJunction: Int32(junction)), network.coordinate(ofJunction: left))
+    let distance = Geo.distance(
+      network.coordinate(ofJunction: Int32(junction)), network.coordinate(ofJunction: Int32(left)))
     return splitsHere && joinsThere ? distance < 30 : distance < 15
   }
 
