@@ -158,13 +158,13 @@ struct Guidance {
       // A turn's bearings are the junction's (OSRM's `TurnBearing`); the departure, the only step
       // without a junction, sets off along its first metres.
       let bearings = passes[start.span]?.maneuverBearings ?? (before: 0, after: leadingBearing(points[first...]))
-      let label = network.label(of: named)
+      let road = network.label(of: named)
       let step = RouteStep(
         maneuver: RouteStep.Maneuver(
           location: location, bearingBefore: bearings.before, bearingAfter: bearings.after,
           kind: start.kind, modifier: start.modifier, exit: start.exit),
-        name: label.name, ref: label.ref, destinations: label.destinations, exits: label.exits,
-        rotaryName: rotary.name, pronunciation: label.pronunciation, rotaryPronunciation: rotary.pronunciation,
+        name: road.name, ref: road.ref, destinations: road.destinations, exits: road.exits,
+        rotaryName: rotary.name, pronunciation: road.pronunciation, rotaryPronunciation: rotary.pronunciation,
         isFerry: named.isFerry, drivingSide: named.drivingSide,
         geometry: Array(points[first...max(last, first)]),
         distance: stepSpans.reduce(0) { $0 + $1.distance }, duration: stepSpans.reduce(0) { $0 + $1.duration },
@@ -323,13 +323,13 @@ struct Guidance {
         {
           guard next == nil else { return nil }
           if edge.nameIndex != 0,
-            ringNames.allSatisfy({ RoadNames.requiresNameAnnounced(from: names($0), to: names(edge)) })
+            ringNames.allSatisfy({ RoadNames.requiresNameAnnounced(from: label($0), to: label(edge)) })
           {
             ringNames.append(edge)
           }
           next = leaving
         } else if !edge.isRoundabout {
-          joiningNames.insert(names(edge))
+          joiningNames.insert(label(edge))
         }
       }
       guard let next else { return nil }
@@ -342,7 +342,7 @@ struct Guidance {
     if exits.count == 1 && roundabout { return .roundaboutTurn }
     let radius = length / (2 * .pi)
     if ringNames.count == 1,
-      circular || (!joiningNames.contains(names(ringNames[0])) && radius > Self.rotaryRadius)
+      circular || (!joiningNames.contains(label(ringNames[0])) && radius > Self.rotaryRadius)
     {
       return .rotary
     }
@@ -536,7 +536,7 @@ struct Guidance {
       if isSameName(inEdge, mainEdge) {
         decision.announcement = Self.deviation(here.full[routeIndex].angle) < 5 ? nil : (.continue, direction)
       } else {
-        decision.announcement = names(mainEdge).name.isEmpty ? nil : (.newName, direction)
+        decision.announcement = label(mainEdge).name.isEmpty ? nil : (.newName, direction)
       }
     }
   }
@@ -584,7 +584,7 @@ struct Guidance {
 
   /// OSRM's `isSameName`: both roads named, and the change not one to say.
   func isSameName(_ a: RoadEdge, _ b: RoadEdge) -> Bool {
-    hasName(a) && hasName(b) && !RoadNames.requiresNameAnnounced(from: names(a), to: names(b))
+    hasName(a) && hasName(b) && !RoadNames.requiresNameAnnounced(from: label(a), to: label(b))
   }
 
   /// Named, numbered or signposted (OSRM's name id not empty).
@@ -593,7 +593,7 @@ struct Guidance {
   /// Named: OSRM's `GetNameForID(…).empty()`, which reads the name alone, not the ref.
   func hasName(_ edge: RoadEdge) -> Bool { edge.nameIndex != 0 }
 
-  func names(_ edge: RoadEdge) -> RoadLabel { network.label(of: edge) }
+  func label(_ edge: RoadEdge) -> RoadLabel { network.label(of: edge) }
 
   /// The one road on at a junction of a main road where every other road is minor (service
   /// roads, tracks: OSRM's low-priority classes), as an index of `view`.
@@ -615,8 +615,8 @@ struct Guidance {
   ) -> (kind: RouteStep.Kind, modifier: RouteStep.Modifier)? {
     let modifier = RouteStep.Modifier(turnAngle: angle)
     let renamed = RoadNames.requiresNameAnnounced(
-      from: names(inEdge),
-      to: names(outEdge))
+      from: label(inEdge),
+      to: label(outEdge))
     // Continuing is staying on a named road; between unnamed roads every turn is a turn.
     let basicKind: RouteStep.Kind =
       Self.isOnRamp(from: inEdge, to: outEdge)
@@ -861,8 +861,8 @@ struct Guidance {
     if Self.isOnRamp(from: inEdge, to: outEdge) { return (.onRamp, modifier) }
     if angle < 0.01 { return (.continue, .uturn) }
     let renamed = RoadNames.requiresNameAnnounced(
-      from: names(inEdge),
-      to: names(outEdge))
+      from: label(inEdge),
+      to: label(outEdge))
     guard renamed else { return nil }
     guard throughStreet else { return (.newName, modifier) }
     if outEdge.roadClass.isMotorway { return (.merge, angle > 180 ? .slightRight : .slightLeft) }
@@ -885,7 +885,7 @@ struct Guidance {
     // Not the junction's first road, its U-turn.
     return Self.withArrival(view, arrivedBy: arrivedBy).dropFirst().contains { other in
       let otherEdge = network.edges[roads[other.road].edge]
-      return other.road != road && RoadNames.areIdentical(names(edge), names(otherEdge))
+      return other.road != road && RoadNames.areIdentical(label(edge), label(otherEdge))
         && otherEdge.roadClass == edge.roadClass
         && Self.angularDeviation(other.angle, angle) > 180 - Self.fuzzyAngleDifference
     }

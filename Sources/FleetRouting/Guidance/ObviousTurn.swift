@@ -13,7 +13,7 @@ struct ObviousTurn {
   let arrivedBy: Int
 
   func edge(_ i: Int) -> RoadEdge { network.edges[roads[view[i].road].edge] }
-  func names(_ edge: RoadEdge) -> RoadLabel { network.label(of: edge) }
+  func label(_ edge: RoadEdge) -> RoadLabel { network.label(of: edge) }
   func entry(_ i: Int) -> Bool { allowed[view[i].road] }
   func deviation(_ i: Int) -> Double { Guidance.deviation(view[i].angle) }
   func renamed(_ a: RoadLabel, _ b: RoadLabel) -> Bool { RoadNames.requiresNameAnnounced(from: a, to: b) }
@@ -32,7 +32,7 @@ struct ObviousTurn {
     guard view.count > 1 else { return nil }
     if view.count == 2 { return 1 }
     let via = inEdge
-    let viaNames = names(via)
+    let viaNames = label(via)
     let viaClass = via.roadClass
 
     // The road that keeps the name, of the same class or higher.
@@ -40,7 +40,7 @@ struct ObviousTurn {
       guard entry(i) else { return false }
       if viaNames.isEmpty && !viaClass.isLowPriority { return false }
       let road = edge(i)
-      let roadNames = names(road)
+      let roadNames = label(road)
       if roadNames.isEmpty && !road.roadClass.isLowPriority { return false }
       if viaNames.isEmpty != roadNames.isEmpty { return false }
       if Self.strictlyLess(road.roadClass, viaClass) { return false }
@@ -76,7 +76,7 @@ struct ObviousTurn {
     }
     // A road splitting up, every part of it with the same name (not an end of road).
     let allSameName = view.indices.allSatisfy { i in
-      let roadNames = names(edge(i))
+      let roadNames = label(edge(i))
       return !roadNames.isEmpty && roadNames == viaNames
     }
     if view.count == 3, allSameName, enterable == 1,
@@ -105,9 +105,9 @@ struct ObviousTurn {
 
   func isDistinctNarrow(_ candidate: Int) -> Bool {
     let via = inEdge
-    let viaNames = names(via)
+    let viaNames = label(via)
     let cand = edge(candidate)
-    let candNames = names(cand)
+    let candNames = label(cand)
     let candDeviation = deviation(candidate)
     let noNameChangeToCandidate = !renamed(viaNames, candNames)
     let viaRestricted = restricted(roads[arrivedBy], leaving: false)
@@ -119,7 +119,7 @@ struct ObviousTurn {
       if i == candidate || view[i].road == arrivedBy { return false }
       if candDeviation < Guidance.narrowTurnAngle && !entry(i) { return false }
       let compare = edge(i)
-      let compareNames = names(compare)
+      let compareNames = label(compare)
       let compareDeviation = deviation(i)
       let distinct =
         compareDeviation > Guidance.distinctionRatio * candDeviation
@@ -148,7 +148,7 @@ struct ObviousTurn {
           < Guidance.angularDeviation(roads[view[$1].road].perceivedBearing, reverse)
       }!
       let fourOrMore = view.count >= 4
-      let noNameChangeFromOpposing = !renamed(names(edge(opposing)), compareNames)
+      let noNameChangeFromOpposing = !renamed(label(edge(opposing)), compareNames)
       let opposingAngle = Guidance.angularDeviation(view[i].angle, view[opposing].angle)
       let opposingIsDistinct = noNameChangeFromOpposing || opposingAngle > 180 - Guidance.narrowTurnAngle
       if fourOrMore && opposingIsDistinct && distinct { return false }

@@ -73,7 +73,7 @@ extension Guidance {
     let mainEdge = edge(view[main])
     // The road arrived by goes on as the main road.
     guard arriving.roadClass == mainEdge.roadClass, arriving.isFerry == mainEdge.isFerry,
-      isNamed(arriving), isNamed(mainEdge), !RoadNames.requiresNameAnnounced(from: names(arriving), to: names(mainEdge))
+      isNamed(arriving), isNamed(mainEdge), !RoadNames.requiresNameAnnounced(from: label(arriving), to: label(mainEdge))
     else { return nil }
     let isPotentialLink = { (i: Int) -> Bool in
       here.allowed[view[i].road] && Self.deviation(view[i].angle) <= 2 * Self.narrowTurnAngle
@@ -93,7 +93,7 @@ extension Guidance {
     let atC = arrivalView(at: c.junction, arrivingBy: c.arrivingRoad, merged: false)
     guard !atC.isDeadEnd, atC.full.count > 2 else { return nil }
     let roadsAtC = junctions.roads(at: c.junction, merged: false)
-    let namesAtC = atC.full.map { names(network.edges[roadsAtC[$0.road].edge]) }
+    let namesAtC = atC.full.map { label(network.edges[roadsAtC[$0.road].edge]) }
     let pointB = network.coordinate(ofJunction: Int32(b))
     let pointC = network.coordinate(ofJunction: Int32(c.junction))
 
@@ -150,13 +150,13 @@ extension Guidance {
       for candidate in atD.full {
         let candidateEdge = network.edges[roadsAtD[candidate.road].edge]
         // The road it ends on is one of the roads at the main road's junction, by name.
-        guard namesAtC.contains(where: { !RoadNames.requiresNameAnnounced(from: $0, to: names(candidateEdge)) }) else {
+        guard namesAtC.contains(where: { !RoadNames.requiresNameAnnounced(from: $0, to: label(candidateEdge)) }) else {
           continue
         }
-        if !slip.roadClass.isLink && !names(slip).name.isEmpty && !names(mainEdge).name.isEmpty
-          && !names(candidateEdge).name.isEmpty
-          && RoadNames.requiresNameAnnounced(from: names(mainEdge), to: names(slip))
-          && RoadNames.requiresNameAnnounced(from: names(slip), to: names(candidateEdge))
+        if !slip.roadClass.isLink && !label(slip).name.isEmpty && !label(mainEdge).name.isEmpty
+          && !label(candidateEdge).name.isEmpty
+          && RoadNames.requiresNameAnnounced(from: label(mainEdge), to: label(slip))
+          && RoadNames.requiresNameAnnounced(from: label(slip), to: label(candidateEdge))
         {
           continue
         }

@@ -1,7 +1,7 @@
 extension StringProtocol where SubSequence == Substring {
   /// The parts between `separator`s (an ASCII byte), found byte by byte: `split` on characters
-  /// walks grapheme clusters, which cost more than the rest of reading an OSRM URL. After
-  /// `maxSplits` separators the rest is one part; `omittingEmpty` leaves out empty parts.
+  /// walks grapheme clusters, which cost more than the rest of reading an OSRM URL. Once
+  /// `maxSplits` parts are found the rest is one more; `omittingEmpty` leaves out empty parts.
   func fields(separatedBy separator: UInt8, maxSplits: Int = .max, omittingEmpty: Bool = false) -> [Substring] {
     var parts: [Substring] = []
     var start = startIndex

@@ -138,7 +138,7 @@ public struct DeliveryDay: Sendable {
     let tasks = (1...max(configuration.tasks, 1)).map { n in
       PlannedTask(
         id: "task-\(tag)-\(n)", trackingID: "parcel-\(tag)-\(n)",
-        point: places.points[Int(random.next() % UInt64(places.points.count))],
+        point: places.end(using: &random),
         duration: (span.lowerBound + random.nextUnit() * (span.upperBound - span.lowerBound)).rounded())
     }
     // Sectors of equal size by bearing from the depot: each van keeps to its part of town.
