@@ -46,41 +46,22 @@ struct RuleFixtureTests {
       let steps = route.legs.enumerated().flatMap { n, leg in
         engine.steps(of: leg, from: points[n], to: points[n + 1])
       }
-      if let want = expected.turns {
-        let turns = steps.map(Self.turn)
-        #expect(turns == want, "\(name) \(expected): said \(turns)")
-      }
-      if let want = expected.lanes {
-        let lanes = steps.map(Self.lanes)
-        #expect(lanes == want, "\(name) \(expected): lanes \(lanes)")
-      }
-      if let want = expected.bearings {
-        let bearings = steps.map { "\($0.maneuver.bearingBefore)>\($0.maneuver.bearingAfter)" }
-        #expect(bearings == want, "\(name) \(expected): bearings \(bearings)")
-      }
-      if let want = expected.intersections {
-        let counts = steps.map { "\($0.intersections.count)" }
-        #expect(counts == want, "\(name) \(expected): intersections \(counts)")
-      }
-      if let want = expected.exits {
-        let exits = steps.map { $0.maneuver.exit.map(String.init) ?? "" }
-        #expect(exits == want, "\(name) \(expected): exits \(exits)")
-      }
-      if let want = expected.names {
-        let names = steps.map(\.name)
-        #expect(names == want, "\(name) \(expected): names \(names)")
-      }
-      if let want = expected.rotaryNames {
-        let rotaryNames = steps.map(\.rotaryName)
-        #expect(rotaryNames == want, "\(name) \(expected): rotary names \(rotaryNames)")
-      }
-      if let want = expected.junctionRefs {
-        let exits = steps.map(\.exits)
-        #expect(exits == want, "\(name) \(expected): exits (junction:ref) \(exits)")
-      }
-      if let want = expected.pronunciations {
-        let pronunciations = steps.map(\.pronunciation)
-        #expect(pronunciations == want, "\(name) \(expected): pronunciations \(pronunciations)")
+      // Each per-step expectation: what the fixture states, how a step reads for it, and its
+      // name in a failure.
+      let perStep: [([String]?, (RouteStep) -> String, String)] = [
+        (expected.turns, Self.turn, "said"),
+        (expected.lanes, Self.lanes, "lanes"),
+        (expected.bearings, { "\($0.maneuver.bearingBefore)>\($0.maneuver.bearingAfter)" }, "bearings"),
+        (expected.intersections, { "\($0.intersections.count)" }, "intersections"),
+        (expected.exits, { $0.maneuver.exit.map(String.init) ?? "" }, "exits"),
+        (expected.names, \.name, "names"),
+        (expected.rotaryNames, \.rotaryName, "rotary names"),
+        (expected.junctionRefs, \.exits, "exits (junction:ref)"),
+        (expected.pronunciations, \.pronunciation, "pronunciations"),
+      ]
+      for case (let want?, let read, let what) in perStep {
+        let got = steps.map(read)
+        #expect(got == want, "\(name) \(expected): \(what) \(got)")
       }
     }
   }
