@@ -563,7 +563,9 @@ class T2SharingPage(unittest.TestCase):
                         f"the ETA did not fall on the drop-off leg; (along, ETA, metres): {samples}; "
                         f"the demo's log ends:\n{demo.log_tail()}")
         self.assertLess(dropoff[-1][2], dropoff[0][2], f"the distance did not fall; (along, ETA, metres): {samples}")
-        self.assertLessEqual(max(b[2] - a[2] for a, b in zip(dropoff, dropoff[1:])), 50)
+        self.assertLessEqual(max(b[2] - a[2] for a, b in zip(dropoff, dropoff[1:])), 50,
+                             f"the distance rose; (along, ETA, metres): {samples}; "
+                             f"the demo's log ends:\n{demo.log_tail()}")
         # ... and as the car drives, not only at its end: the same distance over 600 m along
         # the leg is trip progress no longer following the car (a report every 2 s moves it
         # about 130 m at the demo's speed-up).
