@@ -60,9 +60,10 @@ extension RoutingEngine {
     let radius = options.radiuses?[i] ?? nil
     let excluding = options.excluding
     let bearing = options.bearings?[i] ?? nil
-    // Segments are taken only where some direction the options allow is driven on them.
+    // Segments are taken only where some direction the options allow is driven on them. With a
+    // bearing, the roads meeting at the nearest point are all asked for (below).
     let candidates = index.nearest(
-      fixed(point), in: network, count: 1, radius: radius ?? .infinity,
+      fixed(point), in: network, count: bearing == nil ? 1 : Self.roadsAtAPoint, radius: radius ?? .infinity,
       accept: { edge in
         accept(edge)
           && [false, true].contains {
@@ -72,9 +73,37 @@ extension RoutingEngine {
       acceptSegment: bearing.map { bearing in
         { edge, segment in !self.directions(edge, segment, bearing: bearing, excluding: excluding).isEmpty }
       })
-    return candidates.first.flatMap {
+    return headedMost(candidates, bearing: bearing).flatMap {
       self.narrowed($0, point, bearing: bearing, approach: options.approaches?[i], excluding: excluding)
     }
+  }
+
+  /// At most this many roads are weighed where a point lies on a junction.
+  static let roadsAtAPoint = 8
+
+  /// The nearest candidate; of several equally near (a point on a junction, where the roads
+  /// meet), the one a direction of which heads most nearly the bearing's way: a car heading
+  /// into one road at a junction is on that road, not on the one that merely touches its point.
+  /// (OSRM routes from every road at such a point; one road is a route's start here.)
+  func headedMost(_ candidates: [RoadPosition], bearing: WaypointBearing?) -> RoadPosition? {
+    guard let bearing, let nearest = candidates.first else { return candidates.first }
+    let tied = candidates.prefix { $0.distance <= nearest.distance + Self.sameSpot }
+    return tied.min { deviation($0, from: bearing) < deviation($1, from: bearing) } ?? nearest
+  }
+
+  /// Positions nearer to each other than this are one spot (a few centimetres of rounding).
+  static let sameSpot = 0.05
+
+  /// Degrees between the bearing and the nearest direction driven on the position's segment.
+  func deviation(_ position: RoadPosition, from bearing: WaypointBearing) -> Double {
+    let road = network.edges[position.edge]
+    let (a, b) = segment(position.edge, position.segment)
+    var least = 360.0
+    for reversed in [false, true] where road.cost(reversed: reversed) != nil {
+      least = min(
+        least, PerceivedBearing.angularDeviation(reversed ? Geo.bearing(b, a) : Geo.bearing(a, b), bearing.degrees))
+    }
+    return least
   }
 
   /// The position with only the directions the options allow there, or nil when none is left
@@ -123,8 +152,7 @@ extension RoutingEngine {
       guard let cost = road.cost(reversed: reversed), cost.classes.isDisjoint(with: excluding) else { continue }
       if let bearing {
         let along = reversed ? Geo.bearing(b, a) : Geo.bearing(a, b)
-        let off = abs(along - bearing.degrees).truncatingRemainder(dividingBy: 360)
-        guard min(off, 360 - off) <= bearing.range else { continue }
+        guard PerceivedBearing.angularDeviation(along, bearing.degrees) <= bearing.range else { continue }
       }
       directions.insert(.along(reversed: reversed))
     }

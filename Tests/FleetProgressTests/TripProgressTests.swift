@@ -196,6 +196,29 @@ struct TripProgressTests {
     #expect(next.navigationStatus == .enrouteToDestination)
   }
 
+  /// A car on a junction is on the road it heads into. Where Boulevard Albert 1er forks to
+  /// Avenue John F. Kennedy, the Sainte-Dévote roundabout touches the same point: a plan from
+  /// there onto the roundabout goes round 750 m more to the Larvotto than the car will drive.
+  @Test func aPlanFromAJunctionLeavesTheWayTheCarHeads() async throws {
+    let clock = TestTime()
+    let fleet = try await makeFleet(clock: clock)
+    let fork = LatLng(latitude: 43.736532, longitude: 7.421419)
+    var car = Vehicle(provider: provider, id: "car")
+    car.state = .online
+    car.supportedTripTypes = [.exclusive]
+    car.maximumCapacity = 4
+    car.category = .auto
+    var location = VehicleLocation(location: fork)
+    location.heading = 20  // north-north-east, as the fork's right branch runs
+    car.lastLocation = location
+    _ = try await fleet.createVehicle(
+      caller: admin, provider: provider, vehicleID: "car", vehicle: VehicleInput(vehicle: car))
+    try await createTrip(
+      fleet, "ride", vehicle: "car", pickup: LatLng(latitude: 43.7456, longitude: 7.4336), dropoff: Place.port)
+    let leg = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
+    #expect(abs(leg.distanceMeters - 1_618) < 30, "\(leg.distanceMeters) m to the pickup")
+  }
+
   /// 1.3 km in 2 seconds is no car's jump at real speeds: the position stays unsnapped and the
   /// ETA where it was. A simulation whose clock runs 30 times faster than real time (`fleetd
   /// demo --speedup`) drives its cars as many times faster; with the bound raised as much, the

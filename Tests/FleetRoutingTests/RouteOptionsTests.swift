@@ -33,6 +33,30 @@ struct RouteOptionsTests {
     }
   }
 
+  /// A point on a junction is equally near every road that meets there: with a bearing, the
+  /// route leaves on the road heading most nearly its way, whichever of them is indexed first.
+  @Test func onAJunctionABearingChoosesTheRoadHeadedInto() throws {
+    var map = MapFixture(
+      """
+            d
+
+      a   j   b   e
+      """)
+    // A one-way street east, and a one-way loop off it at j that rejoins it at b.
+    map.way("jd", ["highway": "residential", "oneway": "yes"])
+    map.way("db", ["highway": "residential", "oneway": "yes"])
+    map.way("ajbe", ["highway": "residential", "oneway": "yes"])
+    let engine = try map.engine()
+    let points = [map.point("j"), map.point("e")]
+    let east = try engine.routes(
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 90, range: 60), nil]))
+    #expect(abs(east[0].distance - 200) < 3)
+    // Heading north-east: the loop's road, 141 m to b rather than 100.
+    let northEast = try engine.routes(
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 45, range: 60), nil]))
+    #expect(abs(northEast[0].distance - 241) < 3)
+  }
+
   @Test func aKerbSideApproachStartsWithThePointOnTheDrivingSide() throws {
     let map = street()
     let engine = try map.engine()

@@ -49,7 +49,10 @@ extension ProgressEngine {
       nav.plan = nil
     }
     if nav.plan == nil {
-      guard let route = try? routing.route([fix.point] + waypoints.map(\.location.point)) else {
+      guard
+        let route = try? routing.route(
+          [fix.point] + waypoints.map(\.location.point), heading: heading(of: vehicle, at: fix))
+      else {
         nav.lastFix = fix
         return VehicleRouteProgress(
           legs: [], navigationStatus: status, isLocationSnappable: false, computedAt: now, routeVersion: now,
@@ -76,6 +79,16 @@ extension ProgressEngine {
       legs: legs, navigationStatus: status, isLocationSnappable: snappable, computedAt: now,
       routeVersion: plan.plannedAt,
       trafficVersion: nav.trafficVersion!)
+  }
+
+  /// The heading the vehicle reported with the location the fix is: a plan leaves that way
+  /// (after a restart, a plan from a junction onto the roundabout beside it went round a
+  /// kilometre more than the car drove).
+  func heading(of vehicle: Vehicle, at fix: VehicleTrace.Fix) -> Double? {
+    guard let location = vehicle.lastLocation, let heading = location.heading,
+      (location.rawLocation ?? location.location) == fix.point
+    else { return nil }
+    return Double(heading)
   }
 
   /// Teaches the traffic model the speed driven from the last fix to this one along the plan.

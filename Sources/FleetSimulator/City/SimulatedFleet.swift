@@ -61,14 +61,14 @@ public struct SimulatedFleet: Sendable {
     self.requested = requested
   }
 
-  /// Where each vehicle starts (index 0 is vehicle 1): where fleetd has it, for a vehicle that
-  /// exists (a simulation started again carries on), else a street of the city, where it is
-  /// created (offline), a few calls at a time.
-  public func prepareVehicles(client: GRPCClient<HTTP2ClientTransport.Posix>) async throws -> [LatLng] {
+  /// Where each vehicle starts (index 0 is vehicle 1): where fleetd has it, heading as it last
+  /// reported, for a vehicle that exists (a simulation started again carries on), else a street
+  /// of the city, where it is created (offline), a few calls at a time.
+  public func prepareVehicles(client: GRPCClient<HTTP2ClientTransport.Posix>) async throws -> [VehicleStart] {
     let vehicles = Maps_Fleetengine_V1_VehicleService.Client(wrapping: client)
     let metadata: Metadata = ["authorization": "Bearer \(try tokens.token(vehicleID: nil))"]
     let configuration = configuration
-    var known: [String: LatLng] = [:]
+    var known: [String: VehicleStart] = [:]
     var list = Maps_Fleetengine_V1_ListVehiclesRequest()
     list.parent = "providers/\(configuration.provider)"
     list.pageSize = 500
@@ -76,12 +76,16 @@ public struct SimulatedFleet: Sendable {
     repeat {
       let page = try await vehicles.listVehicles(list, metadata: metadata)
       for vehicle in page.vehicles where vehicle.hasLastLocation {
-        known[String(vehicle.name.split(separator: "/").last ?? "")] = LatLng(
-          latitude: vehicle.lastLocation.location.latitude, longitude: vehicle.lastLocation.location.longitude)
+        let location = vehicle.lastLocation
+        known[String(vehicle.name.split(separator: "/").last ?? "")] = VehicleStart(
+          point: LatLng(latitude: location.location.latitude, longitude: location.location.longitude),
+          heading: location.hasHeading ? Double(location.heading.value) : nil)
       }
       list.pageToken = page.nextPageToken
     } while !list.pageToken.isEmpty
-    let starts = (1...configuration.vehicles).map { known[configuration.vehicleID($0)] ?? places.start(for: $0) }
+    let starts = (1...configuration.vehicles).map {
+      known[configuration.vehicleID($0)] ?? VehicleStart(point: places.start(for: $0), heading: nil)
+    }
     let missing = (1...configuration.vehicles).filter { known[configuration.vehicleID($0)] == nil }
     try await withThrowingTaskGroup(of: Void.self) { group in
       var running = 0
@@ -91,7 +95,7 @@ public struct SimulatedFleet: Sendable {
           running -= 1
         }
         running += 1
-        let start = starts[index - 1]
+        let start = starts[index - 1].point
         group.addTask {
           var request = Maps_Fleetengine_V1_CreateVehicleRequest()
           request.parent = "providers/\(configuration.provider)"
@@ -116,7 +120,7 @@ public struct SimulatedFleet: Sendable {
 
   /// Drives every vehicle until cancelled. `clients` carry the report streams and the trip
   /// calls (round robin).
-  public func run(clients: [GRPCClient<HTTP2ClientTransport.Posix>], starts: [LatLng]) async throws {
+  public func run(clients: [GRPCClient<HTTP2ClientTransport.Posix>], starts: [VehicleStart]) async throws {
     precondition(!clients.isEmpty)
     let streams = max(
       1, (configuration.vehicles + configuration.vehiclesPerStream - 1) / configuration.vehiclesPerStream)
@@ -149,6 +153,17 @@ public struct SimulatedFleet: Sendable {
   }
 }
 
+/// Where a simulated vehicle is when the simulation starts, and the way it faces if known.
+public struct VehicleStart: Sendable {
+  public var point: LatLng
+  public var heading: Double?
+
+  public init(point: LatLng, heading: Double?) {
+    self.point = point
+    self.heading = heading
+  }
+}
+
 /// When each booked ride was requested, shared between the riders and the drivers.
 public final class RequestTimes: Sendable {
   let times = Mutex<[String: ContinuousClock.Instant]>([:])
@@ -172,7 +187,7 @@ struct VehicleDriver: Sendable {
 
   let fleet: SimulatedFleet
   let id: String
-  let start: LatLng
+  let start: VehicleStart
   let channel: UpdateChannel
   let trips: Maps_Fleetengine_V1_TripService.Client<HTTP2ClientTransport.Posix>
   let counts: FleetCounts
@@ -183,6 +198,8 @@ struct VehicleDriver: Sendable {
   /// The vehicle's own state, kept by its task.
   struct State {
     var parked: LatLng
+    /// The way the car faces: where it last drove (a new drive leaves that way).
+    var heading: Double?
     var drive: SimulatedDrive?
     var driveStart = ContinuousClock.now
     var target: Target?
@@ -199,7 +216,7 @@ struct VehicleDriver: Sendable {
 
   func run(firstReportAfter offset: Duration) async throws {
     let clock = ContinuousClock()
-    var state = State(parked: start)
+    var state = State(parked: start.point, heading: start.heading)
     // A drive under way when the run ends counts as far as the car got: rides in a metro last
     // longer than a short run, and counting only finished drives showed almost every km empty.
     defer { stopDriving(&state) }
@@ -334,9 +351,10 @@ struct VehicleDriver: Sendable {
       let target = Target(trip: next.tripID, type: type, point: point)
       guard state.target != target else { return }
       let from = position(state)
+      if let drive = state.drive, let heading = drive.heading(after: elapsed(state)) { state.heading = heading }
       stopDriving(&state)
       state.parked = from
-      let route = try? fleet.routing.route([from, point])
+      let route = try? fleet.routing.route([from, point], heading: state.heading)
       state.drive =
         route.map { SimulatedDrive(route: $0, acceleration: 1.5) }
         ?? SimulatedDrive(path: [from, point], speed: 10, acceleration: 1.5)
@@ -413,7 +431,10 @@ struct VehicleDriver: Sendable {
     if let drive = state.drive, state.target != nil {
       let t = elapsed(state)
       location.speed = .init(drive.speed(after: t))
-      if let heading = drive.heading(after: t) { location.heading = .init(Int32(heading.rounded()) % 360) }
+      if let heading = drive.heading(after: t) {
+        location.heading = .init(Int32(heading.rounded()) % 360)
+        state.heading = heading
+      }
       request.vehicle.currentRouteSegment = Polyline.encode(drive.remainingPath(after: t))
       request.vehicle.remainingDistanceMeters = .init(Int32(max(0, drive.distance - drive.distance(after: t))))
       request.vehicle.remainingTimeSeconds = .init(Int32(max(0, (drive.duration - t) / configuration.speedup)))
