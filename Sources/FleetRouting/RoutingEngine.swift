@@ -329,20 +329,25 @@ public final class RoutingEngine: Sendable {
   public func route(from: LatLng, to: LatLng) throws(RoutingError) -> Route { try route([from, to]) }
 
   /// The fastest route through `waypoints`, leaving the first the way a car there heads
-  /// (`heading`, degrees clockwise from north, within `headingTolerance`): on a junction a car
-  /// is on the road it drives into, not on whichever road meets there first. Any way when the
-  /// heading is unknown or no road there runs so.
+  /// (`heading`, degrees clockwise from north, within `headingTolerance`, on a road within
+  /// `headingRadius`): on a junction a car is on the road it drives into, not on whichever road
+  /// meets there first. Any way from the nearest road when the heading is unknown or no road
+  /// near runs so (a heading the device got wrong must not move the start to a distant road).
   public func route(_ waypoints: [LatLng], heading: Double?) throws(RoutingError) -> Route {
     if let heading, !waypoints.isEmpty {
-      let bearings =
-        [WaypointBearing(degrees: heading, range: Self.headingTolerance)] + waypoints.dropFirst().map { _ in nil }
-      if let route = try? routes(waypoints, options: RouteOptions(bearings: bearings)).first { return route }
+      let options = RouteOptions(
+        radiuses: [Self.headingRadius] + waypoints.dropFirst().map { _ in nil },
+        bearings: [WaypointBearing(degrees: heading, range: Self.headingTolerance)]
+          + waypoints.dropFirst().map { _ in nil })
+      if let route = try? routes(waypoints, options: options).first { return route }
     }
     return try route(waypoints)
   }
 
   /// Degrees either side of a car's heading that the road it is on may run.
   public static let headingTolerance = 45.0
+  /// Metres from a car to the roads its heading chooses among.
+  public static let headingRadius = 30.0
 
   /// The legs of the fastest route through `waypoints`, as `route` finds them, without their
   /// geometry: each leg's totals and the roads it drives (`spans`, their point indices 0). For

@@ -57,6 +57,29 @@ struct RouteOptionsTests {
     #expect(abs(northEast[0].distance - 241) < 3)
   }
 
+  /// A car's heading chooses among the roads near it; a heading no near road runs (a device's
+  /// wrong reading) starts the route on the nearest road, not on a distant one that runs so.
+  @Test func aHeadingChoosesAmongNearRoadsOnly() throws {
+    var map = MapFixture(
+      """
+      a       b       c
+
+
+
+                      d
+                      e
+      """)
+    map.way("abc", ["highway": "residential", "oneway": "yes"])
+    map.way("cd", ["highway": "residential"])
+    map.way("de", ["highway": "residential"])
+    let engine = try map.engine()
+    let points = [map.point("a"), map.point("e")]
+    // East, the way the street runs: along it and down to e.
+    #expect(abs(try engine.route(points, heading: 90).distance - 525) < 3)
+    // North: no road near a runs north; the road c-d 400 m away does, but the car is on the street.
+    #expect(abs(try engine.route(points, heading: 0).distance - 525) < 3)
+  }
+
   @Test func aKerbSideApproachStartsWithThePointOnTheDrivingSide() throws {
     let map = street()
     let engine = try map.engine()
