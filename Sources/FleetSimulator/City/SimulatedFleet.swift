@@ -198,7 +198,9 @@ struct VehicleDriver: Sendable {
   /// The vehicle's own state, kept by its task.
   struct State {
     var parked: LatLng
-    /// The way the car faces: where it last drove (a new drive leaves that way).
+    /// The way the car faces, in whole degrees: where it last drove, or after a restart the
+    /// heading fleetd stored. Every report carries it, standing or not, and a new drive leaves
+    /// that way, as fleetd's plan for the car does: the two take the same roads.
     var heading: Double?
     var drive: SimulatedDrive?
     var driveStart = ContinuousClock.now
@@ -351,7 +353,6 @@ struct VehicleDriver: Sendable {
       let target = Target(trip: next.tripID, type: type, point: point)
       guard state.target != target else { return }
       let from = position(state)
-      if let drive = state.drive, let heading = drive.heading(after: elapsed(state)) { state.heading = heading }
       stopDriving(&state)
       state.parked = from
       let route = try? fleet.routing.route([from, point], heading: state.heading)
@@ -431,15 +432,13 @@ struct VehicleDriver: Sendable {
     if let drive = state.drive, state.target != nil {
       let t = elapsed(state)
       location.speed = .init(drive.speed(after: t))
-      if let heading = drive.heading(after: t) {
-        location.heading = .init(Int32(heading.rounded()) % 360)
-        state.heading = heading
-      }
+      if let heading = drive.heading(after: t) { state.heading = Double(Int32(heading.rounded()) % 360) }
       request.vehicle.currentRouteSegment = Polyline.encode(drive.remainingPath(after: t))
       request.vehicle.remainingDistanceMeters = .init(Int32(max(0, drive.distance - drive.distance(after: t))))
       request.vehicle.remainingTimeSeconds = .init(Int32(max(0, (drive.duration - t) / configuration.speedup)))
       paths += ["current_route_segment", "remaining_distance_meters", "remaining_time_seconds"]
     }
+    if let heading = state.heading { location.heading = .init(Int32(heading)) }
     request.vehicle.lastLocation = location
     if !state.online {
       request.vehicle.vehicleState = .online
