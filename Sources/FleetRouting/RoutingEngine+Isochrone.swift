@@ -74,13 +74,15 @@ extension RoutingEngine {
     origin[0].directions = .both
     let largest = limits[limits.count - 1]
     let slowdowns = metric(options.traffic).slowdowns
+    // From every road at the point, as `/table` leaves it.
+    let roads = candidates(origin, [point], options: RouteOptions())[0]
     let labels = ReachSearch(network: network, graph: turns, slowdowns: slowdowns).run(
-      from: endpoints(of: origin[0], in: network, asSource: true, slowdowns: slowdowns), metric: options.metric,
-      limit: largest, excluding: options.excluding)
+      from: roads.flatMap { endpoints(of: $0, in: network, asSource: true, slowdowns: slowdowns) },
+      metric: options.metric, limit: largest, excluding: options.excluding)
     let grid = reachGrid(labels, metric: options.metric, around: origin[0].point.latLng, slowdowns: slowdowns)
     let tolerance = options.toleranceMeters ?? grid.cellMeters
     return Isochrone(
-      origin: snapped(origin[0]), metric: options.metric,
+      origin: snapped(roads), metric: options.metric,
       contours: limits.map { limit in
         Isochrone.Contour(
           limit: limit, area: grid.area(atMost: limit, minimumShare: options.minimumShare, toleranceMeters: tolerance))

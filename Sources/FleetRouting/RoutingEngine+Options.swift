@@ -4,13 +4,15 @@ extension RoutingEngine {
   /// The fastest route through `waypoints` and up to `options.alternatives` others (fastest
   /// first; there may be fewer than asked), with the waypoints snapped as the options say.
   public func routes(_ waypoints: [LatLng], options: RouteOptions) throws(RoutingError) -> [Route] {
-    let (positions, paths, metric) = try solve(waypoints, options: options)
-    let best = route(of: paths, through: positions, metric: metric)
-    guard options.alternatives > 0, positions.count == 2, let path = paths.first, path.directedEdges.count > 1 else {
+    let (legs, roads, metric) = try solve(waypoints, options: options)
+    let best = route(of: legs, at: roads, metric: metric)
+    guard options.alternatives > 0, legs.count == 1, let leg = legs.first, leg.path.directedEdges.count > 1 else {
       return [best]
     }
-    let sources = endpoints(of: positions[0], in: network, asSource: true, slowdowns: metric.slowdowns)
-    let targets = targetEndpoints(of: positions[1], slowdowns: metric.slowdowns)
+    // Alternatives leave and reach the roads the fastest route takes at its waypoints.
+    let path = leg.path
+    let sources = endpoints(of: leg.from, in: network, asSource: true, slowdowns: metric.slowdowns)
+    let targets = targetEndpoints(of: leg.to, slowdowns: metric.slowdowns)
     let search = CCHSearch(customized: metric, network: network, graph: turns)
     let others = AlternativeSearch(
       network: network, graph: turns, incoming: incomingArcs, excluding: options.excluding, slowdowns: metric.slowdowns,
@@ -19,7 +21,7 @@ extension RoutingEngine {
     return [best]
       + others.compactMap { edges in
         search.measure(edges, sources: sources, targets: targets).map {
-          route(of: [$0], through: positions, metric: metric)
+          route(of: [FoundLeg(path: $0, from: leg.from, to: leg.to)], at: roads, metric: metric)
         }
       }
   }
@@ -60,51 +62,69 @@ extension RoutingEngine {
     let radius = options.radiuses?[i] ?? nil
     let excluding = options.excluding
     let bearing = options.bearings?[i] ?? nil
-    // Segments are taken only where some direction the options allow is driven on them. With a
-    // bearing, the roads meeting at the nearest point are all asked for (below).
-    let candidates = index.nearest(
-      fixed(point), in: network, count: bearing == nil ? 1 : Self.roadsAtAPoint, radius: radius ?? .infinity,
-      accept: { edge in
-        accept(edge)
-          && [false, true].contains {
-            self.network.edges[edge].cost(reversed: $0)?.classes.isDisjoint(with: excluding) ?? false
-          }
-      },
-      acceptSegment: bearing.map { bearing in
-        { edge, segment in !self.directions(edge, segment, bearing: bearing, excluding: excluding).isEmpty }
-      })
-    return headedMost(candidates, bearing: bearing).flatMap {
+    // Segments are taken only where some direction the options allow is driven on them.
+    return index.nearest(
+      fixed(point), in: network, radius: radius ?? .infinity, accept: allowing(excluding, and: accept),
+      acceptSegment: heading(bearing, excluding: excluding)
+    ).first.flatMap {
       self.narrowed($0, point, bearing: bearing, approach: options.approaches?[i], excluding: excluding)
+    }
+  }
+
+  /// Edges `accept`ed that have a direction of no excluded class.
+  func allowing(_ excluding: RoadClasses, and accept: @escaping (Int) -> Bool) -> (Int) -> Bool {
+    { edge in
+      accept(edge)
+        && [false, true].contains {
+          self.network.edges[edge].cost(reversed: $0)?.classes.isDisjoint(with: excluding) ?? false
+        }
+    }
+  }
+
+  /// With a bearing, only segments with a direction that heads its way.
+  func heading(_ bearing: WaypointBearing?, excluding: RoadClasses) -> ((Int, Int) -> Bool)? {
+    bearing.map { bearing in
+      { edge, segment in !self.directions(edge, segment, bearing: bearing, excluding: excluding).isEmpty }
+    }
+  }
+
+  /// Each waypoint's roads: its position and, where that is a junction (an end of its road),
+  /// every other road at the same point that the options allow, as OSRM's snapping keeps them
+  /// all (`PhantomNodeCandidates`): a leg leaves and reaches a waypoint on whichever of them its
+  /// fastest path takes. A car at a junction is on any road that meets there, not on the road
+  /// indexed first (which could send it round a roundabout it only touches).
+  func candidates(_ positions: [RoadPosition], _ points: [LatLng], options: RouteOptions) -> [[RoadPosition]] {
+    positions.enumerated().map { i, position in
+      let shape = network.shape(of: network.edges[position.edge])
+      guard let first = shape.first, let last = shape.last,
+        position.point == network.points[Int(first)] || position.point == network.points[Int(last)]
+      else { return [position] }
+      let bearing = options.bearings?[i] ?? nil
+      let excluding = options.excluding
+      // Of the same kind of component as the position (it may have been moved into a bigger one).
+      let big = isInBigComponent(position.edge)
+      let main = isInMainComponent(position.edge)
+      let others = index.nearest(
+        fixed(points[i]), in: network, count: Self.roadsAtAPoint, radius: position.distance + Self.sameSpot,
+        accept: allowing(excluding) { edge in
+          edge != position.edge && self.isStartpoint(edge) && (!big || self.isInBigComponent(edge))
+            && (!main || self.isInMainComponent(edge))
+        }, acceptSegment: heading(bearing, excluding: excluding)
+      )
+      .filter { $0.point == position.point }
+      .compactMap {
+        options.constrainsSnapping
+          ? narrowed($0, points[i], bearing: bearing, approach: options.approaches?[i], excluding: excluding) : $0
+      }
+      return [position] + others
     }
   }
 
   /// At most this many roads are weighed where a point lies on a junction.
   static let roadsAtAPoint = 8
 
-  /// The nearest candidate; of several equally near (a point on a junction, where the roads
-  /// meet), the one a direction of which heads most nearly the bearing's way: a car heading
-  /// into one road at a junction is on that road, not on the one that merely touches its point.
-  /// (OSRM routes from every road at such a point; one road is a route's start here.)
-  func headedMost(_ candidates: [RoadPosition], bearing: WaypointBearing?) -> RoadPosition? {
-    guard let bearing, let nearest = candidates.first else { return candidates.first }
-    let tied = candidates.prefix { $0.distance <= nearest.distance + Self.sameSpot }
-    return tied.min { deviation($0, from: bearing) < deviation($1, from: bearing) } ?? nearest
-  }
-
-  /// Positions nearer to each other than this are one spot (a few centimetres of rounding).
+  /// Metres a junction's roads may be farther from a point than its nearest (rounding).
   static let sameSpot = 0.05
-
-  /// Degrees between the bearing and the nearest direction driven on the position's segment.
-  func deviation(_ position: RoadPosition, from bearing: WaypointBearing) -> Double {
-    let road = network.edges[position.edge]
-    let (a, b) = segment(position.edge, position.segment)
-    var least = 360.0
-    for reversed in [false, true] where road.cost(reversed: reversed) != nil {
-      least = min(
-        least, PerceivedBearing.angularDeviation(reversed ? Geo.bearing(b, a) : Geo.bearing(a, b), bearing.degrees))
-    }
-    return least
-  }
 
   /// The position with only the directions the options allow there, or nil when none is left
   /// by its bearing. A kerb-side approach that no direction meets (a one-way road with the
@@ -159,37 +179,40 @@ extension RoutingEngine {
     return directions
   }
 
-  /// Legs through via waypoints without turning back at them: each via is passed in one
-  /// direction, chosen for the fastest whole route. Where no route can keep straight on, the legs
-  /// may turn back (`paths(through:metric:)`).
-  func paths(through positions: [RoadPosition], metric: CustomizedCCH, continueStraight: Bool) throws(RoutingError)
-    -> [FoundPath]
+  /// Legs through via waypoints without turning back at them: each via is passed on one of its
+  /// roads in one direction, chosen for the fastest whole route. Where no route can keep straight
+  /// on, the legs may turn back (`legs(through:metric:)`).
+  func legs(through candidates: [[RoadPosition]], metric: CustomizedCCH, continueStraight: Bool) throws(RoutingError)
+    -> [FoundLeg]
   {
-    guard continueStraight, positions.count > 2 else { return try paths(through: positions, metric: metric) }
-    // Per via: the ways it may be passed, and the best route so far ending with each.
-    var best: [(position: RoadPosition, paths: [FoundPath], weight: Double)] = [(positions[0], [], 0)]
-    for i in 1..<positions.count {
-      let ways: [RoadPosition] =
-        i == positions.count - 1
-        ? [positions[i]]
-        : [RoadDirections.forward, .backward].compactMap { direction in
-          guard positions[i].directions.contains(direction) else { return nil }
-          var way = positions[i]
-          way.directions = direction
-          return endpoints(of: way, in: network, asSource: true).isEmpty ? nil : way
+    guard continueStraight, candidates.count > 2 else { return try legs(through: candidates, metric: metric) }
+    // Per via: the ways it may be passed (a road and a direction), and the best route so far
+    // ending with each. The first waypoint may be left on any of its roads, the last reached on any.
+    var best: [(way: [RoadPosition], legs: [FoundLeg], weight: Double)] = [(candidates[0], [], 0)]
+    for i in 1..<candidates.count {
+      let ways: [[RoadPosition]] =
+        i == candidates.count - 1
+        ? [candidates[i]]
+        : candidates[i].flatMap { position in
+          [RoadDirections.forward, .backward].compactMap { direction in
+            guard position.directions.contains(direction) else { return nil }
+            var way = position
+            way.directions = direction
+            return endpoints(of: way, in: network, asSource: true).isEmpty ? nil : [way]
+          }
         }
-      var next: [(position: RoadPosition, paths: [FoundPath], weight: Double)] = []
+      var next: [(way: [RoadPosition], legs: [FoundLeg], weight: Double)] = []
       for way in ways {
-        let reached = best.compactMap { previous -> (RoadPosition, [FoundPath], Double)? in
-          guard let path = search(from: previous.position, to: way, metric: metric) else { return nil }
-          return (way, previous.paths + [path], previous.weight + path.weight)
+        let reached = best.compactMap { previous -> ([RoadPosition], [FoundLeg], Double)? in
+          guard let leg = search(from: previous.way, to: way, metric: metric) else { return nil }
+          return (way, previous.legs + [leg], previous.weight + leg.path.weight)
         }
         if let fastest = reached.min(by: { $0.2 < $1.2 }) { next.append(fastest) }
       }
-      guard !next.isEmpty else { return try paths(through: positions, metric: metric) }
+      guard !next.isEmpty else { return try legs(through: candidates, metric: metric) }
       best = next
     }
-    return best.min(by: { $0.weight < $1.weight })!.paths
+    return best.min(by: { $0.weight < $1.weight })!.legs
   }
 }
 

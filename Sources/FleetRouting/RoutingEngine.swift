@@ -27,7 +27,8 @@ public struct RoutingError: Error, Sendable, Hashable, CustomStringConvertible {
 /// A point snapped to the road network.
 public struct SnappedPoint: Sendable, Hashable {
   public var location: LatLng
-  /// The road's name (or ref), empty when it has none.
+  /// The road's name (or ref), empty when it has none; on a junction, those of the roads that
+  /// meet there, joined by " / " (OSRM's waypoint names).
   public var name: String
   /// Metres from the asked point.
   public var distance: Double
@@ -192,6 +193,15 @@ public final class RoutingEngine: Sendable {
       name: network.names[Int(network.edges[position.edge].nameIndex)], distance: position.distance)
   }
 
+  /// A point on several roads (a junction's `candidates`) is named after all of them, as OSRM
+  /// joins its candidates' names.
+  func snapped(_ roads: [RoadPosition]) -> SnappedPoint {
+    var point = snapped(roads[0])
+    point.name = roads.map { network.names[Int(network.edges[$0.edge].nameIndex)] }.filter { !$0.isEmpty }
+      .joined(separator: " / ")
+    return point
+  }
+
   /// The component a position is in: its forward direction's when that is drivable.
   func componentOf(_ edge: Int) -> Int32 {
     let e = network.edges[edge]
@@ -288,51 +298,44 @@ public final class RoutingEngine: Sendable {
   /// The fastest route through `waypoints` (at least two), in order. `radiuses` (metres, one per
   /// waypoint, nil for unlimited) bounds how far each may be from its road.
   public func route(_ waypoints: [LatLng], radiuses: [Double?]? = nil) throws(RoutingError) -> Route {
-    let (positions, paths, metric) = try solve(waypoints, options: RouteOptions(radiuses: radiuses))
-    return route(of: paths, through: positions, metric: metric)
+    let (legs, roads, metric) = try solve(waypoints, options: RouteOptions(radiuses: radiuses))
+    return route(of: legs, at: roads, metric: metric)
   }
 
-  /// The snapped waypoints, the fastest path of each leg between them, and the metric searched.
+  /// The fastest path of each leg between the snapped waypoints, each waypoint's roads
+  /// (`candidates`) and the metric searched.
   func solve(_ waypoints: [LatLng], options: RouteOptions) throws(RoutingError) -> (
-    [RoadPosition], [FoundPath], CustomizedCCH
+    [FoundLeg], [[RoadPosition]], CustomizedCCH
   ) {
     guard waypoints.count >= 2 else { throw RoutingError(.invalidQuery, "a route needs at least two coordinates") }
     try options.validate(waypoints: waypoints.count)
     let metric = metric(options.traffic, excluding: options.excluding)
-    var positions = try positions(waypoints, options: options)
+    let positions = try positions(waypoints, options: options)
+    var roads = candidates(positions, waypoints, options: options)
     do {
-      return (
-        positions, try paths(through: positions, metric: metric, continueStraight: options.continueStraight), metric
-      )
+      return (try legs(through: roads, metric: metric, continueStraight: options.continueStraight), roads, metric)
     } catch {
       guard let main = positionsInMainPart(positions, waypoints, options: options) else { throw error }
-      positions = main
-      return (
-        positions, try paths(through: positions, metric: metric, continueStraight: options.continueStraight), metric
-      )
+      roads = candidates(main, waypoints, options: options)
+      return (try legs(through: roads, metric: metric, continueStraight: options.continueStraight), roads, metric)
     }
   }
 
-  /// The route that drives `paths`, one per leg between consecutive `positions`.
-  func route(of paths: [FoundPath], through positions: [RoadPosition], metric: CustomizedCCH) -> Route {
-    var legs: [RouteLeg] = []
-    var weight = 0.0
-    for (i, path) in paths.enumerated() {
-      weight += path.weight
-      legs.append(leg(of: path, from: positions[i], to: positions[i + 1], metric: metric))
-    }
+  /// The route that drives `legs` through waypoints on `roads`.
+  func route(of found: [FoundLeg], at roads: [[RoadPosition]], metric: CustomizedCCH) -> Route {
+    let legs = found.map { leg(of: $0.path, from: $0.from, to: $0.to, metric: metric) }
     return Route(
-      distance: legs.reduce(0) { $0 + $1.distance }, duration: legs.reduce(0) { $0 + $1.duration }, weight: weight,
-      legs: legs, waypoints: positions.map(snapped))
+      distance: legs.reduce(0) { $0 + $1.distance }, duration: legs.reduce(0) { $0 + $1.duration },
+      weight: found.reduce(0) { $0 + $1.path.weight }, legs: legs, waypoints: roads.map(snapped))
   }
 
   public func route(from: LatLng, to: LatLng) throws(RoutingError) -> Route { try route([from, to]) }
 
   /// The fastest route through `waypoints`, leaving the first the way a car there heads
   /// (`heading`, degrees clockwise from north, within `headingTolerance`, on a road within
-  /// `headingRadius`): on a junction a car is on the road it drives into, not on whichever road
-  /// meets there first. Any way from the nearest road when the heading is unknown or no road
-  /// near runs so (a heading the device got wrong must not move the start to a distant road).
+  /// `headingRadius`): on a junction, from a road there that runs its way. Any way from the
+  /// nearest point's roads when the heading is unknown or no road near runs so (a heading the
+  /// device got wrong must not move the start to a distant road).
   public func route(_ waypoints: [LatLng], heading: Double?) throws(RoutingError) -> Route {
     if let heading, !waypoints.isEmpty {
       let options = RouteOptions(
@@ -353,42 +356,58 @@ public final class RoutingEngine: Sendable {
   /// geometry: each leg's totals and the roads it drives (`spans`, their point indices 0). For
   /// estimates that time the roads with learned traffic (searches, dispatch, quotes).
   public func drivenLegs(_ waypoints: [LatLng], traffic: TrafficTiming = .current) throws(RoutingError) -> [RouteLeg] {
-    let (positions, paths, metric) = try solve(waypoints, options: RouteOptions(traffic: traffic))
-    return paths.indices.map {
-      leg(of: paths[$0], from: positions[$0], to: positions[$0 + 1], geometry: false, metric: metric)
-    }
+    let (legs, _, metric) = try solve(waypoints, options: RouteOptions(traffic: traffic))
+    return legs.map { leg(of: $0.path, from: $0.from, to: $0.to, geometry: false, metric: metric) }
   }
 
-  /// The fastest path of each leg, in order.
-  func paths(through positions: [RoadPosition], metric: CustomizedCCH) throws(RoutingError) -> [FoundPath] {
-    var paths: [FoundPath] = []
-    for i in 0..<(positions.count - 1) {
-      guard let path = search(from: positions[i], to: positions[i + 1], metric: metric) else {
+  /// The fastest path of each leg, in order, each leg from and to whichever of its waypoints'
+  /// roads is fastest.
+  func legs(through candidates: [[RoadPosition]], metric: CustomizedCCH) throws(RoutingError) -> [FoundLeg] {
+    var legs: [FoundLeg] = []
+    for i in 0..<(candidates.count - 1) {
+      guard let leg = search(from: candidates[i], to: candidates[i + 1], metric: metric) else {
         throw RoutingError(.noRoute, "no route from coordinate \(i) to coordinate \(i + 1)")
       }
-      paths.append(path)
+      legs.append(leg)
     }
-    return paths
+    return legs
   }
 
   func search(from source: RoadPosition, to target: RoadPosition, metric: CustomizedCCH) -> FoundPath? {
-    let sources = endpoints(of: source, in: network, asSource: true, slowdowns: metric.slowdowns)
-    let targets = targetEndpoints(of: target, slowdowns: metric.slowdowns)
-    guard !sources.isEmpty, !targets.isEmpty else { return nil }
+    search(from: [source], to: [target], metric: metric)?.path
+  }
+
+  /// The fastest path from any of `sources` to any of `targets` (the roads at one point each),
+  /// with the two it drives from and to.
+  func search(from sources: [RoadPosition], to targets: [RoadPosition], metric: CustomizedCCH) -> FoundLeg? {
+    let starts = sources.flatMap { endpoints(of: $0, in: network, asSource: true, slowdowns: metric.slowdowns) }
+    let ends = targets.flatMap { targetEndpoints(of: $0, slowdowns: metric.slowdowns) }
+    guard !starts.isEmpty, !ends.isEmpty else { return nil }
     let search = CCHSearch(customized: metric, network: network, graph: turns)
-    let direct = directPath(from: source, to: target, slowdowns: metric.slowdowns)
-    let shared = Set(sources.map(\.directed)).intersection(targets.map(\.directed))
-    guard !shared.isEmpty else {
-      return search.shortestPath(from: sources, to: targets, sameEdge: direct, pool: labels)
+    let direct = directPath(from: sources, to: targets, slowdowns: metric.slowdowns)
+    let shared = Set(starts.map(\.directed)).intersection(ends.map(\.directed))
+    var found: FoundPath?
+    if shared.isEmpty {
+      found = search.shortestPath(from: starts, to: ends, sameEdge: direct, pool: labels)
+    } else {
+      let (aims, entering) = aiming(ends, around: shared, metric: metric)
+      if aims.isEmpty {
+        found = direct
+      } else if var path = search.shortestPath(from: starts, to: aims, sameEdge: direct, pool: labels) {
+        let isDirect = direct.map { $0.weight == path.weight && $0.directedEdges == path.directedEdges } ?? false
+        if !isDirect, let last = path.directedEdges.last, let end = entering[last] {
+          path.directedEdges.append(end)
+        }
+        found = path
+      }
     }
-    let (aims, entering) = aiming(targets, around: shared, metric: metric)
-    guard !aims.isEmpty else { return direct }
-    guard var path = search.shortestPath(from: sources, to: aims, sameEdge: direct, pool: labels) else { return nil }
-    let isDirect = direct.map { $0.weight == path.weight && $0.directedEdges == path.directedEdges } ?? false
-    if !isDirect, let last = path.directedEdges.last, let end = entering[last] {
-      path.directedEdges.append(end)
+    guard let path = found, let first = path.directedEdges.first, let last = path.directedEdges.last else {
+      return nil
     }
-    return path
+    // Each candidate is a road of its own: the path's first and last roads say which it took.
+    let from = sources.first { $0.edge == TurnGraph.edge(of: first) } ?? sources[0]
+    let to = targets.first { $0.edge == TurnGraph.edge(of: last) } ?? targets[0]
+    return FoundLeg(path: path, from: from, to: to)
   }
 
   /// An end on a start's own directed edge but behind it is reached only by leaving the edge and
@@ -499,38 +518,56 @@ public final class RoutingEngine: Sendable {
       return distinct.count - 1
     }
     let snappedOnce = try positions(distinct)
-    var positions = slots.map { snappedOnce[$0] }
-    var found = matrix(positions, sources: sources.count, metric: metric)
+    let roadsOnce = candidates(snappedOnce, distinct, options: RouteOptions())
+    var roads = slots.map { roadsOnce[$0] }
+    var found = matrix(roads, sources: sources.count, metric: metric)
     // Pairs OSRM's snapping leaves unconnected: again with every point in the main part.
     if found.contains(where: { $0.contains { $0 == nil } }),
-      let main = positionsInMainPart(positions, points, options: RouteOptions())
+      let main = positionsInMainPart(roads.map { $0[0] }, points, options: RouteOptions())
     {
-      positions = main
-      found = matrix(positions, sources: sources.count, metric: metric)
+      roads = candidates(main, points, options: RouteOptions())
+      found = matrix(roads, sources: sources.count, metric: metric)
     }
-    let from = Array(positions.prefix(sources.count))
-    let to = Array(positions.suffix(destinations.count))
+    let from = Array(roads.prefix(sources.count))
+    let to = Array(roads.suffix(destinations.count))
     let durations = found.map { $0.map { $0?.duration } }
     let distances = found.map { $0.map { $0?.distance } }
     return Matrix(durations: durations, distances: distances, sources: from.map(snapped), destinations: to.map(snapped))
   }
 
-  /// The paths from the first `sources` positions to the others.
-  func matrix(_ positions: [RoadPosition], sources: Int, metric: CustomizedCCH) -> [[FoundPath?]] {
-    let from = Array(positions.prefix(sources))
-    let to = Array(positions.dropFirst(sources))
+  /// The paths from the first `sources` places to the others, each place's roads its candidates
+  /// (`candidates`): from whichever road of a source to whichever of a destination is fastest.
+  func matrix(_ places: [[RoadPosition]], sources: Int, metric: CustomizedCCH) -> [[FoundPath?]] {
+    let from = Array(places.prefix(sources))
+    let to = Array(places.dropFirst(sources))
     let slowdowns = metric.slowdowns
-    let starts = from.map { endpoints(of: $0, in: network, asSource: true, slowdowns: slowdowns) }
+    let starts = from.map { $0.flatMap { endpoints(of: $0, in: network, asSource: true, slowdowns: slowdowns) } }
     // Ends on a start's own edge are aimed at through the roads into it (`aiming`).
     let startNodes = Set(starts.joined().map(\.directed))
-    let ends = to.map { position in
-      let ends = targetEndpoints(of: position, slowdowns: slowdowns)
+    let ends = to.map { roads in
+      let ends = roads.flatMap { targetEndpoints(of: $0, slowdowns: slowdowns) }
       let shared = startNodes.intersection(ends.map(\.directed))
       return shared.isEmpty ? ends : aiming(ends, around: shared, metric: metric).0
     }
     return CCHSearch(customized: metric, network: network, graph: turns).matrix(
       sources: starts, targets: ends, direct: { directPath(from: from[$0], to: to[$1], slowdowns: slowdowns) },
       pool: labels)
+  }
+
+  /// Driving straight along one edge from one of a place's roads to one of another's, the
+  /// fastest such if several share an edge.
+  func directPath(from sources: [RoadPosition], to targets: [RoadPosition], slowdowns: RoadSlowdowns) -> FoundPath? {
+    var direct: FoundPath?
+    for source in sources {
+      for target in targets where source.edge == target.edge {
+        if let path = directPath(from: source, to: target, slowdowns: slowdowns),
+          path.weight < direct?.weight ?? .infinity
+        {
+          direct = path
+        }
+      }
+    }
+    return direct
   }
 
   /// The leg a found path drives: its shape (the rest of the first edge, whole edges, the start

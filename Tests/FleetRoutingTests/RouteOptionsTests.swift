@@ -33,28 +33,61 @@ struct RouteOptionsTests {
     }
   }
 
-  /// A point on a junction is equally near every road that meets there: with a bearing, the
-  /// route leaves on the road heading most nearly its way, whichever of them is indexed first.
-  @Test func onAJunctionABearingChoosesTheRoadHeadedInto() throws {
+  /// A one-way street east through j, and a one-way loop off it at j that rejoins it at b;
+  /// `loopFirst` draws the loop first, so that it is the first road indexed at j.
+  func junction(loopFirst: Bool) -> MapFixture {
     var map = MapFixture(
       """
             d
 
       a   j   b   e
       """)
-    // A one-way street east, and a one-way loop off it at j that rejoins it at b.
-    map.way("jd", ["highway": "residential", "oneway": "yes"])
-    map.way("db", ["highway": "residential", "oneway": "yes"])
-    map.way("ajbe", ["highway": "residential", "oneway": "yes"])
+    func loop() {
+      map.way("jd", ["highway": "residential", "oneway": "yes", "name": "Loop"])
+      map.way("db", ["highway": "residential", "oneway": "yes", "name": "Loop"])
+    }
+    if loopFirst { loop() }
+    map.way("ajbe", ["highway": "residential", "oneway": "yes", "name": "Street"])
+    if !loopFirst { loop() }
+    return map
+  }
+
+  /// A point on a junction is equally near every road that meets there, and OSRM's snapping
+  /// keeps them all: a route leaves on whichever is fastest, a table row too, not on the road
+  /// indexed first (here the loop, 41 m longer).
+  @Test(arguments: [true, false])
+  func onAJunctionARouteLeavesOnWhicheverRoadIsFastest(loopFirst: Bool) throws {
+    let map = junction(loopFirst: loopFirst)
+    let engine = try map.engine()
+    let points = [map.point("j"), map.point("e")]
+    if loopFirst { #expect(try engine.nearest(points[0])[0].name == "Loop") }
+    let route = try engine.route(points)
+    #expect(abs(route.distance - 200) < 3)
+    // Named after every road there, as OSRM names such a waypoint.
+    #expect(route.waypoints[0].name.split(separator: " / ").sorted() == ["Loop", "Street", "Street"])
+    let table = try engine.matrix(sources: [points[0]], destinations: [points[1]])
+    #expect(abs((table.distances[0][0] ?? 0) - 200) < 3)
+    // And arrives on whichever is fastest: from a, along the street to j.
+    #expect(abs(try engine.route([map.point("a"), points[0]]).distance - 100) < 3)
+  }
+
+  /// With a bearing, the roads at a junction are those with a direction within its range, as
+  /// OSRM filters each candidate: a car heading north-east is on the loop.
+  @Test func onAJunctionABearingChoosesTheRoadHeadedInto() throws {
+    let map = junction(loopFirst: false)
     let engine = try map.engine()
     let points = [map.point("j"), map.point("e")]
     let east = try engine.routes(
-      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 90, range: 60), nil]))
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 90, range: 20), nil]))
     #expect(abs(east[0].distance - 200) < 3)
     // Heading north-east: the loop's road, 141 m to b rather than 100.
     let northEast = try engine.routes(
-      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 45, range: 60), nil]))
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 45, range: 20), nil]))
     #expect(abs(northEast[0].distance - 241) < 3)
+    // A range that every road there meets leaves the choice to the route.
+    let wide = try engine.routes(
+      points, options: RouteOptions(bearings: [WaypointBearing(degrees: 45, range: 60), nil]))
+    #expect(abs(wide[0].distance - 200) < 3)
   }
 
   /// A car's heading chooses among the roads near it; a heading no near road runs (a device's

@@ -21,6 +21,13 @@ struct FoundPath {
   var distance: Double
 }
 
+/// A leg's path and the roads it drives from and to (of the roads at each of its waypoints).
+struct FoundLeg {
+  var path: FoundPath
+  var from: RoadPosition
+  var to: RoadPosition
+}
+
 /// The endpoints of a road position, one per direction a car may drive there, their costs
 /// at free flow unless `slowdowns` time them.
 func endpoints(
