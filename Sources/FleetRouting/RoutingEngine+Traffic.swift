@@ -33,6 +33,9 @@ struct TrafficMetrics: Sendable {
   }
 
   var current: CustomizedCCH
+  /// The current metric before the last customization, which the next one is made in
+  /// (`CustomizedCCH.init(spare:)`): by then no query reads it.
+  var spare: CustomizedCCH?
   var generation = 0
   var profiles: (any TrafficProfiles)?
   /// Metrics customized on demand, by base and excluded classes, with when they were made.
@@ -56,10 +59,16 @@ extension RoutingEngine {
 
   /// Customizes the hierarchy with `slowdowns` and makes it the current metric. Takes about as
   /// long as building the metric at load (see docs/benchmarks.md); queries meanwhile read the
-  /// previous one, so call it off the threads that answer requests.
+  /// previous one, so call it off the threads that answer requests. The metric it replaces is
+  /// kept, and the next customization is made in it.
   public func customize(_ slowdowns: RoadSlowdowns) {
-    let metric = CustomizedCCH(cch: hierarchy, graph: turns, network: network, slowdowns: slowdowns)
+    var spare = metrics.withLock { state in
+      defer { state.spare = nil }
+      return state.spare
+    }
+    let metric = CustomizedCCH(cch: hierarchy, graph: turns, network: network, slowdowns: slowdowns, spare: &spare)
     metrics.withLock { state in
+      state.spare = state.current
       state.current = metric
       state.generation += 1
       let generation = state.generation

@@ -55,6 +55,46 @@ struct CCHTests {
     #expect(compared == 1000)
   }
 
+  /// A metric customized into a spare one (as each traffic customization is made in the metric
+  /// it replaced last time) is the metric customized afresh, made in the spare's own memory; a
+  /// spare that a query still reads is left as that query sees it.
+  @Test func aMetricMadeInASpareIsTheSameAndLeavesReadersAlone() async throws {
+    let engine = try await MonacoRoutingTests.engine()
+    var random = FanTests.Seeded(state: 5)
+    let slowdowns = RoadSlowdowns(
+      factors: (0..<engine.network.edges.count * 2).map { _ in
+        random.next() < 0.5 ? Float(1 + 4 * random.next()) : 1
+      })
+    let make = { (slowdowns: RoadSlowdowns) in
+      CustomizedCCH(cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
+    }
+    let address = { (metric: CustomizedCCH) in metric.up.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+    let freeFlow = make(.freeFlow)
+    let fresh = make(slowdowns)
+    #expect(Self.arrays(fresh) != Self.arrays(freeFlow))
+
+    var spare: CustomizedCCH? = make(.freeFlow)
+    let memory = address(spare!)
+    let made = CustomizedCCH(
+      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &spare)
+    #expect(spare == nil)
+    #expect(address(made) == memory)
+    #expect(Self.arrays(made) == Self.arrays(fresh))
+
+    var read: CustomizedCCH? = make(.freeFlow)
+    let reader = read!
+    let again = CustomizedCCH(
+      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &read)
+    #expect(Self.arrays(reader) == Self.arrays(freeFlow))
+    #expect(Self.arrays(again) == Self.arrays(fresh))
+  }
+
+  /// A metric's arrays, to compare two metrics whole.
+  static func arrays(_ m: CustomizedCCH) -> [[Double]] {
+    [m.up, m.down, m.upDuration, m.downDuration, m.upDistance, m.downDistance]
+      + [m.upFirst, m.upSecond, m.downFirst, m.downSecond, m.upArc, m.downArc].map { $0.map(Double.init) }
+  }
+
   @Test func matricesAgreeWithDijkstra() async throws {
     let engine = try await MonacoRoutingTests.engine()
     let points = (0..<12).map { i in

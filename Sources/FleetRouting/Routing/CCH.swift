@@ -173,26 +173,59 @@ struct CustomizedCCH: Sendable {
 
   /// Customization: the original turns' weights, then every lower triangle bottom-up. Roads of
   /// an `excluding` class get no turns into them; every road's time is its free-flow time times
-  /// its slowdown.
+  /// its slowdown. A `spare` metric that no query reads any more is customized into (its arrays
+  /// filled again in place, and taken: nil after): on a metro that is 150 MB neither mapped nor
+  /// first touched again each time, which stalled the machine's other work for a second or two.
   init(
-    cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow
+    cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow,
+    spare: inout CustomizedCCH?
   ) {
     excluded = excluding
     self.slowdowns = slowdowns
     self.cch = cch
     let m = cch.edgeCount
-    up = [Double](repeating: .infinity, count: m)
-    down = [Double](repeating: .infinity, count: m)
-    upFirst = [Int32](repeating: -1, count: m)
-    upSecond = [Int32](repeating: -1, count: m)
-    downFirst = [Int32](repeating: -1, count: m)
-    downSecond = [Int32](repeating: -1, count: m)
-    upArc = [Int32](repeating: -1, count: m)
-    downArc = [Int32](repeating: -1, count: m)
-    upDuration = [Double](repeating: 0, count: m)
-    downDuration = [Double](repeating: 0, count: m)
-    upDistance = [Double](repeating: 0, count: m)
-    downDistance = [Double](repeating: 0, count: m)
+    var old = spare
+    spare = nil
+    up = Self.refilled(&old, \.up, with: .infinity, count: m)
+    down = Self.refilled(&old, \.down, with: .infinity, count: m)
+    upFirst = Self.refilled(&old, \.upFirst, with: -1, count: m)
+    upSecond = Self.refilled(&old, \.upSecond, with: -1, count: m)
+    downFirst = Self.refilled(&old, \.downFirst, with: -1, count: m)
+    downSecond = Self.refilled(&old, \.downSecond, with: -1, count: m)
+    upArc = Self.refilled(&old, \.upArc, with: -1, count: m)
+    downArc = Self.refilled(&old, \.downArc, with: -1, count: m)
+    upDuration = Self.refilled(&old, \.upDuration, with: 0, count: m)
+    downDuration = Self.refilled(&old, \.downDuration, with: 0, count: m)
+    upDistance = Self.refilled(&old, \.upDistance, with: 0, count: m)
+    downDistance = Self.refilled(&old, \.downDistance, with: 0, count: m)
+    customize(graph: graph, network: network)
+  }
+
+  init(
+    cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow
+  ) {
+    var none: CustomizedCCH?
+    self.init(cch: cch, graph: graph, network: network, excluding: excluding, slowdowns: slowdowns, spare: &none)
+  }
+
+  /// `spare`'s array at `path` (taken out of it, so that it is the only reference and is filled
+  /// in place) set to `value` throughout; a new one without a spare of that size.
+  static func refilled<T>(
+    _ spare: inout CustomizedCCH?, _ path: WritableKeyPath<CustomizedCCH, [T]>, with value: T, count: Int
+  )
+    -> [T]
+  {
+    guard spare != nil else { return [T](repeating: value, count: count) }
+    var array: [T] = []
+    swap(&array, &spare![keyPath: path])
+    guard array.count == count else { return [T](repeating: value, count: count) }
+    array.withUnsafeMutableBufferPointer { $0.update(repeating: value) }
+    return array
+  }
+
+  /// Fills the arrays: the original turns, then the triangles.
+  private mutating func customize(graph: TurnGraph, network: RoadNetwork) {
+    let excluding = excluded
     for v in 0..<graph.directedEdgeCount {
       for arc in graph.arcs(from: Int32(v)) {
         let w = graph.arcTarget[arc]
