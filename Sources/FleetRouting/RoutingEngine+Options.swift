@@ -95,23 +95,22 @@ extension RoutingEngine {
   /// indexed first (which could send it round a roundabout it only touches).
   func candidates(_ positions: [RoadPosition], _ points: [LatLng], options: RouteOptions) -> [[RoadPosition]] {
     positions.enumerated().map { i, position in
-      let shape = network.shape(of: network.edges[position.edge])
-      guard let first = shape.first, let last = shape.last,
-        position.point == network.points[Int(first)] || position.point == network.points[Int(last)]
+      let edge = network.edges[position.edge]
+      guard
+        position.point == network.coordinate(ofJunction: edge.from)
+          || position.point == network.coordinate(ofJunction: edge.to)
       else { return [position] }
       let bearing = options.bearings?[i] ?? nil
       let excluding = options.excluding
       // Of the same kind of component as the position (it may have been moved into a bigger one).
       let big = isInBigComponent(position.edge)
       let main = isInMainComponent(position.edge)
-      let others = index.nearest(
-        fixed(points[i]), in: network, count: Self.roadsAtAPoint, radius: position.distance + Self.sameSpot,
+      let others = index.positions(
+        onRoadsAt: position.point, besides: position.edge, nearest: fixed(points[i]), in: network,
         accept: allowing(excluding) { edge in
-          edge != position.edge && self.isStartpoint(edge) && (!big || self.isInBigComponent(edge))
-            && (!main || self.isInMainComponent(edge))
+          self.isStartpoint(edge) && (!big || self.isInBigComponent(edge)) && (!main || self.isInMainComponent(edge))
         }, acceptSegment: heading(bearing, excluding: excluding)
       )
-      .filter { $0.point == position.point }
       .compactMap {
         options.constrainsSnapping
           ? narrowed($0, points[i], bearing: bearing, approach: options.approaches?[i], excluding: excluding) : $0
@@ -119,12 +118,6 @@ extension RoutingEngine {
       return [position] + others
     }
   }
-
-  /// At most this many roads are weighed where a point lies on a junction.
-  static let roadsAtAPoint = 8
-
-  /// Metres a junction's roads may be farther from a point than its nearest (rounding).
-  static let sameSpot = 0.05
 
   /// The position with only the directions the options allow there, or nil when none is left
   /// by its bearing. A kerb-side approach that no direction meets (a one-way road with the

@@ -197,6 +197,7 @@ public final class RoutingEngine: Sendable {
   /// joins its candidates' names.
   func snapped(_ roads: [RoadPosition]) -> SnappedPoint {
     var point = snapped(roads[0])
+    guard roads.count > 1 else { return point }
     point.name = roads.map { network.names[Int(network.edges[$0.edge].nameIndex)] }.filter { !$0.isEmpty }
       .joined(separator: " / ")
     return point

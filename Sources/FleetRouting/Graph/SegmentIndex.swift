@@ -205,6 +205,32 @@ public struct SegmentIndex: Sendable {
       .sorted { ($0.distance, $0.edge) < ($1.distance, $1.edge) }
   }
 
+  /// The roads other than `edge` with a segment that ends at `node` and whose position nearest
+  /// `point` is that node: the other roads of a junction a point snapped to (OSRM's candidates
+  /// at one snapped coordinate), one position per road, in edge order. `accept` and
+  /// `acceptSegment` filter as in `nearest`. Only the node's own cell is read: every segment
+  /// ending there is indexed in it.
+  func positions(
+    onRoadsAt node: FixedCoordinate, besides edge: Int, nearest point: FixedCoordinate, in network: RoadNetwork,
+    accept: (Int) -> Bool, acceptSegment: ((Int, Int) -> Bool)? = nil
+  ) -> [RoadPosition] {
+    var found: [RoadPosition] = []
+    for k in segmentRange(in: Self.cell(node, size: cellSizeE6)) {
+      let entry = entries[k]
+      let road = Int(entry.edge)
+      guard road != edge, !found.contains(where: { $0.edge == road }) else { continue }
+      let first = Int(network.edges[road].geometryStart) + Int(entry.segment)
+      guard
+        network.points[Int(network.geometry[first])] == node
+          || network.points[Int(network.geometry[first + 1])] == node,
+        accept(road), acceptSegment?(road, Int(entry.segment)) ?? true
+      else { continue }
+      let position = Self.position(point, edge: road, segment: Int(entry.segment), network)
+      if position.point == node { found.append(position) }
+    }
+    return found.sorted { $0.edge < $1.edge }
+  }
+
   /// The grid's cells at Chebyshev distance `r` from `center` (its perimeter only).
   func forEachCell(onRing r: Int32, around center: Cell, _ body: (Cell) -> Void) {
     guard r > 0 else { return body(center) }
