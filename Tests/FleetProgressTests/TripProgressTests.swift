@@ -273,6 +273,26 @@ struct TripProgressTests {
     #expect(abs(after.distanceMeters - current.distanceMeters) < 1)
   }
 
+  /// A CreateVehicle refused because the vehicle exists (`fleetd demo` started again on its own
+  /// data makes its cars again, each at its first street) leaves the vehicle where it is. Its
+  /// position went into the vehicle's trace before the refusal: the next plan left from that
+  /// street, 800 m more to the drop-off, and the car's true report was judged a jump.
+  @Test func aRefusedCreateLeavesTheVehicleWhereItIs() async throws {
+    let clock = TestTime()
+    let fleet = try await makeFleet(clock: clock)
+    try await createVehicle(fleet, "car", at: Place.port)
+    try await createTrip(fleet, "ride", vehicle: "car", pickup: Place.larvotto, dropoff: Place.palace)
+    let before = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
+    clock.advance(60)
+    let refused = await #expect(throws: FleetError.self) { try await createVehicle(fleet, "car", at: Place.casino) }
+    #expect(refused?.code == .alreadyExists)
+    let after = try #require(try fleet.getTrip(caller: admin, name: tripName("ride")).progress?.legs.first)
+    #expect(abs(after.distanceMeters - before.distanceMeters) < 1)
+    clock.advance(2)
+    let vehicle = try await report(fleet, "car", at: Place.port, time: clock.now)
+    #expect(vehicle.lastLocation?.isRoadSnapped == true, "\(String(describing: vehicle.lastLocation))")
+  }
+
   @Test func getTripLeavesOutRouteTheCallerAlreadyHas() async throws {
     let clock = TestTime()
     let fleet = try await makeFleet(clock: clock)

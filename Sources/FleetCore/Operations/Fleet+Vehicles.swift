@@ -35,12 +35,15 @@ extension Fleet {
     try Attribute.validate(v.attributes, field: "vehicle.attributes")
     try Self.validatePlate(v.licensePlate)
     try v.lastLocation?.validate("vehicle.last_location")
+    // Refused before its position reaches the trace of the vehicle that exists (a client making
+    // its vehicles again after a restart would move each back to where it was first made).
+    guard !state.withLock({ $0.vehicles[provider]?[vehicleID] != nil }) else {
+      throw Self.vehicleAlreadyExists(provider, vehicleID)
+    }
     let located = locate(ResourceName(provider: provider, kind: .vehicles, id: vehicleID), v.lastLocation, past: [])
 
     let created = try await write { s, now throws(FleetError) in
-      guard s.vehicles[provider]?[vehicleID] == nil else {
-        throw FleetError(.alreadyExists, "vehicle providers/\(provider)/vehicles/\(vehicleID) already exists")
-      }
+      guard s.vehicles[provider]?[vehicleID] == nil else { throw Self.vehicleAlreadyExists(provider, vehicleID) }
       var vehicle = Vehicle(provider: provider, id: vehicleID)
       vehicle.state = v.state
       vehicle.supportedTripTypes = v.supportedTripTypes
@@ -149,6 +152,10 @@ extension Fleet {
     }
     try v.currentRouteSegmentEndPoint?.location.point.validate("vehicle.current_route_segment_end_point.location.point")
     let locationsGiven = mask.contains("past_locations") || mask.contains("last_location")
+    if locationsGiven {
+      // Only a vehicle that exists has a trace: every unknown name would keep one.
+      _ = try state.withLock { s throws(FleetError) in try Self.existingVehicle(name, in: s) }
+    }
     let located =
       locationsGiven
       ? locate(name, mask.contains("last_location") ? v.lastLocation : nil, past: input.pastLocations)
@@ -378,6 +385,10 @@ extension Fleet {
   }
 
   // MARK: - Helpers
+
+  static func vehicleAlreadyExists(_ provider: String, _ vehicleID: String) -> FleetError {
+    FleetError(.alreadyExists, "vehicle providers/\(provider)/vehicles/\(vehicleID) already exists")
+  }
 
   static func existingVehicle(_ name: ResourceName, in s: State) throws(FleetError) -> Vehicle {
     guard let vehicle = s.vehicles[name.provider]?[name.id] else { throw .notFound("vehicle \(name) not found") }
