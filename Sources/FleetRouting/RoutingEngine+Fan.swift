@@ -9,6 +9,8 @@ public final class RoadAnchor: Sendable {
   /// private cul-de-sac): drives to or from the rest of the network start there, as OSRM's do.
   let nearestBig: RoadPosition?
   let component: Int32
+  /// The point asked for: a target on a junction is reached on any road there nearest to it.
+  let asked: LatLng
   /// Where drives from each of the two positions start: computed once, used by every query.
   let nearestStarts: Starts
   let bigStarts: Starts?
@@ -36,10 +38,14 @@ public final class RoadAnchor: Sendable {
   /// Metres from the given point to its road.
   public var offRoadMetres: Double { nearest.distance }
 
-  init(nearest: RoadPosition, nearestBig: RoadPosition?, component: Int32, nearestStarts: Starts, bigStarts: Starts?) {
+  init(
+    nearest: RoadPosition, nearestBig: RoadPosition?, component: Int32, asked: LatLng, nearestStarts: Starts,
+    bigStarts: Starts?
+  ) {
     self.nearest = nearest
     self.nearestBig = nearestBig
     self.component = component
+    self.asked = asked
     self.nearestStarts = nearestStarts
     self.bigStarts = bigStarts
   }
@@ -57,7 +63,7 @@ extension RoutingEngine {
     let big =
       isInMainComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInMainComponent).first
     return RoadAnchor(
-      nearest: nearest, nearestBig: big, component: componentOf(nearest.edge),
+      nearest: nearest, nearestBig: big, component: componentOf(nearest.edge), asked: point,
       nearestStarts: RoadAnchor.Starts(endpoints(of: nearest, in: network, asSource: true)),
       bigStarts: big.map { RoadAnchor.Starts(endpoints(of: $0, in: network, asSource: true)) })
   }
@@ -107,6 +113,8 @@ public final class RoadFan {
   var targetUpward: [Int32: Upward] = [:]
   let targetEnds: [Endpoint]
   let bigTarget: RoadPosition
+  /// `bigTarget` and, when it is a junction, every other road there (`RoutingEngine.candidates`).
+  let targetRoads: [RoadPosition]
   /// Sources whose drive was computed on its own (they share the target's tiny component).
   var paths: [Int: FoundPath] = [:]
 
@@ -127,7 +135,9 @@ public final class RoadFan {
     // component; else both nearest roads in big components.
     let bigTarget = target.nearestBig ?? target.nearest
     self.bigTarget = bigTarget
-    let targetEnds = engine.targetEndpoints(of: bigTarget, slowdowns: slowdowns)
+    let targetRoads = engine.candidates([bigTarget], [target.asked], options: RouteOptions())[0]
+    self.targetRoads = targetRoads
+    let targetEnds = targetRoads.flatMap { engine.targetEndpoints(of: $0, slowdowns: slowdowns) }
     self.targetEnds = targetEnds
     search.upwardByTree(from: search.backwardStarts(targetEnds), forward: false, into: &backward)
 
@@ -196,7 +206,7 @@ public final class RoadFan {
       }
       var found = Best(weight: .infinity, duration: 0, distance: 0, start: nil)
       let from = Self.from(source, target).position
-      if from.edge == bigTarget.edge, let direct = engine.directPath(from: from, to: bigTarget, slowdowns: slowdowns) {
+      if let direct = engine.directPath(from: [from], to: targetRoads, slowdowns: slowdowns) {
         found = Best(weight: direct.weight, duration: direct.duration, distance: direct.distance, start: nil)
       }
       starts[i].forEach { free in
@@ -320,15 +330,19 @@ public final class RoadFan {
     if paths[i] != nil {
       return engine.leg(of: path, from: source.nearest, to: target.nearest, geometry: geometry, metric: metric)
     }
+    // The road at the target the drive arrives on.
+    let arrival = path.directedEdges.last.flatMap { last in
+      targetRoads.first { $0.edge == TurnGraph.edge(of: last) }
+    }
     return engine.leg(
-      of: path, from: Self.from(source, target).position, to: bigTarget, geometry: geometry, metric: metric)
+      of: path, from: Self.from(source, target).position, to: arrival ?? bigTarget, geometry: geometry, metric: metric)
   }
 
   func path(_ i: Int, _ found: Best) -> FoundPath? {
     if let individual = paths[i] { return individual }
     guard let start = found.start else {
       guard let source = sources[i] else { return nil }
-      return engine.directPath(from: Self.from(source, target).position, to: bigTarget, slowdowns: metric.slowdowns)
+      return engine.directPath(from: [Self.from(source, target).position], to: targetRoads, slowdowns: metric.slowdowns)
     }
     let cch = metric.cch
     var nodes = [start.directed]

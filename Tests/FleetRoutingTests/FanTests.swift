@@ -106,6 +106,36 @@ struct FanTests {
     #expect(try #require(around.leg(0)).geometry.count > 4)
   }
 
+  /// A pickup on a junction is reached on whichever road meets there, as a route reaches it (OSRM
+  /// keeps every road at a junction as a candidate), not only on the road indexed first: here a
+  /// one-way loop that ends at the junction, which a car coming along the street drove round to
+  /// arrive on (242 m instead of 100).
+  @Test(arguments: [true, false])
+  func aTargetOnAJunctionIsReachedOnWhicheverRoadIsFastest(loopFirst: Bool) throws {
+    var map = MapFixture(
+      """
+            d
+
+      a   j   b   e
+      """)
+    func loop() {
+      map.way("bd", ["highway": "residential", "oneway": "yes", "name": "Loop"])
+      map.way("dj", ["highway": "residential", "oneway": "yes", "name": "Loop"])
+    }
+    if loopFirst { loop() }
+    map.way("ajbe", ["highway": "residential", "name": "Street"])
+    if !loopFirst { loop() }
+    let engine = try map.engine()
+    if loopFirst { #expect(try engine.nearest(map.point("j"))[0].name == "Loop") }
+    let fan = engine.fan(from: [try engine.anchor(map.point("a"))], to: try engine.anchor(map.point("j")))
+    let estimate = try #require(fan.estimate(0))
+    #expect(abs(estimate.distance - 100) < 3)
+    #expect(abs(estimate.distance - (try engine.route([map.point("a"), map.point("j")]).distance)) < 1e-6)
+    let leg = try #require(fan.leg(0))
+    #expect(abs(leg.distance - estimate.distance) < 1e-6 && abs(leg.duration - estimate.duration) < 1e-6)
+    #expect(leg.geometry.last.map { $0.distance(to: map.point("j")) < 1 } == true)
+  }
+
   /// Upward searches (the fan's backward one, the matrix's) walk the start's path up the
   /// elimination tree instead of keeping a queue: every node the queue's search reaches has the same cost, seconds, metres
   /// and edge, and no other node is reached.
