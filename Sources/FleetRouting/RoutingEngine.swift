@@ -592,14 +592,26 @@ public final class RoutingEngine: Sendable {
       let first = max(points.count - 1, 0)
       if geometry {
         let shapeIndices = network.shape(of: edge)
-        let shape = shapeIndices.map { network.points[Int($0)] }
-        var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
-        if reversed { part.reverse() }
-        for (p, shapePoint) in part where points.last != p {
-          points.append(p)
-          nodes.append(
-            network.pointNodes.isEmpty ? 0 : network.pointNodes[Int(shapeIndices[shapeIndices.startIndex + shapePoint])]
-          )
+        let node = { [network] (shapePoint: Int) in
+          network.pointNodes.isEmpty ? 0 : network.pointNodes[Int(shapeIndices[shapeIndices.startIndex + shapePoint])]
+        }
+        if i > 0 && i < path.directedEdges.count - 1 {
+          // A whole edge: its shape as it is, without measuring where to cut it.
+          for k in 0..<shapeIndices.count {
+            let shapePoint = reversed ? shapeIndices.count - 1 - k : k
+            let p = network.points[Int(shapeIndices[shapeIndices.startIndex + shapePoint])]
+            guard points.last != p else { continue }
+            points.append(p)
+            nodes.append(node(shapePoint))
+          }
+        } else {
+          let shape = shapeIndices.map { network.points[Int($0)] }
+          var part = Self.cut(shape, from: min(startOffset, endOffset), to: max(startOffset, endOffset))
+          if reversed { part.reverse() }
+          for (p, shapePoint) in part where points.last != p {
+            points.append(p)
+            nodes.append(node(shapePoint))
+          }
         }
       }
       let metres = abs(endOffset - startOffset)

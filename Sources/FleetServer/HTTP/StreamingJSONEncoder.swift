@@ -16,6 +16,28 @@ struct StreamingJSONEncoder {
   }
 }
 
+/// A shape that writes its own JSON, key by key: the few that every route answer has, so that a
+/// short route's answer skips the generic containers (an encoder object and a boxed container for
+/// each object and array), which were a fifth of its cost (docs/benchmarks.md). Its
+/// `encode(to:)` goes through the same `write(to:)`, so the shape reads the same inside a value
+/// that encodes generically.
+protocol JSONWritable: Encodable {
+  func write(to output: JSONOutput) throws
+}
+
+extension JSONWritable {
+  func encode(to encoder: any Encoder) throws {
+    guard let encoder = encoder as? ValueEncoder else {
+      throw EncodingError.invalidValue(
+        self,
+        EncodingError.Context(
+          codingPath: encoder.codingPath, debugDescription: "\(Self.self) is written by StreamingJSONEncoder only"))
+    }
+    encoder.opened = .single
+    try write(to: encoder.output)
+  }
+}
+
 /// The bytes written so far, shared by every container of one encoding. Kept in memory of its
 /// own rather than an array: appending to an array held by a class is checked for exclusive
 /// access at run time, byte after byte.
@@ -79,6 +101,16 @@ final class JSONOutput {
       try value.encode(to: encoder)
       encoder.close()
     }
+  }
+
+  /// An array, each element written by `element`.
+  func writeArray<Element>(_ elements: [Element], _ element: (Element) throws -> Void) rethrows {
+    put(UInt8(ascii: "["))
+    for (i, value) in elements.enumerated() {
+      if i > 0 { put(UInt8(ascii: ",")) }
+      try element(value)
+    }
+    put(UInt8(ascii: "]"))
   }
 
   func writeDouble(_ value: Double) {

@@ -443,7 +443,7 @@ struct OSRMQuery {
 
 // MARK: - Response shapes
 
-struct OSRMWaypoint: Encodable {
+struct OSRMWaypoint: JSONWritable {
   var hint = ""
   var distance: Double
   var name: String
@@ -454,9 +454,21 @@ struct OSRMWaypoint: Encodable {
     name = point.name
     location = [point.location.longitude, point.location.latitude]
   }
+
+  func write(to output: JSONOutput) {
+    output.append("{\"hint\":")
+    output.writeString(hint)
+    output.append(",\"distance\":")
+    output.writeDouble(distance)
+    output.append(",\"name\":")
+    output.writeString(name)
+    output.append(",\"location\":")
+    output.writeArray(location, output.writeDouble)
+    output.append("}")
+  }
 }
 
-enum OSRMGeometry: Encodable {
+enum OSRMGeometry: JSONWritable {
   case encoded(String)
   case geoJSON([[Double]])
 
@@ -474,21 +486,18 @@ enum OSRMGeometry: Encodable {
     }
   }
 
-  struct LineString: Encodable {
-    var type = "LineString"
-    var coordinates: [[Double]]
-  }
-
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
+  func write(to output: JSONOutput) {
     switch self {
-    case .encoded(let text): try container.encode(text)
-    case .geoJSON(let coordinates): try container.encode(LineString(coordinates: coordinates))
+    case .encoded(let text): output.writeString(text)
+    case .geoJSON(let coordinates):
+      output.append("{\"type\":\"LineString\",\"coordinates\":")
+      output.writeArray(coordinates) { output.writeArray($0, output.writeDouble) }
+      output.append("}")
     }
   }
 }
 
-struct OSRMLeg: Encodable {
+struct OSRMLeg: JSONWritable {
   var annotation: OSRMAnnotation?
   var steps: [OSRMStep] = []
   var summary = ""
@@ -521,6 +530,26 @@ struct OSRMLeg: Encodable {
     }
     if !annotations.isEmpty { annotation = OSRMAnnotation(leg, kinds: annotations) }
   }
+
+  func write(to output: JSONOutput) throws {
+    output.append("{")
+    if let annotation {
+      output.append("\"annotation\":")
+      try output.write(annotation)
+      output.append(",")
+    }
+    output.append("\"steps\":")
+    try output.writeArray(steps, output.write)
+    output.append(",\"summary\":")
+    output.writeString(summary)
+    output.append(",\"distance\":")
+    output.writeDouble(distance)
+    output.append(",\"duration\":")
+    output.writeDouble(duration)
+    output.append(",\"weight\":")
+    output.writeDouble(weight)
+    output.append("}")
+  }
 }
 
 /// Which of Mapbox's step instructions a request asks for.
@@ -530,19 +559,51 @@ struct InstructionOptions {
   var units = VoiceUnits.metric
 }
 
-struct OSRMRoute: Encodable {
+struct OSRMRoute: JSONWritable {
   var geometry: OSRMGeometry?
   var legs: [OSRMLeg]
   var weight_name = "routability"
   var weight: Double
   var duration: Double
   var distance: Double
+
+  func write(to output: JSONOutput) throws {
+    output.append("{")
+    if let geometry {
+      output.append("\"geometry\":")
+      geometry.write(to: output)
+      output.append(",")
+    }
+    output.append("\"legs\":")
+    try output.writeArray(legs) { try $0.write(to: output) }
+    output.append(",\"weight_name\":")
+    output.writeString(weight_name)
+    output.append(",\"weight\":")
+    output.writeDouble(weight)
+    output.append(",\"duration\":")
+    output.writeDouble(duration)
+    output.append(",\"distance\":")
+    output.writeDouble(distance)
+    output.append("}")
+  }
 }
 
-struct OSRMRouteResponse: Encodable {
+struct OSRMRouteResponse: JSONWritable {
   var code = "Ok"
   var routes: [OSRMRoute]
   var waypoints: [OSRMWaypoint]?
+
+  func write(to output: JSONOutput) throws {
+    output.append("{\"code\":")
+    output.writeString(code)
+    output.append(",\"routes\":")
+    try output.writeArray(routes) { try $0.write(to: output) }
+    if let waypoints {
+      output.append(",\"waypoints\":")
+      output.writeArray(waypoints) { $0.write(to: output) }
+    }
+    output.append("}")
+  }
 }
 
 struct OSRMTableResponse {
@@ -577,9 +638,9 @@ extension OSRMTableResponse {
       output.append("]")
     }
     output.append(",\"sources\":")
-    try output.write(sources)
+    output.writeArray(sources) { $0.write(to: output) }
     output.append(",\"destinations\":")
-    try output.write(destinations)
+    output.writeArray(destinations) { $0.write(to: output) }
     output.append("}")
     return output.data
   }
