@@ -8,21 +8,30 @@ public final class RoadAnchor: Sendable {
   /// The nearest road in the network's main part when `nearest` is not in it (a car park, a
   /// private cul-de-sac): drives to or from the rest of the network start there, as OSRM's do.
   let nearestBig: RoadPosition?
+  /// The other roads at the point of `nearest` (and of `nearestBig`) when that is a junction
+  /// (`RoutingEngine.candidates`): a car there leaves on whichever is fastest, as a route from
+  /// there does. Empty elsewhere.
+  let nearestOthers: [RoadPosition]
+  let bigOthers: [RoadPosition]
   let component: Int32
   /// The point asked for: a target on a junction is reached on any road there nearest to it.
   let asked: LatLng
-  /// Where drives from each of the two positions start: computed once, used by every query.
+  /// Where drives from each of the two positions (with their junction's other roads) start:
+  /// computed once, used by every query.
   let nearestStarts: Starts
   let bigStarts: Starts?
 
-  /// A position's one or two drivable directions, inline (no array to allocate or retain).
+  /// A position's one or two drivable directions inline (no array to allocate or retain), and
+  /// on a junction those of the other roads there.
   struct Starts: Sendable {
     var first: Endpoint?
     var second: Endpoint?
+    var others: [Endpoint] = []
 
     init(_ endpoints: [Endpoint]) {
       first = endpoints.first
       second = endpoints.count > 1 ? endpoints[1] : nil
+      if endpoints.count > 2 { others = Array(endpoints.dropFirst(2)) }
     }
 
     static let none = Starts([])
@@ -30,6 +39,7 @@ public final class RoadAnchor: Sendable {
     func forEach(_ body: (Endpoint) -> Void) {
       if let first { body(first) }
       if let second { body(second) }
+      for other in others { body(other) }
     }
   }
 
@@ -39,11 +49,13 @@ public final class RoadAnchor: Sendable {
   public var offRoadMetres: Double { nearest.distance }
 
   init(
-    nearest: RoadPosition, nearestBig: RoadPosition?, component: Int32, asked: LatLng, nearestStarts: Starts,
-    bigStarts: Starts?
+    nearest: RoadPosition, nearestBig: RoadPosition?, nearestOthers: [RoadPosition], bigOthers: [RoadPosition],
+    component: Int32, asked: LatLng, nearestStarts: Starts, bigStarts: Starts?
   ) {
     self.nearest = nearest
     self.nearestBig = nearestBig
+    self.nearestOthers = nearestOthers
+    self.bigOthers = bigOthers
     self.component = component
     self.asked = asked
     self.nearestStarts = nearestStarts
@@ -62,10 +74,18 @@ extension RoutingEngine {
     }
     let big =
       isInMainComponent(nearest.edge) ? nil : index.nearest(fixed, in: network, accept: isInMainComponent).first
+    let others = { (position: RoadPosition) in
+      Array(self.candidates([position], [point], options: RouteOptions())[0].dropFirst())
+    }
+    let starts = { (roads: [RoadPosition]) in
+      RoadAnchor.Starts(roads.flatMap { endpoints(of: $0, in: self.network, asSource: true) })
+    }
+    let nearestOthers = others(nearest)
+    let bigOthers = big.map(others) ?? []
     return RoadAnchor(
-      nearest: nearest, nearestBig: big, component: componentOf(nearest.edge), asked: point,
-      nearestStarts: RoadAnchor.Starts(endpoints(of: nearest, in: network, asSource: true)),
-      bigStarts: big.map { RoadAnchor.Starts(endpoints(of: $0, in: network, asSource: true)) })
+      nearest: nearest, nearestBig: big, nearestOthers: nearestOthers, bigOthers: bigOthers,
+      component: componentOf(nearest.edge), asked: point, nearestStarts: starts([nearest] + nearestOthers),
+      bigStarts: big.map { starts([$0] + bigOthers) })
   }
 
   /// The fastest drives from every source to one target, in one query: a backward upward
@@ -205,8 +225,7 @@ public final class RoadFan {
         continue
       }
       var found = Best(weight: .infinity, duration: 0, distance: 0, start: nil)
-      let from = Self.from(source, target).position
-      if let direct = engine.directPath(from: [from], to: targetRoads, slowdowns: slowdowns) {
+      if let direct = engine.directPath(from: Self.roads(source, target), to: targetRoads, slowdowns: slowdowns) {
         found = Best(weight: direct.weight, duration: direct.duration, distance: direct.distance, start: nil)
       }
       starts[i].forEach { free in
@@ -248,11 +267,20 @@ public final class RoadFan {
     target.nearestBig != nil && source.component == target.component
   }
 
-  /// Where a source's drive starts: its nearest road when the target is in its component,
-  /// else its nearest road in a big component.
-  static func from(_ source: RoadAnchor, _ target: RoadAnchor) -> (position: RoadPosition, starts: RoadAnchor.Starts) {
+  /// Where a source's drive starts: its nearest road (and the others at its junction) when the
+  /// target is in its component, else its nearest road in a big component (and the others there).
+  static func from(_ source: RoadAnchor, _ target: RoadAnchor) -> (
+    position: RoadPosition, others: [RoadPosition], starts: RoadAnchor.Starts
+  ) {
     source.component == target.component || source.nearestBig == nil
-      ? (source.nearest, source.nearestStarts) : (source.nearestBig!, source.bigStarts!)
+      ? (source.nearest, source.nearestOthers, source.nearestStarts)
+      : (source.nearestBig!, source.bigOthers, source.bigStarts!)
+  }
+
+  /// The roads a source's drive may start on (one array, as the same-edge drive takes them).
+  static func roads(_ source: RoadAnchor, _ target: RoadAnchor) -> [RoadPosition] {
+    let from = from(source, target)
+    return from.others.isEmpty ? [from.position] : [from.position] + from.others
   }
 
   /// Labels each node of `order` (descending rank) with its best way on: leaving upwards (an
@@ -330,19 +358,23 @@ public final class RoadFan {
     if paths[i] != nil {
       return engine.leg(of: path, from: source.nearest, to: target.nearest, geometry: geometry, metric: metric)
     }
-    // The road at the target the drive arrives on.
+    // The roads at the source and at the target the drive leaves and arrives on.
+    let sourceRoads = Self.roads(source, target)
+    let departure = path.directedEdges.first.flatMap { first in
+      sourceRoads.first { $0.edge == TurnGraph.edge(of: first) }
+    }
     let arrival = path.directedEdges.last.flatMap { last in
       targetRoads.first { $0.edge == TurnGraph.edge(of: last) }
     }
     return engine.leg(
-      of: path, from: Self.from(source, target).position, to: arrival ?? bigTarget, geometry: geometry, metric: metric)
+      of: path, from: departure ?? sourceRoads[0], to: arrival ?? bigTarget, geometry: geometry, metric: metric)
   }
 
   func path(_ i: Int, _ found: Best) -> FoundPath? {
     if let individual = paths[i] { return individual }
     guard let start = found.start else {
       guard let source = sources[i] else { return nil }
-      return engine.directPath(from: [Self.from(source, target).position], to: targetRoads, slowdowns: metric.slowdowns)
+      return engine.directPath(from: Self.roads(source, target), to: targetRoads, slowdowns: metric.slowdowns)
     }
     let cch = metric.cch
     var nodes = [start.directed]

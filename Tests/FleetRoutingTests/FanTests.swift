@@ -19,6 +19,17 @@ struct FanTests {
     }
   }
 
+  /// The exact drive (plain Dijkstra) from a source's position, leaving on any road at its point
+  /// when that is a junction, as the fan and routes leave.
+  static func exactDrive(
+    _ engine: RoutingEngine, from source: LatLng, _ position: RoadPosition, to target: RoadPosition
+  )
+    -> FoundPath?
+  {
+    engine.candidates([position], [source], options: RouteOptions())[0]
+      .compactMap { engine.searchExactly(from: $0, to: target) }.min { $0.weight < $1.weight }
+  }
+
   @Test func monacoFansAgreeWithOneExactSearchPerVehicle() async throws {
     let engine = try await MonacoRoutingTests.engine()
     var random = Seeded(state: 42)
@@ -34,7 +45,7 @@ struct FanTests {
         let fan = engine.fan(from: anchors, to: try engine.anchor(target))
         for (i, source) in sources.enumerated() {
           let positions = try engine.positions([source, target])
-          let exact = engine.searchExactly(from: positions[0], to: positions[1])
+          let exact = Self.exactDrive(engine, from: source, positions[0], to: positions[1])
           #expect((fan.best[i] == nil) == (exact == nil), "\(source) → \(target)")
           guard let found = fan.best[i], let exact else { continue }
           #expect(abs(found.weight - exact.weight) < 1e-6, "\(source) → \(target)")
@@ -65,7 +76,7 @@ struct FanTests {
       var compared = 0
       for i in stride(from: 0, to: sources.count, by: 7) {
         let positions = try engine.positions([sources[i], target])
-        let exact = engine.searchExactly(from: positions[0], to: positions[1])
+        let exact = Self.exactDrive(engine, from: sources[i], positions[0], to: positions[1])
         #expect((fan.best[i] == nil) == (exact == nil), "\(sources[i])")
         guard let found = fan.best[i], let exact else { continue }
         #expect(abs(found.weight - exact.weight) < 1e-6, "\(sources[i])")
@@ -134,6 +145,40 @@ struct FanTests {
     let leg = try #require(fan.leg(0))
     #expect(abs(leg.distance - estimate.distance) < 1e-6 && abs(leg.duration - estimate.duration) < 1e-6)
     #expect(leg.geometry.last.map { $0.distance(to: map.point("j")) < 1 } == true)
+  }
+
+  /// A car standing on a junction leaves on whichever road meets there, as a route from there
+  /// does, not only on the road indexed first: here a one-way loop that starts at the junction,
+  /// round which the car would have driven back to the street it stands on.
+  @Test(arguments: [true, false])
+  func aCarOnAJunctionLeavesOnWhicheverRoadIsFastest(loopFirst: Bool) throws {
+    var map = MapFixture(
+      """
+            d
+
+      a   j   b   e
+      """)
+    func loop() {
+      map.way("jd", ["highway": "residential", "oneway": "yes", "name": "Loop"])
+      map.way("db", ["highway": "residential", "oneway": "yes", "name": "Loop"])
+    }
+    if loopFirst { loop() }
+    map.way("ajbe", ["highway": "residential", "name": "Street"])
+    if !loopFirst { loop() }
+    let engine = try map.engine()
+    if loopFirst { #expect(try engine.nearest(map.point("j"))[0].name == "Loop") }
+    let car = try engine.anchor(map.point("j"))
+    let fan = engine.fan(from: [car], to: try engine.anchor(map.point("a")))
+    let estimate = try #require(fan.estimate(0))
+    let route = try engine.route([map.point("j"), map.point("a")])
+    #expect(abs(estimate.distance - 100) < 3)
+    #expect(abs(estimate.distance - route.distance) < 1e-6 && abs(estimate.duration - route.duration) < 1e-6)
+    let leg = try #require(fan.leg(0))
+    #expect(abs(leg.distance - estimate.distance) < 1e-6 && abs(leg.duration - estimate.duration) < 1e-6)
+    #expect(leg.geometry.first.map { $0.distance(to: map.point("j")) < 1 } == true)
+    // On the same road as the target: the same-edge drive from any road there.
+    let along = engine.fan(from: [car], to: try engine.anchor(map.point("b")))
+    #expect(abs(try #require(along.estimate(0)).distance - 100) < 3)
   }
 
   /// Upward searches (the fan's backward one, the matrix's) walk the start's path up the
