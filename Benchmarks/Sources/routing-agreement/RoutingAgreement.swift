@@ -31,6 +31,8 @@ struct RoutingAgreement: AsyncParsableCommand {
   @Option(help: "Print the this many most frequent first differences between maneuver sequences.")
   var maneuverDiffs = 0
   @Option(help: "Print this many intersections where the two engines' lanes differ.") var laneDiffs = 0
+  @Option(help: "Print this many of the slowest answers of each engine, with their place in the run.")
+  var slowest = 0
   @Flag(help: "Print the table's header first.") var header = false
 
   func run() async throws {
@@ -44,6 +46,11 @@ struct RoutingAgreement: AsyncParsableCommand {
     }
     if let requests { queries += try Self.queries(requests) }
 
+    // The client's own first request (URLSession setting itself up) is timed for neither.
+    if let (from, to) = queries.first {
+      _ = try await Self.route(fleetkit, from, to)
+      _ = try await Self.route(osrm, from, to)
+    }
     var results: [Comparison] = []
     for (from, to) in queries {
       // Alternately first, so that neither gains from the other's warm caches.
@@ -67,6 +74,13 @@ struct RoutingAgreement: AsyncParsableCommand {
       print("  \(name) differs: \(c.describe)")
     }
     for c in results.filter({ $0.ours.ok != $0.theirs.ok }).prefix(worst) { print("  \(name) one only: \(c.describe)") }
+    for (engine, latency) in [("FleetKit", { (c: Comparison) in c.ours.latency }), ("OSRM", { $0.theirs.latency })] {
+      for (i, c) in results.enumerated().sorted(by: { latency($0.1) > latency($1.1) }).prefix(slowest) {
+        print(
+          "  \(name) slow, \(engine): #\(i) \(latency(c)) (the other \(engine == "OSRM" ? c.ours.latency : c.theirs.latency)) \(c.describe)"
+        )
+      }
+    }
     let differing = results.filter { c in c.steps.map { $0.ours.map(\.maneuver) != $0.theirs.map(\.maneuver) } ?? false
     }
     if maneuverDiffs > 0 {
