@@ -167,7 +167,8 @@ public final class FleetDaemon: Sendable {
       gate: gate, rpcs: rpcs, intake: intake, maximumRequestBytes: configuration.maximumRequestBytes,
       maximumReports: configuration.reportWindow
     ).addRoutes(to: routes)
-    OSRMFront(engine: routing).addRoutes(to: routes)
+    let osrm = OSRMFront(engine: routing)
+    osrm.addRoutes(to: routes)
     GeoFront(
       engine: geocoding, keys: APIKeyGate(ring: APIKeyRing(store: store), quotaShare: quotaShare), metrics: metrics
     )
@@ -190,7 +191,8 @@ public final class FleetDaemon: Sendable {
     let httpPort = self.httpPort
     http = HTTPServer(
       host: configuration.host, port: configuration.httpPort, router: router, routes: routes.onLoop,
-      corsOrigins: Set(configuration.corsOrigins), onListening: { httpPort.set($0) }, logger: logger)
+      corsOrigins: Set(configuration.corsOrigins), warmUpPaths: ["/healthz"] + osrm.warmUpPaths,
+      onListening: { httpPort.set($0) }, logger: logger)
   }
 
   static func bindAddress(_ host: String, _ port: Int) -> GRPCNIOTransportCore.SocketAddress {

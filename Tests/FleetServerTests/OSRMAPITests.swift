@@ -276,7 +276,7 @@ struct OSRMAPITests {
     }
     let json = { (step: RouteStep) in
       try #require(
-        try JSONSerialization.jsonObject(with: StreamingJSONEncoder().encode(OSRMStep(step, format: "polyline")))
+        try JSONSerialization.jsonObject(with: JSONEncoder().encode(OSRMStep(step, format: "polyline")))
           as? [String: Any])
     }
     let named = try json(step("Place Ronde"))

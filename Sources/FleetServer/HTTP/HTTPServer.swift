@@ -22,11 +22,13 @@ final class HTTPServer: Service, Sendable {
   let router: RouterResponder<FleetRequestContext>
   let group: MultiThreadedEventLoopGroup
   let onListening: @Sendable (_ port: Int) -> Void
+  /// Paths fleetd asks itself for once it listens (`warmUp`).
+  let warmUpPaths: [String]
   let logger: Logger
 
   init(
     host: String, port: Int, router: Router<FleetRequestContext>, routes: LoopRoutes, corsOrigins: Set<String>,
-    onListening: @escaping @Sendable (_ port: Int) -> Void, logger: Logger
+    warmUpPaths: [String] = [], onListening: @escaping @Sendable (_ port: Int) -> Void, logger: Logger
   ) {
     self.host = host
     self.port = port
@@ -35,6 +37,7 @@ final class HTTPServer: Service, Sendable {
     self.router = router.buildResponder()
     self.group = .singleton
     self.onListening = onListening
+    self.warmUpPaths = warmUpPaths
     self.logger = logger
   }
 
@@ -76,6 +79,7 @@ final class HTTPServer: Service, Sendable {
       throw error
     }
     let bound = listeners.first?.channel.localAddress?.port ?? 0
+    let loops = listeners.count
     logger.info("HTTP listening", metadata: ["address": "\(host):\(bound)", "loops": "\(listeners.count)"])
     onListening(bound)
 
@@ -91,6 +95,7 @@ final class HTTPServer: Service, Sendable {
     await withTaskCancellationHandler {
       await withGracefulShutdownHandler {
         await withDiscardingTaskGroup { tasks in
+          tasks.addTask { await self.warmUp(port: bound, loops: loops) }
           for await connection in handedOver {
             tasks.addTask { await connections.handle(value: connection, logger: self.logger) }
           }
@@ -100,6 +105,37 @@ final class HTTPServer: Service, Sendable {
       }
     } onCancel: {
       stop()
+    }
+  }
+
+  /// Asks fleetd itself for each of `warmUpPaths`, each on a new connection, twice per loop, the
+  /// answers read and dropped: the first client's connection would otherwise pay for what the
+  /// process does once (the channel pipeline's and the decoder's first use, the runtime's type
+  /// lookups): about 2 ms on the first OSRM query, where osrm-routed's first costs no more than
+  /// its others. Failures are only logged: serving does not depend on it.
+  func warmUp(port: Int, loops: Int) async {
+    let address =
+      switch host {
+      case "", "0.0.0.0", "localhost": "127.0.0.1"
+      case "::": "::1"
+      default: host
+      }
+    for path in warmUpPaths {
+      for _ in 0..<(2 * max(loops, 1)) {
+        do {
+          let channel = try await ClientBootstrap(group: group).connectTimeout(.seconds(1))
+            .connect(host: address, port: port).get()
+          let request = "GET \(path) HTTP/1.1\r\nHost: \(address)\r\nConnection: close\r\n\r\n"
+          try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+          // The server closes it once the answer is out; a stuck one is closed here.
+          let deadline = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+          try await channel.closeFuture.get()
+          deadline.cancel()
+        } catch {
+          logger.debug("HTTP warm-up request failed", metadata: ["path": "\(path)", "error": "\(error)"])
+          return
+        }
+      }
     }
   }
 

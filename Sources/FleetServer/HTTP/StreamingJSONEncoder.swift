@@ -11,31 +11,24 @@ import Foundation
 struct StreamingJSONEncoder {
   func encode(_ value: some Encodable) throws -> Data {
     let output = JSONOutput()
-    try output.write(value)
+    if let writable = value as? any JSONWritable {
+      try writable.write(to: output)
+    } else {
+      try output.write(value)
+    }
     return output.data
   }
 }
 
 /// A shape that writes its own JSON, key by key: the few that every route answer has, so that a
 /// short route's answer skips the generic containers (an encoder object and a boxed container for
-/// each object and array), which were a fifth of its cost (docs/benchmarks.md). Its
-/// `encode(to:)` goes through the same `write(to:)`, so the shape reads the same inside a value
-/// that encodes generically.
-protocol JSONWritable: Encodable {
+/// each object and array), which were a fifth of its cost (docs/benchmarks.md). The encoder
+/// takes this way for the value it is given (nested ones are written by their parent's
+/// `write(to:)`, or through `Encodable` inside a value that encodes generically); the
+/// `Encodable` conformance, which other encoders use, is the reference it is tested against
+/// (`StreamingJSONEncoderTests`).
+protocol JSONWritable {
   func write(to output: JSONOutput) throws
-}
-
-extension JSONWritable {
-  func encode(to encoder: any Encoder) throws {
-    guard let encoder = encoder as? ValueEncoder else {
-      throw EncodingError.invalidValue(
-        self,
-        EncodingError.Context(
-          codingPath: encoder.codingPath, debugDescription: "\(Self.self) is written by StreamingJSONEncoder only"))
-    }
-    encoder.opened = .single
-    try write(to: encoder.output)
-  }
 }
 
 /// The bytes written so far, shared by every container of one encoding. Kept in memory of its

@@ -20,6 +20,14 @@ struct OSRMFront: Sendable {
     }
   }
 
+  /// What fleetd asks itself for when it starts listening (`HTTPServer.warmUp`): a nearest on
+  /// one of the graph's junctions, so that the OSRM path is warm for the first client.
+  var warmUpPaths: [String] {
+    guard let network = engine?.network, !network.junctions.isEmpty else { return [] }
+    let point = network.coordinate(ofJunction: 0)
+    return ["/nearest/v1/driving/\(point.longitude),\(point.latitude)"]
+  }
+
   /// Services whose work grows with the request (a 100×100 table, a long trace) run off the
   /// event loops (`OffLoop`); a route or a nearest is done sooner than the hop there and back.
   static let offLoopServices: Set<String> = ["table", "match", "isochrone"]
@@ -443,7 +451,7 @@ struct OSRMQuery {
 
 // MARK: - Response shapes
 
-struct OSRMWaypoint: JSONWritable {
+struct OSRMWaypoint: Encodable, JSONWritable {
   var hint = ""
   var distance: Double
   var name: String
@@ -468,7 +476,7 @@ struct OSRMWaypoint: JSONWritable {
   }
 }
 
-enum OSRMGeometry: JSONWritable {
+enum OSRMGeometry: Encodable {
   case encoded(String)
   case geoJSON([[Double]])
 
@@ -486,18 +494,21 @@ enum OSRMGeometry: JSONWritable {
     }
   }
 
-  func write(to output: JSONOutput) {
+  struct LineString: Encodable {
+    var type = "LineString"
+    var coordinates: [[Double]]
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
     switch self {
-    case .encoded(let text): output.writeString(text)
-    case .geoJSON(let coordinates):
-      output.append("{\"type\":\"LineString\",\"coordinates\":")
-      output.writeArray(coordinates) { output.writeArray($0, output.writeDouble) }
-      output.append("}")
+    case .encoded(let text): try container.encode(text)
+    case .geoJSON(let coordinates): try container.encode(LineString(coordinates: coordinates))
     }
   }
 }
 
-struct OSRMLeg: JSONWritable {
+struct OSRMLeg: Encodable, JSONWritable {
   var annotation: OSRMAnnotation?
   var steps: [OSRMStep] = []
   var summary = ""
@@ -559,7 +570,7 @@ struct InstructionOptions {
   var units = VoiceUnits.metric
 }
 
-struct OSRMRoute: JSONWritable {
+struct OSRMRoute: Encodable, JSONWritable {
   var geometry: OSRMGeometry?
   var legs: [OSRMLeg]
   var weight_name = "routability"
@@ -571,7 +582,7 @@ struct OSRMRoute: JSONWritable {
     output.append("{")
     if let geometry {
       output.append("\"geometry\":")
-      geometry.write(to: output)
+      try output.write(geometry)
       output.append(",")
     }
     output.append("\"legs\":")
@@ -588,7 +599,7 @@ struct OSRMRoute: JSONWritable {
   }
 }
 
-struct OSRMRouteResponse: JSONWritable {
+struct OSRMRouteResponse: Encodable, JSONWritable {
   var code = "Ok"
   var routes: [OSRMRoute]
   var waypoints: [OSRMWaypoint]?
