@@ -148,37 +148,24 @@ struct FanTests {
   }
 
   /// A car standing on a junction leaves on whichever road meets there, as a route from there
-  /// does, not only on the road indexed first: here a one-way loop that starts at the junction,
-  /// round which the car would have driven back to the street it stands on.
+  /// does, not only on the road indexed first: here a one-way loop that starts at the junction
+  /// (`RouteOptionsTests.junction`), round which the car would have driven to rejoin the street.
   @Test(arguments: [true, false])
   func aCarOnAJunctionLeavesOnWhicheverRoadIsFastest(loopFirst: Bool) throws {
-    var map = MapFixture(
-      """
-            d
-
-      a   j   b   e
-      """)
-    func loop() {
-      map.way("jd", ["highway": "residential", "oneway": "yes", "name": "Loop"])
-      map.way("db", ["highway": "residential", "oneway": "yes", "name": "Loop"])
-    }
-    if loopFirst { loop() }
-    map.way("ajbe", ["highway": "residential", "name": "Street"])
-    if !loopFirst { loop() }
+    let map = RouteOptionsTests.junction(loopFirst: loopFirst)
     let engine = try map.engine()
     if loopFirst { #expect(try engine.nearest(map.point("j"))[0].name == "Loop") }
     let car = try engine.anchor(map.point("j"))
-    let fan = engine.fan(from: [car], to: try engine.anchor(map.point("a")))
-    let estimate = try #require(fan.estimate(0))
-    let route = try engine.route([map.point("j"), map.point("a")])
-    #expect(abs(estimate.distance - 100) < 3)
-    #expect(abs(estimate.distance - route.distance) < 1e-6 && abs(estimate.duration - route.duration) < 1e-6)
-    let leg = try #require(fan.leg(0))
-    #expect(abs(leg.distance - estimate.distance) < 1e-6 && abs(leg.duration - estimate.duration) < 1e-6)
-    #expect(leg.geometry.first.map { $0.distance(to: map.point("j")) < 1 } == true)
-    // On the same road as the target: the same-edge drive from any road there.
-    let along = engine.fan(from: [car], to: try engine.anchor(map.point("b")))
-    #expect(abs(try #require(along.estimate(0)).distance - 100) < 3)
+    for (target, metres) in [(Character("e"), 200.0), (Character("b"), 100.0)] {
+      let fan = engine.fan(from: [car], to: try engine.anchor(map.point(target)))
+      let estimate = try #require(fan.estimate(0))
+      let route = try engine.route([map.point("j"), map.point(target)])
+      #expect(abs(estimate.distance - metres) < 3, "to \(target)")
+      #expect(abs(estimate.distance - route.distance) < 1e-6 && abs(estimate.duration - route.duration) < 1e-6)
+      let leg = try #require(fan.leg(0))
+      #expect(abs(leg.distance - estimate.distance) < 1e-6 && abs(leg.duration - estimate.duration) < 1e-6)
+      #expect(leg.geometry.first.map { $0.distance(to: map.point("j")) < 1 } == true)
+    }
   }
 
   /// Upward searches (the fan's backward one, the matrix's) walk the start's path up the

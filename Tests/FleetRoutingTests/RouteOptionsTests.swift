@@ -35,7 +35,7 @@ struct RouteOptionsTests {
 
   /// A one-way street east through j, and a one-way loop off it at j that rejoins it at b;
   /// `loopFirst` draws the loop first, so that it is the first road indexed at j.
-  func junction(loopFirst: Bool) -> MapFixture {
+  static func junction(loopFirst: Bool) -> MapFixture {
     var map = MapFixture(
       """
             d
@@ -57,7 +57,7 @@ struct RouteOptionsTests {
   /// indexed first (here the loop, 41 m longer).
   @Test(arguments: [true, false])
   func onAJunctionARouteLeavesOnWhicheverRoadIsFastest(loopFirst: Bool) throws {
-    let map = junction(loopFirst: loopFirst)
+    let map = Self.junction(loopFirst: loopFirst)
     let engine = try map.engine()
     let points = [map.point("j"), map.point("e")]
     if loopFirst { #expect(try engine.nearest(points[0])[0].name == "Loop") }
@@ -74,7 +74,7 @@ struct RouteOptionsTests {
   /// With a bearing, the roads at a junction are those with a direction within its range, as
   /// OSRM filters each candidate: a car heading north-east is on the loop.
   @Test func onAJunctionABearingChoosesTheRoadHeadedInto() throws {
-    let map = junction(loopFirst: false)
+    let map = Self.junction(loopFirst: false)
     let engine = try map.engine()
     let points = [map.point("j"), map.point("e")]
     let east = try engine.routes(
