@@ -80,7 +80,7 @@ final class HTTPServer: Service, Sendable {
     }
     let bound = listeners.first?.channel.localAddress?.port ?? 0
     let loops = listeners.count
-    logger.info("HTTP listening", metadata: ["address": "\(host):\(bound)", "loops": "\(listeners.count)"])
+    logger.info("HTTP listening", metadata: ["address": "\(host):\(bound)", "loops": "\(loops)"])
     onListening(bound)
 
     // Stopping: no new connections; each open one closes once its answer in progress is out.
