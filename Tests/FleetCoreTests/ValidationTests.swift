@@ -22,6 +22,21 @@ struct ResourceNameTests {
     #expect(throws: FleetError.self) { try ResourceName(parsing: "providers/p/vehicles/t", kind: .trips) }
     #expect(throws: FleetError.self) { try ResourceName(parsing: "providers//trips/t", kind: .trips) }
     #expect(throws: FleetError.self) { try ProviderName(parsing: "project/p") }
+    let accented = try ResourceName(parsing: "providers/é-p/deliveryVehicles/ü-1", kind: .deliveryVehicles)
+    #expect(accented.provider == "é-p" && accented.id == "ü-1" && accented.kind == .deliveryVehicles)
+  }
+
+  /// Names of the wrong shape: each part of `providers/{provider}/{kind}/{id}` missing, empty,
+  /// misnamed or with a slash too many; the error names the field and the shape.
+  @Test(arguments: [
+    "", "providers", "providers/p", "providers/p/trips", "providers/p/trips/", "providers//trips/t",
+    "/p/trips/t", "provider/p/trips/t", "xproviders/p/trips/t", "providers/p/trip/t", "providers/p/tripsx/t",
+    "providers/p/trips/t/", "providers/p/trips/t/u", "providers/p//trips/t", "//trips/t",
+  ])
+  func rejectsMalformedNames(name: String) {
+    let error = #expect(throws: FleetError.self) { try ResourceName(parsing: name, kind: .trips, field: "trip.name") }
+    #expect(error?.code == .invalidArgument)
+    #expect(error?.message == "trip.name must be 'providers/{provider}/trips/{id}', got '\(name)'")
   }
 
   @Test func checksCoordinates() {

@@ -47,9 +47,17 @@ extension Fleet {
       case .waiting, .scheduled, .unspecified: break
       }
     }
-    for key in touched.keys.filter({ $0.kind == .vehicle }).sorted(by: { $0.description < $1.description }) {
-      guard let vehicle = s.vehicles[key.provider]?[key.id] else { continue }
-      let before: Vehicle? = if case .vehicle(let v)? = touched[key] { v } else { nil }
+    // Most vehicle changes are reports that move a car and emit nothing: only those that may
+    // emit an event are put in order (a write of reports touches hundreds of vehicles).
+    let changedVehicles = touched.compactMap { key, entity -> (EntityKey, Vehicle, Vehicle?)? in
+      guard key.kind == .vehicle, let vehicle = s.vehicles[key.provider]?[key.id] else { return nil }
+      let before: Vehicle? = if case .vehicle(let v) = entity { v } else { nil }
+      let onlineChanged = (vehicle.state == .online) != (before?.state == .online)
+      let moved = vehicle.lastLocation?.location != before?.lastLocation?.location
+      guard onlineChanged || (moved && configuration.serviceAreas.hasZones(provider: key.provider)) else { return nil }
+      return (key, vehicle, before)
+    }
+    for (key, vehicle, before) in changedVehicles.sorted(by: { $0.0.description < $1.0.description }) {
       let wasOnline = before?.state == .online
       if vehicle.state == .online, !wasOnline { add(.vehicleOnline, key, .vehicle(vehicle, zone: nil)) }
       if vehicle.state != .online, wasOnline { add(.vehicleOffline, key, .vehicle(vehicle, zone: nil)) }

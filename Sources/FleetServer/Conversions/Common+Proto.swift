@@ -46,9 +46,12 @@ extension Swift.Duration {
 }
 
 /// Maps a wire enum to the domain enum with the same number, or fails naming the field.
-func domainEnum<P: SwiftProtobuf.Enum, D: RawRepresentable<Int>>(_ value: P, _ field: String) throws(FleetError) -> D {
+func domainEnum<P: SwiftProtobuf.Enum, D: RawRepresentable<Int>>(_ value: P, _ field: @autoclosure () -> String)
+  throws(FleetError) -> D
+{
+  // The field's name is built only for the error: every report converts three enums.
   guard let domain = D(rawValue: value.rawValue) else {
-    throw .invalid("\(field) has unknown enum value \(value.rawValue)")
+    throw .invalid("\(field()) has unknown enum value \(value.rawValue)")
   }
   return domain
 }

@@ -13,7 +13,21 @@ extension LocationReport {
 
 extension Fleetkit_V1_LocationReport {
   /// A delivery vehicle's report: it names one, or carries one.
-  var isDeliveryVehicle: Bool { hasDeliveryVehicle || name.contains("/deliveryVehicles/") }
+  var isDeliveryVehicle: Bool {
+    guard !hasDeliveryVehicle else { return true }
+    // A scan of the name's bytes: Foundation's `contains` and the standard library's generic
+    // `firstRange(of:)` each cost more than parsing the name, on every report.
+    var name = name
+    return name.withUTF8 { bytes in
+      let needle = Self.deliveryVehiclesSegment
+      guard bytes.count >= needle.count else { return false }
+      return (0...(bytes.count - needle.count)).contains { start in
+        bytes[start] == needle[0] && needle.indices.allSatisfy { bytes[start + $0] == needle[$0] }
+      }
+    }
+  }
+
+  private static let deliveryVehiclesSegment = Array("/deliveryVehicles/".utf8)
 }
 
 extension Fleetkit_V1_ReportError {
