@@ -86,7 +86,7 @@ public struct DemoCity: Sendable {
     let grpcPort = try await daemon.grpcPort()
     let httpPort = await daemon.restPort()
     try Task.checkCancellation()
-    let endpoint = FleetEndpoint(host: Self.loopback(host), port: grpcPort)
+    let endpoint = FleetEndpoint(host: ListenHost.loopback(host), port: grpcPort)
     let web = "http://\(Self.displayHost(host)):\(httpPort)"
     let client = GRPCClient(
       transport: try HTTP2ClientTransport.Posix(
@@ -162,12 +162,8 @@ public struct DemoCity: Sendable {
     }
   }
 
-  static func loopback(_ host: String) -> String {
-    ["0.0.0.0", "::", ""].contains(host) ? "127.0.0.1" : host
-  }
-
   static func displayHost(_ host: String) -> String {
-    let host = loopback(host)
+    let host = ListenHost.loopback(host)
     return host.contains(":") ? "[\(host)]" : host
   }
 

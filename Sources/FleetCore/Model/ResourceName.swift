@@ -82,14 +82,15 @@ public struct ResourceName: Sendable, Hashable, CustomStringConvertible {
       }
       utf8.formIndex(after: &i)
     }
-    let providerPart = count == 3 ? name[utf8.index(after: slashes.0)..<slashes.1] : ""
-    let idPart = count == 3 ? name[utf8.index(after: slashes.2)...] : ""
-    guard count == 3, name[..<slashes.0] == "providers",
-      name[utf8.index(after: slashes.1)..<slashes.2] == kind.rawValue,
-      !providerPart.isEmpty, !idPart.isEmpty
-    else {
-      throw .invalid("\(field) must be 'providers/{provider}/\(kind.rawValue)/{id}', got '\(name)'")
+    let malformed = {
+      FleetError.invalid("\(field) must be 'providers/{provider}/\(kind.rawValue)/{id}', got '\(name)'")
     }
+    guard count == 3 else { throw malformed() }
+    let providerPart = name[utf8.index(after: slashes.0)..<slashes.1]
+    let idPart = name[utf8.index(after: slashes.2)...]
+    guard name[..<slashes.0] == "providers", name[utf8.index(after: slashes.1)..<slashes.2] == kind.rawValue,
+      !providerPart.isEmpty, !idPart.isEmpty
+    else { throw malformed() }
     provider = String(providerPart)
     self.kind = kind
     id = String(idPart)

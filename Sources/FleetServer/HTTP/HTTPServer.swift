@@ -114,12 +114,7 @@ final class HTTPServer: Service, Sendable {
   /// lookups): about 2 ms on the first OSRM query, where osrm-routed's first costs no more than
   /// its others. Failures are only logged: serving does not depend on it.
   func warmUp(port: Int, loops: Int) async {
-    let address =
-      switch host {
-      case "", "0.0.0.0", "localhost": "127.0.0.1"
-      case "::": "::1"
-      default: host
-      }
+    let address = ListenHost.loopback(host)
     for path in warmUpPaths {
       for _ in 0..<(2 * max(loops, 1)) {
         do {
