@@ -95,6 +95,7 @@ let package = Package(
         .product(name: "FleetStoreSQLite", package: "FleetKit"),
         .product(name: "FleetProto", package: "FleetKit"),
         .product(name: "FleetAuth", package: "FleetKit"),
+        .product(name: "FleetSimulator", package: "FleetKit"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

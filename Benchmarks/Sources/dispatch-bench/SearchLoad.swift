@@ -5,6 +5,7 @@ import FleetCore
 import FleetGeometry
 import FleetProto
 import FleetRouting
+import FleetSimulator
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -133,7 +134,12 @@ struct SearchLoad: AsyncParsableCommand {
       )
       let client = try await OpenLoopClient(
         host: host, port: grpcPort, authorization: "Bearer \(token)", connections: connections)
+      // This client's own CPU over the calls, reported apart from the server's.
+      let usageBefore = ProcessUsage.read()
+      let started = ContinuousClock.now
       let outcomes = try await client.run(calls)
+      let elapsed = ContinuousClock.now - started
+      let usageAfter = ProcessUsage.read()
       await client.close()
       print()
       print(
@@ -163,6 +169,14 @@ struct SearchLoad: AsyncParsableCommand {
         print(
           "  where their time went: queued in this client \(spread(parts.map(\.queued))); sent to the answer's first frame \(spread(parts.map(\.answered))); first frame to the end \(spread(parts.map(\.rest)))"
         )
+      }
+      if let usageBefore, let usageAfter {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print()
+        print(
+          String(
+            format: "this client: %.2f cores over the %.0f s of calls (its own CPU, apart from the server's)",
+            (usageAfter.cpuSeconds - usageBefore.cpuSeconds) / max(seconds, 0.001), seconds))
       }
       let updates = outcomes["update"] ?? .init()
       print()
