@@ -67,8 +67,7 @@ struct SearchInProcess: AsyncParsableCommand {
         latencies.append(clock.now - t)
       }
       let total = clock.now - started
-      let perSecond =
-        Double(searches) / (Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18)
+      let perSecond = Double(searches) / total.seconds
       print(
         "| \(order.wireName) | \(Int(perSecond)) | \(milliseconds(latencies, 0.5)) | \(milliseconds(latencies, 0.99)) | \(positions.filter { $0.distance(to: pickups[0]) <= Double(radius) }.count) |"
       )

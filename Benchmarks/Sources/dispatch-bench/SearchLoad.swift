@@ -171,7 +171,7 @@ struct SearchLoad: AsyncParsableCommand {
         )
       }
       if let usageBefore, let usageAfter {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         print()
         print(
           String(

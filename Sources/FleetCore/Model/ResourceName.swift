@@ -67,28 +67,18 @@ public struct ResourceName: Sendable, Hashable, CustomStringConvertible {
     // The name's three slashes, found in its bytes: every call and every report parses a name,
     // and splitting it into an array cost more than the rest of the parse.
     let utf8 = name.utf8
-    var slashes = (utf8.startIndex, utf8.startIndex, utf8.startIndex)
-    var count = 0
-    var i = utf8.startIndex
-    while i != utf8.endIndex {
-      if utf8[i] == UInt8(ascii: "/") {
-        switch count {
-        case 0: slashes.0 = i
-        case 1: slashes.1 = i
-        case 2: slashes.2 = i
-        default: break
-        }
-        count += 1
-      }
-      utf8.formIndex(after: &i)
-    }
+    let slash = UInt8(ascii: "/")
     let malformed = {
       FleetError.invalid("\(field) must be 'providers/{provider}/\(kind.rawValue)/{id}', got '\(name)'")
     }
-    guard count == 3 else { throw malformed() }
-    let providerPart = name[utf8.index(after: slashes.0)..<slashes.1]
-    let idPart = name[utf8.index(after: slashes.2)...]
-    guard name[..<slashes.0] == "providers", name[utf8.index(after: slashes.1)..<slashes.2] == kind.rawValue,
+    guard let first = utf8.firstIndex(of: slash),
+      let second = utf8[utf8.index(after: first)...].firstIndex(of: slash),
+      let third = utf8[utf8.index(after: second)...].firstIndex(of: slash),
+      !utf8[utf8.index(after: third)...].contains(slash)
+    else { throw malformed() }
+    let providerPart = name[utf8.index(after: first)..<second]
+    let idPart = name[utf8.index(after: third)...]
+    guard name[..<first] == "providers", name[utf8.index(after: second)..<third] == kind.rawValue,
       !providerPart.isEmpty, !idPart.isEmpty
     else { throw malformed() }
     provider = String(providerPart)
