@@ -113,8 +113,6 @@ public final class RoadFan {
   /// sweep's label is the backward search's start, which only stands for arriving on them.
   struct Upward {
     var cost: Double
-    var duration: Double
-    var distance: Double
     var edge: Int32
   }
 
@@ -127,7 +125,8 @@ public final class RoadFan {
   let best: [Best?]
   /// Backward labels from the target, and the sweep's: per node, the best of the backward
   /// label and leaving upwards (`parent` holds the upward edge, or -1 where the backward label
-  /// is best and the path goes down to the target from there).
+  /// is best and the path goes down to the target from there). The sweep labels cost only:
+  /// seconds and metres are summed along the chosen sources' paths (`measureRest`).
   var backward: SearchLabels
   var sweep: SearchLabels
   var targetUpward: [Int32: Upward] = [:]
@@ -233,16 +232,14 @@ public final class RoadFan {
         let end = slowdowns.slowed(free)
         // On the target's own edge the rest of the way must leave the edge first.
         let node = Int(cch.rank[Int(end.directed)])
-        let rest =
-          backward.parent[node] == -1
-          ? targetUpward[Int32(node)]
-          : Upward(
-            cost: sweep.cost[node], duration: sweep.duration[node], distance: sweep.distance[node],
-            edge: sweep.parent[node])
-        guard let rest, end.weight + rest.cost < found.weight else { return }
-        found = Best(
-          weight: end.weight + rest.cost, duration: end.duration + rest.duration,
-          distance: end.distance + rest.distance, start: end)
+        let rest = backward.parent[node] == -1 ? targetUpward[Int32(node)]?.cost : sweep.cost[node]
+        guard let rest, end.weight + rest < found.weight else { return }
+        found = Best(weight: end.weight + rest, duration: 0, distance: 0, start: end)
+      }
+      if let start = found.start {
+        let rest = Self.measureRest(from: start, metric, sweep, backward, targetUpward)
+        found.duration = start.duration + rest.duration
+        found.distance = start.distance + rest.distance
       }
       best.append(found.weight.isFinite ? found : nil)
     }
@@ -283,11 +280,46 @@ public final class RoadFan {
     return from.others.isEmpty ? [from.position] : [from.position] + from.others
   }
 
-  /// Labels each node of `order` (descending rank) with its best way on: leaving upwards (an
-  /// upward edge plus the label of its upper end, computed before since it ranks higher), or the
-  /// backward search's label when that is lower. The hot loop of every search and dispatch
-  /// round, on raw buffers: the arrays are graph-sized, and checked, uniquely-owned access per
-  /// edge cost more than the arithmetic.
+  /// The upward edges from a start's node to where the path turns down to the target: the
+  /// sweep's choices, beginning with `targetUpward`'s on the target's own nodes.
+  static func upwardEdges(
+    from start: Endpoint, _ metric: CustomizedCCH, _ sweep: SearchLabels, _ backward: SearchLabels,
+    _ targetUpward: [Int32: Upward]
+  ) -> (edges: [Int32], turn: Int32) {
+    let cch = metric.cch
+    var edges: [Int32] = []
+    var v = cch.rank[Int(start.directed)]
+    var choice = backward.parent[Int(v)] == -1 ? (targetUpward[v]?.edge ?? -1) : sweep.parent[Int(v)]
+    while choice >= 0 {
+      edges.append(choice)
+      v = cch.upTarget[Int(choice)]
+      choice = sweep.parent[Int(v)]
+    }
+    return (edges, v)
+  }
+
+  /// Seconds and metres from a start's node to the target along the sweep's choices, summed in
+  /// the order a label sweep adds them (top down), so that they are the same to the last bit.
+  static func measureRest(
+    from start: Endpoint, _ metric: CustomizedCCH, _ sweep: SearchLabels, _ backward: SearchLabels,
+    _ targetUpward: [Int32: Upward]
+  ) -> (duration: Double, distance: Double) {
+    let (edges, turn) = upwardEdges(from: start, metric, sweep, backward, targetUpward)
+    var duration = backward.duration[Int(turn)]
+    var distance = backward.distance[Int(turn)]
+    for e in edges.reversed() {
+      duration = metric.upDuration[Int(e)] + duration
+      distance = metric.upDistance[Int(e)] + distance
+    }
+    return (duration, distance)
+  }
+
+  /// Labels each node of `order` (descending rank) with the cost of its best way on: leaving
+  /// upwards (an upward edge plus the label of its upper end, computed before since it ranks
+  /// higher), or the backward search's label when that is lower. The hot loop of every search,
+  /// on raw buffers: the arrays are graph-sized, and checked, uniquely-owned access per edge
+  /// cost more than the arithmetic. Cost and choice only: carrying seconds and metres along
+  /// doubled the memory each improvement touched, for the few sources whose path is read.
   static func sweepDown(
     _ order: [Int32], _ customized: CustomizedCCH, _ sweep: inout SearchLabels, _ backward: SearchLabels,
     _ targetUpward: inout [Int32: Upward]
@@ -296,43 +328,28 @@ public final class RoadFan {
     cch.firstUp.withUnsafeBufferPointer { firstUp in
       cch.upTarget.withUnsafeBufferPointer { upTarget in
         customized.up.withUnsafeBufferPointer { up in
-          customized.upDuration.withUnsafeBufferPointer { upDuration in
-            customized.upDistance.withUnsafeBufferPointer { upDistance in
+          backward.cost.withUnsafeBufferPointer { bCost in
+            backward.parent.withUnsafeBufferPointer { bParent in
               sweep.cost.withUnsafeMutableBufferPointer { sCost in
-                sweep.duration.withUnsafeMutableBufferPointer { sDuration in
-                  sweep.distance.withUnsafeMutableBufferPointer { sDistance in
-                    sweep.parent.withUnsafeMutableBufferPointer { sParent in
-                      for v in order {
-                        let node = Int(v)
-                        var cost = Double.infinity
-                        var seconds = 0.0
-                        var metres = 0.0
-                        var choice: Int32 = -1
-                        for e in Int(firstUp[node])..<Int(firstUp[node + 1]) {
-                          let w = Int(upTarget[e])
-                          let candidate = up[e] + sCost[w]
-                          if candidate < cost {
-                            cost = candidate
-                            seconds = upDuration[e] + sDuration[w]
-                            metres = upDistance[e] + sDistance[w]
-                            choice = Int32(truncatingIfNeeded: e)
-                          }
-                        }
-                        if backward.parent[node] == -1 {
-                          targetUpward[v] = Upward(cost: cost, duration: seconds, distance: metres, edge: choice)
-                        }
-                        if backward.cost[node] <= cost {
-                          sCost[node] = backward.cost[node]
-                          sDuration[node] = backward.duration[node]
-                          sDistance[node] = backward.distance[node]
-                          sParent[node] = -1
-                        } else {
-                          sCost[node] = cost
-                          sDuration[node] = seconds
-                          sDistance[node] = metres
-                          sParent[node] = choice
-                        }
+                sweep.parent.withUnsafeMutableBufferPointer { sParent in
+                  for v in order {
+                    let node = Int(v)
+                    var cost = Double.infinity
+                    var choice: Int32 = -1
+                    for e in Int(firstUp[node])..<Int(firstUp[node + 1]) {
+                      let candidate = up[e] + sCost[Int(upTarget[e])]
+                      if candidate < cost {
+                        cost = candidate
+                        choice = Int32(truncatingIfNeeded: e)
                       }
+                    }
+                    if bParent[node] == -1 { targetUpward[v] = Upward(cost: cost, edge: choice) }
+                    if bCost[node] <= cost {
+                      sCost[node] = bCost[node]
+                      sParent[node] = -1
+                    } else {
+                      sCost[node] = cost
+                      sParent[node] = choice
                     }
                   }
                 }
@@ -378,13 +395,9 @@ public final class RoadFan {
     }
     let cch = metric.cch
     var nodes = [start.directed]
-    var v = cch.rank[Int(start.directed)]
-    var choice = backward.parent[Int(v)] == -1 ? (targetUpward[v]?.edge ?? -1) : sweep.parent[Int(v)]
-    while choice >= 0 {
-      metric.unpack(Int(choice), forward: true, into: &nodes)
-      v = cch.upTarget[Int(choice)]
-      choice = sweep.parent[Int(v)]
-    }
+    let (edges, turn) = Self.upwardEdges(from: start, metric, sweep, backward, targetUpward)
+    for e in edges { metric.unpack(Int(e), forward: true, into: &nodes) }
+    var v = turn
     // From here the backward search's path goes down to the target.
     while backward.parent[Int(v)] >= 0 {
       let e = backward.parent[Int(v)]
