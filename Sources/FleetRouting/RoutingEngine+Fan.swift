@@ -280,38 +280,37 @@ public final class RoadFan {
     return from.others.isEmpty ? [from.position] : [from.position] + from.others
   }
 
-  /// The upward edges from a start's node to where the path turns down to the target: the
-  /// sweep's choices, beginning with `targetUpward`'s on the target's own nodes.
-  static func upwardEdges(
+  /// Walks the upward edges from a start's node to where the path turns down to the target (the
+  /// sweep's choices, beginning with `targetUpward`'s on the target's own nodes), calling `body`
+  /// with each from the bottom; returns the node where the path turns down.
+  static func walkUpward(
     from start: Endpoint, _ metric: CustomizedCCH, _ sweep: SearchLabels, _ backward: SearchLabels,
-    _ targetUpward: [Int32: Upward]
-  ) -> (edges: [Int32], turn: Int32) {
+    _ targetUpward: [Int32: Upward], _ body: (Int32) -> Void
+  ) -> Int32 {
     let cch = metric.cch
-    var edges: [Int32] = []
     var v = cch.rank[Int(start.directed)]
     var choice = backward.parent[Int(v)] == -1 ? (targetUpward[v]?.edge ?? -1) : sweep.parent[Int(v)]
     while choice >= 0 {
-      edges.append(choice)
+      body(choice)
       v = cch.upTarget[Int(choice)]
       choice = sweep.parent[Int(v)]
     }
-    return (edges, v)
+    return v
   }
 
-  /// Seconds and metres from a start's node to the target along the sweep's choices, summed in
-  /// the order a label sweep adds them (top down), so that they are the same to the last bit.
+  /// Seconds and metres from a start's node to the target along the sweep's choices: the upward
+  /// edges walked, then the backward label where the path turns down.
   static func measureRest(
     from start: Endpoint, _ metric: CustomizedCCH, _ sweep: SearchLabels, _ backward: SearchLabels,
     _ targetUpward: [Int32: Upward]
   ) -> (duration: Double, distance: Double) {
-    let (edges, turn) = upwardEdges(from: start, metric, sweep, backward, targetUpward)
-    var duration = backward.duration[Int(turn)]
-    var distance = backward.distance[Int(turn)]
-    for e in edges.reversed() {
-      duration = metric.upDuration[Int(e)] + duration
-      distance = metric.upDistance[Int(e)] + distance
+    var duration = 0.0
+    var distance = 0.0
+    let turn = walkUpward(from: start, metric, sweep, backward, targetUpward) { e in
+      duration += metric.upDuration[Int(e)]
+      distance += metric.upDistance[Int(e)]
     }
-    return (duration, distance)
+    return (duration + backward.duration[Int(turn)], distance + backward.distance[Int(turn)])
   }
 
   /// Labels each node of `order` (descending rank) with the cost of its best way on: leaving
@@ -395,9 +394,9 @@ public final class RoadFan {
     }
     let cch = metric.cch
     var nodes = [start.directed]
-    let (edges, turn) = Self.upwardEdges(from: start, metric, sweep, backward, targetUpward)
-    for e in edges { metric.unpack(Int(e), forward: true, into: &nodes) }
-    var v = turn
+    var v = Self.walkUpward(from: start, metric, sweep, backward, targetUpward) { e in
+      metric.unpack(Int(e), forward: true, into: &nodes)
+    }
     // From here the backward search's path goes down to the target.
     while backward.parent[Int(v)] >= 0 {
       let e = backward.parent[Int(v)]
