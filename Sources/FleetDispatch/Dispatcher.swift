@@ -11,6 +11,9 @@ public struct DispatchRound: Sendable {
     public var pickupSeconds: Double
     /// Sharing the car with other riders.
     public var pooled = false
+    /// The vehicle was beyond the dispatch radius, offered because the ride's wait widened it
+    /// (`DispatchRules.pickupRadiusGrowthPerMinute`).
+    public var widened = false
   }
 
   /// Rides that waited for a vehicle at the start of the round.
@@ -131,6 +134,7 @@ public final class Dispatcher: Sendable {
     let fleet = self.fleet
     let policy = configuration.policy
     let waitWeight = configuration.waitWeight
+    let radius = Double(rules.pickupRadiusMeters)
     // The matching's CPU (up to a second at a metro's size) on a thread of its own: on one of
     // the concurrency's shared threads, every request and report there would queue behind it.
     let plan = await onDedicatedThread(named: "dispatch round") {
@@ -157,15 +161,18 @@ public final class Dispatcher: Sendable {
               let members = option.rides.map { rides[$0] }
               guard try await fleet.assign(members, option, rules: rules) else { return .success([]) }
               return .success(
-                zip(members, option.pickupSeconds).map { ride, seconds in
+                members.indices.map { m in
                   .init(
-                    ride: ride.ride.name, vehicleID: option.vehicleID, pickupSeconds: seconds,
-                    pooled: option.rides.count > 1 || !option.plannedStops.isEmpty)
+                    ride: members[m].ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds[m],
+                    pooled: option.rides.count > 1 || !option.plannedStops.isEmpty,
+                    widened: option.straightMetres[m] > radius)
                 })
             case .single(let r, let option):
               guard try await fleet.assign(rides[r], option) else { return .success([]) }
               return .success([
-                .init(ride: rides[r].ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds)
+                .init(
+                  ride: rides[r].ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds,
+                  widened: option.straightMetres > radius)
               ])
             }
           } catch {

@@ -49,6 +49,7 @@ final class DispatchMetrics: Sendable {
   let expired: Counter
   let conflicts: Counter
   let reassigned: Counter
+  let widened: Counter
   let waiting: Gauge
   let roundDuration: DurationHistogram
 
@@ -72,6 +73,10 @@ final class DispatchMetrics: Sendable {
       descriptor: .init(
         metricName: "fleetd_dispatch_reassignments", unitName: "total",
         helpText: "Rides moved before the pickup to a free car that reaches it sooner"))
+    widened = registry.makeCounter(
+      descriptor: .init(
+        metricName: "fleetd_dispatch_widened_assignments", unitName: "total",
+        helpText: "Rides assigned a vehicle beyond the dispatch radius, offered as their wait widened it"))
     waiting = registry.makeGauge(
       descriptor: .init(
         metricName: "fleetd_dispatch_waiting", unitName: "rides", helpText: "Rides waiting at the last round"))
@@ -87,6 +92,7 @@ final class DispatchMetrics: Sendable {
     expired.increment(by: Int64(round.expired.count))
     conflicts.increment(by: Int64(round.conflicts))
     reassigned.increment(by: Int64(round.reassigned.count))
+    widened.increment(by: Int64(round.assigned.count { $0.widened }))
     waiting.set(Int64(round.waiting))
     roundDuration.record(round.duration)
   }

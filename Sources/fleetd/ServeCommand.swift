@@ -52,8 +52,14 @@ struct ServeCommand: AsyncParsableCommand {
       "Seconds of pickup drive each second a ride has waited is worth when rides outnumber cars (0-10; 0: nearest rides first)."
   )
   var dispatchWaitWeight = 1.0
-  @Option(help: "Metres (straight line, 400-10000) within which vehicles are offered a ride.")
+  @Option(
+    help: "Metres (straight line, 400-10000) within which vehicles are offered a ride that has just begun to wait.")
   var dispatchRadius: Int32 = 5000
+  @Option(
+    help:
+      "Metres (0-10000) the dispatch radius grows by for each minute a ride has waited, up to 10000 (0: it never grows)."
+  )
+  var dispatchRadiusGrowth: Int32 = 2500
   @Option(help: "Shared rides: seconds a rider waits at most for a car that also carries others (from the request).")
   var poolMaxWait = 300.0
   @Option(help: "Shared rides: time aboard at most this many times the direct drive (1-3).")
@@ -143,6 +149,10 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
       }
       settings.rules.pickupRadiusMeters = dispatchRadius
+      guard (0...10_000).contains(dispatchRadiusGrowth) else {
+        throw ValidationError("--dispatch-radius-growth must be between 0 and 10000 metres a minute")
+      }
+      settings.rules.pickupRadiusGrowthPerMinute = dispatchRadiusGrowth
       let waits = PoolingBounds.waitSeconds
       let detours = PoolingBounds.detours
       guard poolMaxWait >= Double(waits.lowerBound), poolMaxWait <= Double(waits.upperBound) else {

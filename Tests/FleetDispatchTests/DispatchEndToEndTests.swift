@@ -136,6 +136,8 @@ struct DispatchEndToEndTests {
         let text = String(decoding: metrics, as: UTF8.self)
         #expect(text.contains("fleetd_dispatch_assignments_total 5"), "\(text)")
         #expect(text.contains("fleetd_dispatch_redispatches_total 1"))
+        // Every cab was within the dispatch radius of every pickup.
+        #expect(text.contains("fleetd_dispatch_widened_assignments_total 0"))
         // No car ever had two riders' trips at once: each vehicle's trip lines come in blocks.
         for cab in 1...3 {
           let trips = drive.lines.filter { $0.contains("vehicle cab-\(cab): trip ") }.map {

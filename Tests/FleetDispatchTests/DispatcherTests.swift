@@ -316,6 +316,37 @@ struct DispatcherTests {
     #expect(try h.ride("r1").ride.assignments == 3)
   }
 
+  @Test func aRideWithNoCarInReachIsOfferedFartherOnesAsItWaits() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    // 6 km away: beyond the 5,000-m radius until the ride has waited 24 s (2,500 m a minute).
+    try await h.vehicle("beyond", at: north(6_000))
+    try await h.vehicle("gone-too-far", at: north(10_500))
+    try await h.book("r1", from: north(0), to: north(900))
+    #expect(try await h.dispatcher().round().assigned.isEmpty)
+    h.clock.advance(20)
+    #expect(try await h.dispatcher().round().assigned.isEmpty)
+    h.clock.advance(5)
+    let round = try await h.dispatcher().round()
+    #expect(round.assigned.map(\.vehicleID) == ["beyond"] && round.assigned.allSatisfy(\.widened))
+    #expect(try h.ride("r1").vehicleID == "beyond")
+
+    // The radius stops at SearchVehicles' 10 km: 150 s of waiting would make it 11,250 m.
+    try await h.book("r2", from: north(0), to: north(900))
+    h.clock.advance(150)
+    #expect(try await h.dispatcher().round().assigned.isEmpty)
+    let ride = try h.ride("r2").ride
+    #expect(DispatchRules().pickupRadius(for: ride, now: h.clock.now) == 10_000)
+    // With no growth the radius stays put, however long the ride waits.
+    var rules = DispatchRules()
+    rules.pickupRadiusGrowthPerMinute = 0
+    #expect(rules.pickupRadius(for: ride, now: h.clock.now) == 5000)
+    // A car within the dispatch radius is not counted as widened, whatever the ride's radius.
+    try await h.vehicle("near", at: north(1_000))
+    let near = try await h.dispatcher().round()
+    #expect(near.assigned.map(\.vehicleID) == ["near"] && !near.assigned[0].widened)
+  }
+
   @Test func aRideNobodyCanServeEndsNoVehicleFoundWithItsTripCanceled() async throws {
     let h = try await Harness.make()
     defer { h.remove() }

@@ -20,6 +20,8 @@ public struct DispatchOption: Sendable, Hashable {
   public var vehicleID: String
   /// Driving seconds from now to the pickup, the vehicle's earlier stops included.
   public var pickupSeconds: Double
+  /// Straight-line metres from where the vehicle is to the pickup.
+  public var straightMetres: Double
   public var matchType: VehicleMatchType
   /// The vehicle's stops the option was planned on: it is assigned only if they are unchanged,
   /// so that no two rides are planned into the same gap.
@@ -31,8 +33,18 @@ public struct DispatchOption: Sendable, Hashable {
 
 /// The dispatcher's settings that the domain applies when it offers vehicles.
 public struct DispatchRules: Sendable, Hashable {
-  /// Vehicles farther than this in a straight line from the pickup are not offered.
+  /// Vehicles farther than this in a straight line from the pickup are not offered to a ride
+  /// that has just begun to wait (see `pickupRadiusGrowthPerMinute`).
   public var pickupRadiusMeters: Int32 = 5000
+  /// Metres the radius grows by for each minute a ride has waited for a vehicle, up to
+  /// SearchVehicles' widest (`widestPickupRadiusMeters`): a ride with no car near enough that
+  /// can take it (at a city's edge, or while every car near it is busy) is offered farther
+  /// ones rather than waiting until it times out, as production dispatchers widen their
+  /// search. Rides booked for later and rides already assigned keep `pickupRadiusMeters`.
+  /// 0: the radius never grows.
+  public var pickupRadiusGrowthPerMinute: Int32 = 2500
+  /// SearchVehicles' limit on pickup_radius_meters, which a ride's radius grows to at most.
+  public static let widestPickupRadiusMeters: Int32 = 10_000
   /// Vehicles silent for longer are not offered, and a ride whose vehicle falls silent this long
   /// before the pickup is dispatched again (Fleet Engine's search default: five minutes).
   public var maximumStaleness: Duration = .seconds(300)
@@ -43,6 +55,14 @@ public struct DispatchRules: Sendable, Hashable {
   /// pickup (from the request) when the car also serves others (a ride alone in its car is not
   /// held to it), and time aboard at most so many times the direct drive.
   public var pooling = PoolingBounds()
+
+  /// The radius a ride is offered vehicles within at `now`: wider the longer it has waited.
+  public func pickupRadius(for ride: Ride, now: Date) -> Int32 {
+    guard ride.dispatchState == .waiting, pickupRadiusGrowthPerMinute > 0 else { return pickupRadiusMeters }
+    let waited = max(0, now.timeIntervalSince(ride.waitingSince))
+    let grown = Double(pickupRadiusMeters) + Double(pickupRadiusGrowthPerMinute) * waited / 60
+    return max(pickupRadiusMeters, Int32(min(grown, Double(Self.widestPickupRadiusMeters))))
+  }
 
   /// A shared ride's bounds: its own (its product's), else these rules'.
   public func bounds(of ride: Ride) -> PoolingBounds { ride.pooling ?? pooling }
@@ -177,7 +197,7 @@ extension Fleet {
   /// there counts); a shared ride's place among a vehicle's stops is fitted as in SearchVehicles.
   public func dispatchOptions(for rides: [PendingRide], rules: DispatchRules) -> [[DispatchOption]] {
     let now = now()
-    let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules)) }
+    let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules, now: now)) }
     // The lock once per ride, not for the round: a round's scans in a metro's dense centre
     // would hold up every report for their whole length.
     let candidates: [[SearchCandidate]] = zip(rides, plans).map { pending, plan in
@@ -206,7 +226,8 @@ extension Fleet {
       return candidates[r].compactMap { candidate -> DispatchOption? in
         let stops = candidate.stops
         var option = DispatchOption(
-          vehicleID: candidate.id, pickupSeconds: 0, matchType: .exclusive, plannedStops: stops,
+          vehicleID: candidate.id, pickupSeconds: 0, straightMetres: candidate.straightMetres, matchType: .exclusive,
+          plannedStops: stops,
           pickupIndex: stops.count, dropoffIndex: stops.count)
         switch candidate.plan {
         case .free:
@@ -236,12 +257,13 @@ extension Fleet {
   }
 
   /// The SearchVehicles request a ride amounts to: its trip type, passengers and attributes,
-  /// its product's vehicle type (any without one); EXCLUSIVE rides may go back-to-back, SHARED ones into any car with room.
-  static func search(for ride: Ride, rules: DispatchRules) -> VehicleSearch {
+  /// its product's vehicle type (any without one), within the radius its wait has grown to;
+  /// EXCLUSIVE rides may go back-to-back, SHARED ones into any car with room.
+  static func search(for ride: Ride, rules: DispatchRules, now: Date) -> VehicleSearch {
     var search = VehicleSearch()
     search.pickupPoint = ride.request.pickupPoint
     search.dropoffPoint = ride.request.dropoffPoint
-    search.pickupRadiusMeters = rules.pickupRadiusMeters
+    search.pickupRadiusMeters = rules.pickupRadius(for: ride, now: now)
     search.count = 50
     search.minimumCapacity = max(1, ride.request.numberOfPassengers)
     search.tripTypes = [ride.request.tripType]

@@ -17,6 +17,8 @@ public struct SharedOption: Sendable, Hashable {
   public var dropoffSeconds: [Double]
   /// Per ride in `rides`: its direct drive, seconds.
   public var directSeconds: [Double]
+  /// Per ride in `rides`: straight-line metres from where the vehicle is to its pickup.
+  public var straightMetres: [Double]
   /// What the dispatcher minimises: the seconds the vehicle's route grows by, plus the riders'
   /// waits for their pickups.
   public var cost: Double
@@ -40,7 +42,7 @@ extension Fleet {
   /// many-to-many query over the vehicles, their stops and the rides' points.
   public func sharedDispatchOptions(for rides: [PendingRide], rules: DispatchRules) -> [SharedOption] {
     let now = now()
-    let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules)) }
+    let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules, now: now)) }
     var vehicles: [String: PoolVehicle] = [:]
     // The lock once per ride, not for the round (see `dispatchOptions`).
     let candidates: [[String]] = zip(rides, plans).map { pending, plan in
@@ -136,6 +138,9 @@ extension Fleet {
       return SharedOption(
         vehicleID: vehicleID, rides: group, plannedStops: vehicles[vehicleID]!.stops, visits: plan.visits,
         pickupSeconds: plan.pickups, dropoffSeconds: plan.dropoffs, directSeconds: group.map { direct[$0] },
+        straightMetres: group.map {
+          vehicles[vehicleID]!.position.distance(to: rides[$0].ride.request.pickupPoint!.point)
+        },
         cost: plan.addedSeconds + plan.pickups.reduce(0, +))
     }
 
