@@ -347,6 +347,25 @@ struct DispatcherTests {
     #expect(near.assigned.map(\.vehicleID) == ["near"] && !near.assigned[0].widened)
   }
 
+  @Test func aCarThatRidersNearItWaitForIsNotSentBeyondTheRadius() async throws {
+    let h = try await Harness.make()
+    defer { h.remove() }
+    try await h.vehicle("beyond", at: north(6_000))
+    try await h.book("waited", from: north(0), to: north(900))
+    h.clock.advance(60)  // its radius: 7,500 m
+    let alone = h.fleet.dispatchOptions(for: h.fleet.pendingRides(), rules: DispatchRules())
+    #expect(alone.map { $0.map(\.vehicleID) } == [["beyond"]])
+    // A ride booked 2 km from the car has it within the radius: the car is kept for it, though
+    // the other ride waited longer.
+    try await h.book("near-it", from: north(8_000), to: north(9_000))
+    let pending = h.fleet.pendingRides()
+    #expect(pending.map(\.ride.id) == ["waited", "near-it"])
+    let both = h.fleet.dispatchOptions(for: pending, rules: DispatchRules())
+    #expect(both.map { $0.map(\.vehicleID) } == [[], ["beyond"]])
+    let round = try await h.dispatcher().round()
+    #expect(round.assigned.map(\.ride.id) == ["near-it"] && !round.assigned[0].widened)
+  }
+
   @Test func aRideNobodyCanServeEndsNoVehicleFoundWithItsTripCanceled() async throws {
     let h = try await Harness.make()
     defer { h.remove() }

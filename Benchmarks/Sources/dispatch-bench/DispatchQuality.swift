@@ -35,8 +35,16 @@ struct DispatchQuality: AsyncParsableCommand {
   var modes = "batched,greedy"
   @Option(help: "For the reassign mode: seconds a free car must save on a ride's pickup to take it.")
   var reassignSaving = 180.0
+  @Option(
+    help:
+      "Metres a ride's dispatch radius (5000) grows by for each minute it waits, up to 10000, as in fleetd serve (0: never)."
+  )
+  var dispatchRadiusGrowth: Int32 = DispatchRules().pickupRadiusGrowthPerMinute
 
   func run() async throws {
+    guard (0...10_000).contains(dispatchRadiusGrowth) else {
+      throw ValidationError("--dispatch-radius-growth must be between 0 and 10000 metres a minute")
+    }
     let routing = try RoutingEngine(graph: graph)
     var random = Seeded(seed)
     let sample = roadPoints(routing, count: 400, random: &random)
@@ -51,7 +59,7 @@ struct DispatchQuality: AsyncParsableCommand {
       return mode
     }
     print(
-      "\(URL(fileURLWithPath: graph).lastPathComponent), \(vehicles) vehicles, \(hours) h of demand (rides between random road points in \(benchArea(routing) == monaco ? "Monaco" : "the middle half of the graph's extent"), \(Int(meanDrive)) s of driving on average), \(Int(dwell)) s at each pickup, rounds every \(interval) s, rides given up after \(Int(timeout)) s; the first 10 minutes warm the fleet up and are not counted"
+      "\(URL(fileURLWithPath: graph).lastPathComponent), \(vehicles) vehicles, \(hours) h of demand (rides between random road points in \(benchArea(routing) == monaco ? "Monaco" : "the middle half of the graph's extent"), \(Int(meanDrive)) s of driving on average), \(Int(dwell)) s at each pickup, rounds every \(interval) s, rides given up after \(Int(timeout)) s, the dispatch radius growing \(dispatchRadiusGrowth) m a minute waited; the first 10 minutes warm the fleet up and are not counted"
     )
     print()
     print(
@@ -91,7 +99,7 @@ struct DispatchQuality: AsyncParsableCommand {
   func simulation(_ routing: RoutingEngine, _ mode: Simulation.Mode) -> Simulation {
     Simulation(
       routing: routing, mode: mode, interval: interval, timeout: timeout, dwell: dwell,
-      reassignSaving: reassignSaving)
+      reassignSaving: reassignSaving, radiusGrowth: dispatchRadiusGrowth)
   }
 }
 
@@ -177,16 +185,21 @@ final class Simulation {
   let timeout: Double
   let dwell: Double
   let reassignSaving: Double
+  let radiusGrowth: Int32
   let time = SimulatedTime()
   let admin = Caller.admin(of: "sim")
 
-  init(routing: RoutingEngine, mode: Mode, interval: Double, timeout: Double, dwell: Double, reassignSaving: Double) {
+  init(
+    routing: RoutingEngine, mode: Mode, interval: Double, timeout: Double, dwell: Double, reassignSaving: Double,
+    radiusGrowth: Int32
+  ) {
     self.routing = routing
     self.mode = mode
     self.interval = interval
     self.timeout = timeout
     self.dwell = dwell
     self.reassignSaving = reassignSaving
+    self.radiusGrowth = radiusGrowth
   }
 
   func name(_ kind: ResourceKind, _ id: String) -> ResourceName { ResourceName(provider: "sim", kind: kind, id: id) }
@@ -211,6 +224,7 @@ final class Simulation {
     var configuration = DispatchConfiguration()
     configuration.policy = mode.policy
     configuration.noVehicleTimeout = .milliseconds(Int64(timeout * 1000))
+    configuration.rules.pickupRadiusGrowthPerMinute = radiusGrowth
     if mode == .reassign {
       configuration.reassignment = Reassignment(minimumSaving: .milliseconds(Int64(reassignSaving * 1000)))
     }

@@ -40,8 +40,8 @@ public struct DispatchRules: Sendable, Hashable {
   /// SearchVehicles' widest (`widestPickupRadiusMeters`): a ride with no car near enough that
   /// can take it (at a city's edge, or while every car near it is busy) is offered farther
   /// ones rather than waiting until it times out, as production dispatchers widen their
-  /// search. Rides booked for later and rides already assigned keep `pickupRadiusMeters`.
-  /// 0: the radius never grows.
+  /// search. A ride booked for later keeps `pickupRadiusMeters` until it is released to wait,
+  /// and an assigned one (reassignment) keeps it. 0: the radius never grows.
   public var pickupRadiusGrowthPerMinute: Int32 = 2500
   /// SearchVehicles' limit on pickup_radius_meters, which a ride's radius grows to at most.
   public static let widestPickupRadiusMeters: Int32 = 10_000
@@ -198,16 +198,7 @@ extension Fleet {
   public func dispatchOptions(for rides: [PendingRide], rules: DispatchRules) -> [[DispatchOption]] {
     let now = now()
     let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules, now: now)) }
-    // The lock once per ride, not for the round: a round's scans in a metro's dense centre
-    // would hold up every report for their whole length.
-    let candidates: [[SearchCandidate]] = zip(rides, plans).map { pending, plan in
-      guard let plan else { return [] }
-      // The vehicle a ride was taken from is offline or silent, so the conditions leave it
-      // out; should it come back, it may serve the ride again.
-      return state.withLock { s in
-        Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now, nearest: rules.candidatesPerRide)
-      }
-    }
+    let candidates = dispatchCandidates(for: rides, plans: plans, rules: rules, now: now)
     let estimator = travel ?? StraightLineTravel()
     var originIndex: [LatLng: Int] = [:]
     var origins: [LatLng] = []
@@ -253,6 +244,36 @@ extension Fleet {
         }
         return option
       }
+    }
+  }
+
+  /// Each ride's candidate vehicles by its search (the nearest `candidatesPerRide`), within the
+  /// radius its wait has grown to; but a vehicle beyond `pickupRadiusMeters` of the pickup only
+  /// while no ride among `rides` has it within that radius. A car that riders near it wait for
+  /// is not sent across the city to one who waited longer (the "wild goose chase" of a busy
+  /// city: measured on Adelaide, widening without this made waits longer and served no more).
+  func dispatchCandidates(for rides: [PendingRide], plans: [SearchPlan?], rules: DispatchRules, now: Date)
+    -> [[SearchCandidate]]
+  {
+    // The lock once per ride, not for the round: a round's scans in a metro's dense centre
+    // would hold up every report for their whole length.
+    let found: [[SearchCandidate]] = zip(rides, plans).map { pending, plan in
+      guard let plan else { return [] }
+      // The vehicle a ride was taken from is offline or silent, so the conditions leave it
+      // out; should it come back, it may serve the ride again.
+      return state.withLock { s in
+        Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now, nearest: rules.candidatesPerRide)
+      }
+    }
+    let radius = Double(rules.pickupRadiusMeters)
+    var wantedNearby = Set<String>()
+    for (pending, list) in zip(rides, found) {
+      for candidate in list where candidate.straightMetres <= radius {
+        wantedNearby.insert(pending.ride.provider + "/" + candidate.id)
+      }
+    }
+    return zip(rides, found).map { pending, list in
+      list.filter { $0.straightMetres <= radius || !wantedNearby.contains(pending.ride.provider + "/" + $0.id) }
     }
   }
 

@@ -44,13 +44,13 @@ extension Fleet {
     let now = now()
     let plans = rides.map { try? SearchPlan(Self.search(for: $0.ride, rules: rules, now: now)) }
     var vehicles: [String: PoolVehicle] = [:]
-    // The lock once per ride, not for the round (see `dispatchOptions`).
-    let candidates: [[String]] = zip(rides, plans).map { pending, plan in
-      guard let plan, Self.isPoolable(pending.ride) else { return [] }
+    let poolable = zip(rides, plans).map { pending, plan in Self.isPoolable(pending.ride) ? plan : nil }
+    let found = dispatchCandidates(for: rides, plans: poolable, rules: rules, now: now)
+    // The lock once per ride, not for the round (see `dispatchCandidates`).
+    let candidates: [[String]] = zip(rides, found).map { pending, nearest in
+      guard !nearest.isEmpty else { return [] }
       return state.withLock { s in
-        let nearest = Self.searchCandidates(
-          plan, provider: pending.ride.provider, in: s, now: now, nearest: rules.candidatesPerRide)
-        return nearest.compactMap { candidate in
+        nearest.compactMap { candidate in
           if vehicles[candidate.id] == nil {
             guard let vehicle = PoolVehicle(candidate, provider: pending.ride.provider, in: s, now: now) else {
               return nil
