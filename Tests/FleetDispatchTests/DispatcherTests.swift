@@ -319,9 +319,11 @@ struct DispatcherTests {
   @Test func aRideWithNoCarInReachIsOfferedFartherOnesAsItWaits() async throws {
     let h = try await Harness.make()
     defer { h.remove() }
-    // 6 km away: beyond the 5,000-m radius until the ride has waited 24 s (2,500 m a minute).
+    // 6 km away: beyond the 5,000-m radius until the ride has waited 24 s (2,500 m a minute);
+    // standing free for 40 s before the ride is booked (a farther car must have for 60 s).
     try await h.vehicle("beyond", at: north(6_000))
     try await h.vehicle("gone-too-far", at: north(10_500))
+    h.clock.advance(40)
     try await h.book("r1", from: north(0), to: north(900))
     #expect(try await h.dispatcher().round().assigned.isEmpty)
     h.clock.advance(20)
@@ -347,21 +349,27 @@ struct DispatcherTests {
     #expect(near.assigned.map(\.vehicleID) == ["near"] && !near.assigned[0].widened)
   }
 
-  @Test func aCarThatRidersNearItWaitForIsNotSentBeyondTheRadius() async throws {
+  @Test func aFartherCarIsOfferedOnlyWhenItStoodFreeAndNoRiderNearItWaits() async throws {
     let h = try await Harness.make()
     defer { h.remove() }
     try await h.vehicle("beyond", at: north(6_000))
     try await h.book("waited", from: north(0), to: north(900))
     h.clock.advance(60)  // its radius: 7,500 m
+    // A car that has only just come free (here: just made) is not offered beyond the radius.
+    try await h.vehicle("just-free", at: north(5_500))
     let alone = h.fleet.dispatchOptions(for: h.fleet.pendingRides(), rules: DispatchRules())
     #expect(alone.map { $0.map(\.vehicleID) } == [["beyond"]])
-    // A ride booked 2 km from the car has it within the radius: the car is kept for it, though
+    var patient = DispatchRules()
+    patient.freeBeforeOfferedFarther = .zero
+    let both = h.fleet.dispatchOptions(for: h.fleet.pendingRides(), rules: patient)
+    #expect(both.map { Set($0.map(\.vehicleID)) } == [["beyond", "just-free"]])
+    // A ride booked 2 km from the cars has them within the radius: they are kept for it, though
     // the other ride waited longer.
     try await h.book("near-it", from: north(8_000), to: north(9_000))
     let pending = h.fleet.pendingRides()
     #expect(pending.map(\.ride.id) == ["waited", "near-it"])
-    let both = h.fleet.dispatchOptions(for: pending, rules: DispatchRules())
-    #expect(both.map { $0.map(\.vehicleID) } == [[], ["beyond"]])
+    let kept = h.fleet.dispatchOptions(for: pending, rules: patient)
+    #expect(kept.map { Set($0.map(\.vehicleID)) } == [[], ["beyond", "just-free"]])
     let round = try await h.dispatcher().round()
     #expect(round.assigned.map(\.ride.id) == ["near-it"] && !round.assigned[0].widened)
   }

@@ -45,6 +45,10 @@ public struct DispatchRules: Sendable, Hashable {
   public var pickupRadiusGrowthPerMinute: Int32 = 2500
   /// SearchVehicles' limit on pickup_radius_meters, which a ride's radius grows to at most.
   public static let widestPickupRadiusMeters: Int32 = 10_000
+  /// A vehicle beyond `pickupRadiusMeters` is offered only once it has stood free (no stops)
+  /// this long: a car no rider near it has needed for a while. One that has just freed up in
+  /// a busy district is left for the riders there.
+  public var freeBeforeOfferedFarther: Duration = .seconds(60)
   /// Vehicles silent for longer are not offered, and a ride whose vehicle falls silent this long
   /// before the pickup is dispatched again (Fleet Engine's search default: five minutes).
   public var maximumStaleness: Duration = .seconds(300)
@@ -249,23 +253,31 @@ extension Fleet {
 
   /// Each ride's candidate vehicles by its search (the nearest `candidatesPerRide`), within the
   /// radius its wait has grown to; but a vehicle beyond `pickupRadiusMeters` of the pickup only
-  /// while no ride among `rides` has it within that radius. A car that riders near it wait for
-  /// is not sent across the city to one who waited longer (the "wild goose chase" of a busy
-  /// city: measured on Adelaide, widening without this made waits longer and served no more).
+  /// when it has stood free for `freeBeforeOfferedFarther` and no ride among `rides` has it
+  /// within that radius. A car that riders near it need is not sent across the city to one who
+  /// waited longer (the "wild goose chase" of a busy city: measured on Adelaide, widening
+  /// without these made waits longer and served no more).
   func dispatchCandidates(for rides: [PendingRide], plans: [SearchPlan?], rules: DispatchRules, now: Date)
     -> [[SearchCandidate]]
   {
+    let radius = Double(rules.pickupRadiusMeters)
+    let freeSince = now.addingTimeInterval(-rules.freeBeforeOfferedFarther.seconds)
     // The lock once per ride, not for the round: a round's scans in a metro's dense centre
     // would hold up every report for their whole length.
     let found: [[SearchCandidate]] = zip(rides, plans).map { pending, plan in
       guard let plan else { return [] }
+      let provider = pending.ride.provider
       // The vehicle a ride was taken from is offline or silent, so the conditions leave it
       // out; should it come back, it may serve the ride again.
       return state.withLock { s in
-        Self.searchCandidates(plan, provider: pending.ride.provider, in: s, now: now, nearest: rules.candidatesPerRide)
+        Self.searchCandidates(plan, provider: provider, in: s, now: now, nearest: rules.candidatesPerRide).filter {
+          guard $0.straightMetres > radius else { return true }
+          // Its stops last changed (the last one done) that long ago; none ever: since it was made.
+          guard let vehicle = s.vehicles[provider]?[$0.id], vehicle.waypoints.isEmpty else { return false }
+          return (vehicle.waypointsVersion ?? vehicle.createTime) <= freeSince
+        }
       }
     }
-    let radius = Double(rules.pickupRadiusMeters)
     var wantedNearby = Set<String>()
     for (pending, list) in zip(rides, found) {
       for candidate in list where candidate.straightMetres <= radius {
