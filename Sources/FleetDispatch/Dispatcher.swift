@@ -165,7 +165,7 @@ public final class Dispatcher: Sendable {
                   .init(
                     ride: members[m].ride.name, vehicleID: option.vehicleID, pickupSeconds: option.pickupSeconds[m],
                     pooled: option.rides.count > 1 || !option.plannedStops.isEmpty,
-                    widened: option.straightMetres[m] > radius)
+                    widened: option.vehiclePosition.distance(to: members[m].ride.request.pickupPoint!.point) > radius)
                 })
             case .single(let r, let option):
               guard try await fleet.assign(rides[r], option) else { return .success([]) }

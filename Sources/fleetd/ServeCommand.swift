@@ -59,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
     help:
       "Metres (0-10000) the dispatch radius grows by for each minute a ride has waited, up to 10000 (0: it never grows)."
   )
-  var dispatchRadiusGrowth: Int32 = 2500
+  var dispatchRadiusGrowth: Int32 = DispatchRules().pickupRadiusGrowthPerMinute
   @Option(help: "Shared rides: seconds a rider waits at most for a car that also carries others (from the request).")
   var poolMaxWait = 300.0
   @Option(help: "Shared rides: time aboard at most this many times the direct drive (1-3).")
@@ -149,8 +149,11 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
       }
       settings.rules.pickupRadiusMeters = dispatchRadius
-      guard (0...10_000).contains(dispatchRadiusGrowth) else {
-        throw ValidationError("--dispatch-radius-growth must be between 0 and 10000 metres a minute")
+      let growths = DispatchRules.radiusGrowthsPerMinute
+      guard growths.contains(dispatchRadiusGrowth) else {
+        throw ValidationError(
+          "--dispatch-radius-growth must be between \(growths.lowerBound) and \(growths.upperBound) metres a minute, got \(dispatchRadiusGrowth)"
+        )
       }
       settings.rules.pickupRadiusGrowthPerMinute = dispatchRadiusGrowth
       let waits = PoolingBounds.waitSeconds

@@ -189,7 +189,7 @@ struct PoolingTests {
             vehicleID: "v\(Int.random(in: 0..<4, using: &random))", rides: members, plannedStops: [], visits: [],
             pickupSeconds: members.map { _ in Double.random(in: 0...600, using: &random) },
             dropoffSeconds: members.map { _ in 900 }, directSeconds: members.map { _ in 300 },
-            straightMetres: members.map { _ in 1000 },
+            vehiclePosition: LatLng(latitude: 43.73, longitude: 7.42),
             cost: Double.random(in: 0...2000, using: &random)))
       }
       let choices = Pooling.plan(

@@ -37,13 +37,16 @@ struct DispatchQuality: AsyncParsableCommand {
   var reassignSaving = 180.0
   @Option(
     help:
-      "Metres a ride's dispatch radius (5000) grows by for each minute it waits, up to 10000, as in fleetd serve (0: never)."
+      "Metres (0-10000) a ride's dispatch radius grows by for each minute it waits, up to 10000, as fleetd serve's flag (0: never)."
   )
   var dispatchRadiusGrowth: Int32 = DispatchRules().pickupRadiusGrowthPerMinute
 
   func run() async throws {
-    guard (0...10_000).contains(dispatchRadiusGrowth) else {
-      throw ValidationError("--dispatch-radius-growth must be between 0 and 10000 metres a minute")
+    let growths = DispatchRules.radiusGrowthsPerMinute
+    guard growths.contains(dispatchRadiusGrowth) else {
+      throw ValidationError(
+        "--dispatch-radius-growth must be between \(growths.lowerBound) and \(growths.upperBound) metres a minute, got \(dispatchRadiusGrowth)"
+      )
     }
     let routing = try RoutingEngine(graph: graph)
     var random = Seeded(seed)

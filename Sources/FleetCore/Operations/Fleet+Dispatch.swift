@@ -43,6 +43,8 @@ public struct DispatchRules: Sendable, Hashable {
   /// search. A ride booked for later keeps `pickupRadiusMeters` until it is released to wait,
   /// and an assigned one (reassignment) keeps it. 0: the radius never grows.
   public var pickupRadiusGrowthPerMinute: Int32 = 2500
+  /// The growths a user may set: from none to the widest radius in a minute.
+  public static let radiusGrowthsPerMinute: ClosedRange<Int32> = 0...widestPickupRadiusMeters
   /// SearchVehicles' limit on pickup_radius_meters, which a ride's radius grows to at most.
   public static let widestPickupRadiusMeters: Int32 = 10_000
   /// A vehicle beyond `pickupRadiusMeters` is offered only once it has stood free (no stops)

@@ -17,8 +17,8 @@ public struct SharedOption: Sendable, Hashable {
   public var dropoffSeconds: [Double]
   /// Per ride in `rides`: its direct drive, seconds.
   public var directSeconds: [Double]
-  /// Per ride in `rides`: straight-line metres from where the vehicle is to its pickup.
-  public var straightMetres: [Double]
+  /// Where the vehicle was when the option was made.
+  public var vehiclePosition: LatLng
   /// What the dispatcher minimises: the seconds the vehicle's route grows by, plus the riders'
   /// waits for their pickups.
   public var cost: Double
@@ -138,9 +138,7 @@ extension Fleet {
       return SharedOption(
         vehicleID: vehicleID, rides: group, plannedStops: vehicles[vehicleID]!.stops, visits: plan.visits,
         pickupSeconds: plan.pickups, dropoffSeconds: plan.dropoffs, directSeconds: group.map { direct[$0] },
-        straightMetres: group.map {
-          vehicles[vehicleID]!.position.distance(to: rides[$0].ride.request.pickupPoint!.point)
-        },
+        vehiclePosition: vehicles[vehicleID]!.position,
         cost: plan.addedSeconds + plan.pickups.reduce(0, +))
     }
 
