@@ -1,3 +1,4 @@
+import FleetGeometry
 import FleetTestSupport
 import Foundation
 import Testing
@@ -16,25 +17,37 @@ func temporaryFile(_ name: String) -> String {
 
 @Suite("OSM PBF reader")
 struct PBFReaderTests {
-  @Test func readsTheMonacoExtract() throws {
-    var nodes = 0
-    var ways = 0
-    var relations = 0
-    var taggedNodes = 0
-    var inMonaco = true
-    var maxRef: Int64 = 0
-    try PBFReader(path: MonacoData.monaco).read(
-      [.nodes, .ways, .relations],
-      node: { node in
-        nodes += 1
-        if !node.tags.isEmpty { taggedNodes += 1 }
-        inMonaco = inMonaco && (43.5...43.9).contains(node.latitude) && (7.3...7.6).contains(node.longitude)
-      },
-      way: { way in
-        ways += 1
-        maxRef = max(maxRef, way.nodeIDs.max() ?? 0)
-      },
-      relation: { _ in relations += 1 })
+  @Test func readsTheMonacoExtract() async throws {
+    struct Counts: Sendable {
+      var nodes = 0
+      var ways = 0
+      var relations = 0
+      var taggedNodes = 0
+      var inMonaco = true
+      var maxRef: Int64 = 0
+    }
+    // Decoding the whole extract is seconds of CPU in a debug build: on a thread of its own, not
+    // one every test shares.
+    let counts = try await onDedicatedThread(named: "pbf-read-test") {
+      var counts = Counts()
+      try PBFReader(path: MonacoData.monaco).read(
+        [.nodes, .ways, .relations],
+        node: { node in
+          counts.nodes += 1
+          if !node.tags.isEmpty { counts.taggedNodes += 1 }
+          counts.inMonaco =
+            counts.inMonaco && (43.5...43.9).contains(node.latitude) && (7.3...7.6).contains(node.longitude)
+        },
+        way: { way in
+          counts.ways += 1
+          counts.maxRef = max(counts.maxRef, way.nodeIDs.max() ?? 0)
+        },
+        relation: { _ in counts.relations += 1 })
+      return counts
+    }
+    let (nodes, ways, relations, taggedNodes, inMonaco, maxRef) = (
+      counts.nodes, counts.ways, counts.relations, counts.taggedNodes, counts.inMonaco, counts.maxRef
+    )
     // The shared README: 180k nodes, 27k ways.
     #expect((170_000...190_000).contains(nodes))
     #expect((25_000...29_000).contains(ways))
@@ -44,19 +57,25 @@ struct PBFReaderTests {
     #expect(maxRef > 1_000_000)
   }
 
-  @Test func tagsAndRelationMembersAreDecoded() throws {
-    var restrictions = 0
-    var namedRoads = Set<String>()
-    try PBFReader(path: MonacoData.monaco).read(
-      [.ways, .relations],
-      way: { way in
-        if way.tags["highway"] != nil, let name = way.tags["name"] { namedRoads.insert(name) }
-      },
-      relation: { relation in
-        guard relation.tags["type"] == "restriction" else { return }
-        restrictions += 1
-        #expect(relation.members.contains { $0.role == "from" && $0.type == .way })
-      })
+  @Test func tagsAndRelationMembersAreDecoded() async throws {
+    // On a thread of its own, as above.
+    let (restrictions, withoutFromWay, namedRoads) = try await onDedicatedThread(named: "pbf-read-test") {
+      var restrictions = 0
+      var withoutFromWay = 0
+      var namedRoads = Set<String>()
+      try PBFReader(path: MonacoData.monaco).read(
+        [.ways, .relations],
+        way: { way in
+          if way.tags["highway"] != nil, let name = way.tags["name"] { namedRoads.insert(name) }
+        },
+        relation: { relation in
+          guard relation.tags["type"] == "restriction" else { return }
+          restrictions += 1
+          if !relation.members.contains(where: { $0.role == "from" && $0.type == .way }) { withoutFromWay += 1 }
+        })
+      return (restrictions, withoutFromWay, namedRoads)
+    }
+    #expect(withoutFromWay == 0, "every restriction has a from way")
     let expected = ["Boulevard Albert 1er", "Boulevard Princesse Charlotte", "Avenue Princesse Grace"]
     #expect(expected.filter { !namedRoads.contains($0) } == [])
     #expect(namedRoads.count > 300)

@@ -28,7 +28,7 @@ struct TrafficRoutingTests {
     var options = Fleetd.Options()
     options.graph = graph
     // An engine of its own: this fleetd customizes it.
-    options.routing = try RoutingEngine(graph: graph)
+    options.routing = try await RoutingEngine.load(graph: graph)
     options.trafficInterval = .milliseconds(200)
     let server = Fleetd(options)
     try await server.start()
