@@ -145,8 +145,10 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-wait-weight must be between 0 and 10, got \(dispatchWaitWeight)")
       }
       settings.waitWeight = dispatchWaitWeight
-      guard (400...10_000).contains(dispatchRadius) else {
-        throw ValidationError("--dispatch-radius must be between 400 and 10000 metres")
+      let radii = 400...DispatchRules.widestPickupRadiusMeters
+      guard radii.contains(dispatchRadius) else {
+        throw ValidationError(
+          "--dispatch-radius must be between \(radii.lowerBound) and \(radii.upperBound) metres, got \(dispatchRadius)")
       }
       settings.rules.pickupRadiusMeters = dispatchRadius
       let growths = DispatchRules.radiusGrowthsPerMinute
