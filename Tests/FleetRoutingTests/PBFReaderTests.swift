@@ -45,16 +45,13 @@ struct PBFReaderTests {
         relation: { _ in counts.relations += 1 })
       return counts
     }
-    let (nodes, ways, relations, taggedNodes, inMonaco, maxRef) = (
-      counts.nodes, counts.ways, counts.relations, counts.taggedNodes, counts.inMonaco, counts.maxRef
-    )
     // The shared README: 180k nodes, 27k ways.
-    #expect((170_000...190_000).contains(nodes))
-    #expect((25_000...29_000).contains(ways))
-    #expect(relations > 100)
-    #expect(taggedNodes > 1000)
-    #expect(inMonaco)
-    #expect(maxRef > 1_000_000)
+    #expect((170_000...190_000).contains(counts.nodes))
+    #expect((25_000...29_000).contains(counts.ways))
+    #expect(counts.relations > 100)
+    #expect(counts.taggedNodes > 1000)
+    #expect(counts.inMonaco)
+    #expect(counts.maxRef > 1_000_000)
   }
 
   @Test func tagsAndRelationMembersAreDecoded() async throws {

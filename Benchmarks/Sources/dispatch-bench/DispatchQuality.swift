@@ -66,9 +66,9 @@ struct DispatchQuality: AsyncParsableCommand {
     )
     print()
     print(
-      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) | vehicle-km per completed ride | empty km | detour mean / p90 (shared) | round p50 / p99 ms |"
+      "| target load | demand | policy | rides booked | served | mean pickup wait | p90 pickup wait | fleet busy (measured) | vehicle-km per completed ride | empty km | detour mean / p90 (shared) | widened: picked up (mean wait) | round p50 / p99 ms |"
     )
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     let warmUp = 600.0
     let measured = hours * 3600
     for load in loads.split(separator: ",").compactMap({ Double($0) }) {
@@ -93,7 +93,7 @@ struct DispatchQuality: AsyncParsableCommand {
             format: "%.2f / %.2f", outcome.detours.reduce(0, +) / Double(outcome.detours.count),
             outcome.detours.sorted()[Int(Double(outcome.detours.count - 1) * 0.9)])
         print(
-          "| \(Int(load * 100)) % | \(Int(perSecond * 3600)) rides/h | \(mode.rawValue) | \(outcome.booked) | \(String(format: "%.1f", outcome.servedShare * 100)) % | \(Int(outcome.meanWait.rounded())) s | \(Int(outcome.p90Wait.rounded())) s | \(String(format: "%.0f", outcome.busyShare * 100)) % | \(String(format: "%.2f", outcome.kilometresPerCompleted)) | \(String(format: "%.0f", outcome.emptyShare * 100)) % | \(detour) | \(milliseconds(outcome.rounds, 0.5)) / \(milliseconds(outcome.rounds, 0.99)) |"
+          "| \(Int(load * 100)) % | \(Int(perSecond * 3600)) rides/h | \(mode.rawValue) | \(outcome.booked) | \(String(format: "%.1f", outcome.servedShare * 100)) % | \(Int(outcome.meanWait.rounded())) s | \(Int(outcome.p90Wait.rounded())) s | \(String(format: "%.0f", outcome.busyShare * 100)) % | \(String(format: "%.2f", outcome.kilometresPerCompleted)) | \(String(format: "%.0f", outcome.emptyShare * 100)) % | \(detour) | \(outcome.widenedWaits.count) (\(outcome.widenedWaits.isEmpty ? "-" : "\(Int((outcome.widenedWaits.reduce(0, +) / Double(outcome.widenedWaits.count)).rounded())) s")) | \(milliseconds(outcome.rounds, 0.5)) / \(milliseconds(outcome.rounds, 0.99)) |"
         )
       }
     }
@@ -151,6 +151,9 @@ final class Simulation {
     var emptyShare: Double
     /// Shared rides completed: time aboard ÷ the direct drive's.
     var detours: [Double]
+    /// The pickup waits of the rides picked up by a car from beyond the base dispatch radius
+    /// (offered as their wait widened it).
+    var widenedWaits: [Double]
     var rounds: [Duration]
   }
 
@@ -258,6 +261,7 @@ final class Simulation {
     var emptyMetres = 0.0
     var completedRides = 0
     var detours: [Double] = []
+    var widened = Set<String>()
     var rounds: [Duration] = []
     var t = 0.0
     while t < end || (completed.count + givenUp < booked.count && t < end + 3600) {
@@ -275,6 +279,7 @@ final class Simulation {
       if t.truncatingRemainder(dividingBy: interval) == 0 {
         let round = try await dispatcher.round()
         givenUp += round.expired.count
+        for assigned in round.assigned where assigned.widened { widened.insert(assigned.ride.id) }
         if t >= warmUp && t < end { rounds.append(round.duration) }
       }
       for i in cars.indices {
@@ -316,13 +321,17 @@ final class Simulation {
     let counted = booked.filter { $0.value >= warmUp }
     let served = completed.filter { booked[$0]! >= warmUp }.count
     let waits = pickedUp.filter { booked[$0.key]! >= warmUp }.map { $0.value - booked[$0.key]! }.sorted()
+    let widenedWaits = pickedUp.filter { booked[$0.key]! >= warmUp && widened.contains($0.key) }.map {
+      $0.value - booked[$0.key]!
+    }
     return Outcome(
       booked: counted.count, servedShare: Double(served) / Double(max(1, counted.count)),
       meanWait: waits.isEmpty ? 0 : waits.reduce(0, +) / Double(waits.count),
       p90Wait: waits.isEmpty ? 0 : waits[Int(Double(waits.count - 1) * 0.9)],
       busyShare: busySeconds / (Double(cars.count) * seconds),
       kilometresPerCompleted: metres / 1000 / Double(max(1, completedRides)),
-      emptyShare: metres > 0 ? emptyMetres / metres : 0, detours: detours, rounds: rounds)
+      emptyShare: metres > 0 ? emptyMetres / metres : 0, detours: detours, widenedWaits: widenedWaits,
+      rounds: rounds)
   }
 
   /// One second of a car: drive, arrive, dwell, move its trip on, as `fleet drive` does.
