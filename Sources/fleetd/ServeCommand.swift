@@ -134,11 +134,11 @@ struct ServeCommand: AsyncParsableCommand {
       }
       settings.policy = policy
       guard dispatchInterval > 0, dispatchInterval <= 3600 else {
-        throw ValidationError("--dispatch-interval must be above 0 and at most 3600 seconds")
+        throw ValidationError("--dispatch-interval must be above 0 and at most 3600 seconds, got \(dispatchInterval)")
       }
       settings.interval = .milliseconds(Int64(dispatchInterval * 1000))
       guard dispatchTimeout > 0, dispatchTimeout <= 86_400 else {
-        throw ValidationError("--dispatch-timeout must be above 0 and at most 86400 seconds")
+        throw ValidationError("--dispatch-timeout must be above 0 and at most 86400 seconds, got \(dispatchTimeout)")
       }
       settings.noVehicleTimeout = .milliseconds(Int64(dispatchTimeout * 1000))
       guard (0...10).contains(dispatchWaitWeight) else {

@@ -19,7 +19,8 @@ import Testing
         "--dispatch-radius-growth must be between 0 and 10000 metres a minute, got 10001"
       ),
       (["--dispatch-wait-weight", "11"], "--dispatch-wait-weight must be between 0 and 10, got 11.0"),
-      (["--dispatch-interval", "0"], "--dispatch-interval must be above 0 and at most 3600 seconds"),
+      (["--dispatch-interval", "0"], "--dispatch-interval must be above 0 and at most 3600 seconds, got 0.0"),
+      (["--dispatch-timeout", "86401"], "--dispatch-timeout must be above 0 and at most 86400 seconds, got 86401.0"),
       (["--dispatch-policy", "fastest"], "--dispatch-policy must be batched or greedy, got 'fastest'"),
     ])
   func aDispatchFlagOutOfItsRangeIsRefusedNamingIt(flag: [String], rule: String) async throws {
