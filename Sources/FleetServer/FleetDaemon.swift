@@ -86,7 +86,7 @@ public final class FleetDaemon: Sendable {
     }
     // Vehicle search ranks by road ETAs at the speeds progress learns; straight lines without.
     let travel = progress.map {
-      RoadTravelEstimator(routing: $0.routing, traffic: $0.traffic, learnsTraffic: $0.configuration.learnsTraffic)
+      RoadTravelEstimator(routing: $0.routing, learnsTraffic: $0.configuration.learnsTraffic)
     }
     var fleetConfiguration = configuration.fleet
     if let dispatch = configuration.dispatch { fleetConfiguration.dispatchRules = dispatch.rules }

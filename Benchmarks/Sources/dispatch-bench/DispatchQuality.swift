@@ -226,7 +226,7 @@ final class Simulation {
     let clock = time.read
     let fleet = try await Fleet(
       store: try SQLiteStore(directory: directory, logger: logger), progress: progress,
-      travel: RoadTravelEstimator(routing: routing, traffic: progress.traffic), clock: clock)
+      travel: RoadTravelEstimator(routing: routing), clock: clock)
     var configuration = DispatchConfiguration()
     configuration.policy = mode.policy
     configuration.noVehicleTimeout = .milliseconds(Int64(timeout * 1000))

@@ -32,7 +32,7 @@ struct SearchInProcess: AsyncParsableCommand {
     let progress = ProgressEngine(routing: routing)
     let fleet = try await Fleet(
       store: try SQLiteStore(directory: directory, logger: logger), progress: progress,
-      travel: RoadTravelEstimator(routing: routing, traffic: progress.traffic))
+      travel: RoadTravelEstimator(routing: routing))
     let admin = Caller.admin(of: "bench")
     for (i, position) in positions.enumerated() {
       var v = Vehicle(provider: "bench", id: "v\(i)")

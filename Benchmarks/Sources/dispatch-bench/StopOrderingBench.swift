@@ -18,7 +18,7 @@ struct StopOrderingBench: AsyncParsableCommand {
 
   func run() async throws {
     let routing = try RoutingEngine(graph: graph)
-    let travel = RoadTravelEstimator(routing: routing, traffic: ProgressEngine(routing: routing).traffic)
+    let travel = RoadTravelEstimator(routing: routing)
     print(
       "| stops | created order: drive min | late stops | ordered: drive min | late stops | late min | lower bound min | ordered ÷ bound | created ÷ ordered | solve ms |"
     )

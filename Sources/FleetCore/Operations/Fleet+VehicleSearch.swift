@@ -168,7 +168,7 @@ extension Fleet {
 
   /// Fleet Engine SearchVehicles: the vehicles that can serve a trip from `pickup_point`, best
   /// first by `order_by`, with driving ETAs and distances from the travel estimator (road
-  /// graph and live traffic; straight lines without a graph, and then `ordered_by` says so).
+  /// graph and current traffic; straight lines without a graph, and then `ordered_by` says so).
   public func searchVehicles(caller: Caller, provider: String, search: VehicleSearch) throws(FleetError)
     -> [VehicleMatch]
   {
@@ -355,9 +355,9 @@ extension Fleet {
   }
 
   /// Orders the candidates and keeps the best `count`. Every candidate's drive to the pickup
-  /// is estimated in one query at free flow, a bound that traffic and detours only raise; the
-  /// candidates are then evaluated exactly in the order of their bounds until no bound can beat
-  /// the `count`-th best, so that detours and traffic are computed for few of them.
+  /// is estimated in one query, a bound that a shared ride's detour through other riders' stops
+  /// only raises; the candidates are then evaluated exactly in the order of their bounds until
+  /// no bound can beat the `count`-th best, so that detours are computed for few of them.
   static func rank(
     _ candidates: [SearchCandidate], provider: String, plan: SearchPlan, weights: MatchCostWeights,
     estimator: any TravelEstimator, now: Date
@@ -370,7 +370,7 @@ extension Fleet {
     var bounded: [(bound: Double, index: Int)] = []
     var unrouted: [Int] = []
     for (i, candidate) in candidates.enumerated() {
-      guard let direct = fan.freeFlow(i) else {
+      guard let direct = fan.drive(i) else {
         unrouted.append(i)
         continue
       }
@@ -440,7 +440,7 @@ extension Fleet {
     return matches
   }
 
-  /// One candidate's estimates with live traffic and, for a shared ride, the best place for
+  /// One candidate's estimates with current traffic and, for a shared ride, the best place for
   /// the rider among its stops; nil when it cannot take the rider after all.
   static func evaluate(
     _ candidate: SearchCandidate, provider: String, index: Int, fan: any TravelFan, finish: [TravelEstimate]?,
@@ -460,7 +460,7 @@ extension Fleet {
     var dropoffETA: Double?
     switch candidate.plan {
     case .free, .after:
-      guard let drive = fan.withTraffic(index) else { return nil }
+      guard let drive = fan.drive(index) else { return nil }
       var before = TravelEstimate.zero
       var waypoints = [start]
       if case .after(let stops, _) = candidate.plan, let finish {
@@ -509,7 +509,7 @@ extension Fleet {
 
 extension Fleet {
   /// A shared ride fitted between a vehicle's stops: where, and the drive through the stops
-  /// up to the rider's drop-off with live traffic.
+  /// up to the rider's drop-off with current traffic.
   struct PooledRoute {
     var insertion: CarpoolInsertion
     /// The stops after the vehicle's position, up to the drop-off, and when each is reached.

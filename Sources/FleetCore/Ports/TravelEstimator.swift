@@ -26,14 +26,16 @@ public protocol TravelEstimator: Sendable {
   var followsRoads: Bool { get }
   /// Drives from every origin to one target, all in one query.
   func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan
-  /// The legs through `points` in order (one fewer than the points), with live traffic; nil
-  /// when some leg has no route.
+  /// The legs through `points` in order (one fewer than the points), with current traffic
+  /// (the usual traffic of a later `now`); nil when some leg has no route.
   func legs(through points: [LatLng], now: Date) -> [TravelEstimate]?
-  /// Free-flow drives between all `points` (row: from, column: to); nil where there is none.
+  /// Drives between all `points` with current traffic (row: from, column: to); nil where there
+  /// is none.
   func matrix(_ points: [LatLng]) -> [[TravelEstimate?]]
-  /// Free-flow drives from each source to each target, in one query.
+  /// Drives from each source to each target with current traffic, in one query.
   func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]]
-  /// One drive with live traffic and the shape it follows; nil when there is no route.
+  /// One drive with current traffic (the usual traffic of a later `now`) and the shape it
+  /// follows; nil when there is no route.
   func drive(from: LatLng, to: LatLng, now: Date) -> (estimate: TravelEstimate, path: [LatLng])?
 }
 
@@ -48,8 +50,6 @@ extension TravelEstimator {
 public protocol TravelFan {
   /// Metres from the target to the road the drives end on (0 for straight lines).
   var targetOffRoadMetres: Double { get }
-  /// Free flow: never more than `withTraffic`, so it bounds it from below. Nil: no route.
-  func freeFlow(_ origin: Int) -> TravelEstimate?
-  /// The same drive at the speeds traffic allows now.
-  func withTraffic(_ origin: Int) -> TravelEstimate?
+  /// The drive from `origins[origin]` to the target with current traffic; nil: no route.
+  func drive(_ origin: Int) -> TravelEstimate?
 }

@@ -36,7 +36,6 @@ public struct StraightLineTravel: TravelEstimator {
   struct Fan: TravelFan {
     let estimates: [TravelEstimate]
     var targetOffRoadMetres: Double { 0 }
-    func freeFlow(_ origin: Int) -> TravelEstimate? { estimates[origin] }
-    func withTraffic(_ origin: Int) -> TravelEstimate? { estimates[origin] }
+    func drive(_ origin: Int) -> TravelEstimate? { estimates[origin] }
   }
 }

@@ -4,12 +4,16 @@ import FleetRouting
 import Foundation
 import Synchronization
 
-/// Drives for vehicle search and dispatch on the road graph, at the speeds trip progress has
-/// learned from the fleet (`TrafficModel`): many vehicles to one pickup in one query, the legs
-/// of a planned route, and matrices for fitting a shared ride between other riders' stops.
+/// Drives for vehicle search, dispatch and quotes on the road graph: many vehicles to one pickup
+/// in one query, the legs of a planned route, and matrices for fitting a shared ride between
+/// other riders' stops. Every drive is timed with the routing metric: the fleet's traffic as
+/// last customized (fleetd re-customizes it with what trip progress learns every
+/// `--traffic-interval`), or for a later departure the usual traffic of its time of the week.
+/// A drive is not re-timed along its roads with what was learned since: that costed a search a
+/// fifth of its time for news at most one interval old, and a trip in progress is re-timed on
+/// every report anyway (`ProgressEngine`).
 public final class RoadTravelEstimator: TravelEstimator {
   public let routing: RoutingEngine
-  public let traffic: TrafficModel
   /// Off: free-flow estimates only.
   public let learnsTraffic: Bool
   /// Road positions by point: a vehicle searched again from where it stands costs no
@@ -17,11 +21,8 @@ public final class RoadTravelEstimator: TravelEstimator {
   let anchors: Mutex<AnchorTable>
 
   /// `anchorCacheSlots` bounds the cache; at that size it is emptied when 70 % full.
-  public init(
-    routing: RoutingEngine, traffic: TrafficModel, learnsTraffic: Bool = true, anchorCacheSlots: Int = 1 << 18
-  ) {
+  public init(routing: RoutingEngine, learnsTraffic: Bool = true, anchorCacheSlots: Int = 1 << 18) {
     self.routing = routing
-    self.traffic = traffic
     self.learnsTraffic = learnsTraffic
     anchors = Mutex(AnchorTable(slots: anchorCacheSlots))
   }
@@ -32,7 +33,7 @@ public final class RoadTravelEstimator: TravelEstimator {
 
   public func fan(to target: LatLng, from origins: [LatLng], now: Date) -> any TravelFan {
     guard let end = anchor(target) else { return Unreachable() }
-    return TrafficFan(fan: routing.fan(from: anchors(origins), to: end), estimator: self, now: now)
+    return Fan(fan: routing.fan(from: anchors(origins), to: end, traffic: current))
   }
 
   /// Many points' anchors with one look at the cache; those not in it are found outside the lock.
@@ -53,23 +54,33 @@ public final class RoadTravelEstimator: TravelEstimator {
   }
 
   /// `now` may be a later departure (a quote's pickup time): the route is then chosen and timed
-  /// with the usual traffic of that time of the week (`TrafficTiming.departing`).
+  /// with the usual traffic of that time of the week (`TrafficTiming.departing`). One drive is a
+  /// one-to-one query that sums its seconds and metres without unpacking its path; through stops,
+  /// the legs are a route's, which passes each stop without turning back at it.
   public func legs(through points: [LatLng], now: Date) -> [TravelEstimate]? {
-    guard points.count >= 2, let legs = try? routing.drivenLegs(points, traffic: timing(now)) else { return nil }
-    return legs.map { withTraffic($0, now: now) }
+    guard points.count >= 2 else { return nil }
+    if points.count == 2 {
+      let ends = anchors(points)
+      guard let from = ends[0], let to = ends[1],
+        let drive = routing.fan(from: [from], to: to, traffic: timing(now)).estimate(0)
+      else { return nil }
+      return [TravelEstimate(seconds: drive.duration, metres: drive.distance)]
+    }
+    guard let legs = try? routing.drivenLegs(points, traffic: timing(now)) else { return nil }
+    return legs.map { TravelEstimate(seconds: $0.duration, metres: $0.distance) }
   }
 
   public func drive(from: LatLng, to: LatLng, now: Date) -> (estimate: TravelEstimate, path: [LatLng])? {
     guard let route = try? routing.routes([from, to], options: RouteOptions(traffic: timing(now))).first,
       let leg = route.legs.first
     else { return nil }
-    return (withTraffic(leg, now: now), route.geometry)
+    return (TravelEstimate(seconds: leg.duration, metres: leg.distance), route.geometry)
   }
 
   public func matrix(_ points: [LatLng]) -> [[TravelEstimate?]] { matrix(from: points, to: points) }
 
   public func matrix(from sources: [LatLng], to targets: [LatLng]) -> [[TravelEstimate?]] {
-    guard let table = try? routing.matrix(sources: sources, destinations: targets) else {
+    guard let table = try? routing.matrix(sources: sources, destinations: targets, traffic: current) else {
       return sources.map { _ in targets.map { _ in nil } }
     }
     return zip(table.durations, table.distances).map { durations, distances in
@@ -83,55 +94,24 @@ public final class RoadTravelEstimator: TravelEstimator {
   /// flow when traffic is not learned.
   func timing(_ time: Date) -> TrafficTiming { learnsTraffic ? .departing(time) : .freeFlow }
 
-  /// A leg's time at the learned speeds of the road edges it drives.
-  func withTraffic(_ leg: RouteLeg, now: Date) -> TravelEstimate {
-    guard learnsTraffic, !leg.spans.isEmpty else { return TravelEstimate(seconds: leg.duration, metres: leg.distance) }
-    let spanSeconds = leg.spans.reduce(0) { $0 + $1.duration }
-    let learned = traffic.estimate(leg.spans.map { ($0, $0.distance) }, at: now).reduce(0) { $0 + $1.seconds }
-    // Turn costs are spread over the spans (see RouteLeg), so learned seconds include them;
-    // a leg on no road at all keeps its own duration.
-    return TravelEstimate(seconds: spanSeconds > 0 ? max(learned, leg.duration) : leg.duration, metres: leg.distance)
-  }
+  /// Current traffic; free flow when traffic is not learned.
+  var current: TrafficTiming { learnsTraffic ? .current : .freeFlow }
 
-  /// One many-to-one query; traffic is added for the drives asked for, along their paths.
-  final class TrafficFan: TravelFan {
+  /// One many-to-one query.
+  struct Fan: TravelFan {
     let fan: RoadFan
-    let estimator: RoadTravelEstimator
-    let now: Date
-    var refined: [Int: TravelEstimate?] = [:]
-
-    init(fan: RoadFan, estimator: RoadTravelEstimator, now: Date) {
-      self.fan = fan
-      self.estimator = estimator
-      self.now = now
-    }
 
     var targetOffRoadMetres: Double { fan.target.offRoadMetres }
 
-    func freeFlow(_ origin: Int) -> TravelEstimate? {
+    func drive(_ origin: Int) -> TravelEstimate? {
       fan.estimate(origin).map { TravelEstimate(seconds: $0.duration, metres: $0.distance) }
-    }
-
-    func withTraffic(_ origin: Int) -> TravelEstimate? {
-      if let known = refined[origin] { return known }
-      guard let free = freeFlow(origin) else { return nil }
-      var estimate = free
-      if estimator.learnsTraffic, let leg = fan.leg(origin, geometry: false) {
-        estimate = estimator.withTraffic(leg, now: now)
-        // Never faster than free flow: what the search's bounds rely on.
-        estimate.seconds = max(estimate.seconds, free.seconds)
-        estimate.metres = free.metres
-      }
-      refined[origin] = estimate
-      return estimate
     }
   }
 
   /// The target is off the network: nothing reaches it.
   struct Unreachable: TravelFan {
     var targetOffRoadMetres: Double { 0 }
-    func freeFlow(_ origin: Int) -> TravelEstimate? { nil }
-    func withTraffic(_ origin: Int) -> TravelEstimate? { nil }
+    func drive(_ origin: Int) -> TravelEstimate? { nil }
   }
 }
 

@@ -186,7 +186,7 @@ public struct CongestionSimulation: Sendable {
 
     let traffic = TrafficModel()
     let progress = ProgressEngine(routing: routing, traffic: traffic)
-    let estimator = RoadTravelEstimator(routing: routing, traffic: traffic)
+    let estimator = RoadTravelEstimator(routing: routing)
     guard let path = try? routing.routes([jam.start, jam.end], options: RouteOptions(traffic: .freeFlow)).first
     else { return [] }
     // A car crossing the jam: free flow off it, a fifth of that on it.
