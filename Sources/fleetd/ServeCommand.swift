@@ -54,7 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
   var dispatchWaitWeight = 1.0
   @Option(
     help: "Metres (straight line, 400-10000) within which vehicles are offered a ride that has just begun to wait.")
-  var dispatchRadius: Int32 = 5000
+  var dispatchRadius: Int32 = DispatchRules().pickupRadiusMeters
   @Option(
     help:
       "Metres (0-10000) the dispatch radius grows by for each minute a ride has waited, up to 10000 (0: it never grows)."
@@ -145,7 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("--dispatch-wait-weight must be between 0 and 10, got \(dispatchWaitWeight)")
       }
       settings.waitWeight = dispatchWaitWeight
-      let radii = 400...DispatchRules.widestPickupRadiusMeters
+      let radii = VehicleSearch.pickupRadii
       guard radii.contains(dispatchRadius) else {
         throw ValidationError(
           "--dispatch-radius must be between \(radii.lowerBound) and \(radii.upperBound) metres, got \(dispatchRadius)")

@@ -70,6 +70,8 @@ public struct VehicleSearch: Sendable, Hashable {
   public var pickupPoint: TerminalLocation?
   public var dropoffPoint: TerminalLocation?
   public var pickupRadiusMeters: Int32 = 0
+  /// Fleet Engine's rule on `pickup_radius_meters`, which the dispatcher's radius keeps too.
+  public static let pickupRadii: ClosedRange<Int32> = 400...10_000
   public var count: Int32 = 0
   public var minimumCapacity: Int32 = 0
   public var tripTypes: [TripType] = []

@@ -46,7 +46,7 @@ public struct DispatchRules: Sendable, Hashable {
   /// The growths a user may set: from none to the widest radius in a minute.
   public static let radiusGrowthsPerMinute: ClosedRange<Int32> = 0...widestPickupRadiusMeters
   /// SearchVehicles' limit on pickup_radius_meters, which a ride's radius grows to at most.
-  public static let widestPickupRadiusMeters: Int32 = 10_000
+  public static let widestPickupRadiusMeters = VehicleSearch.pickupRadii.upperBound
   /// A vehicle beyond `pickupRadiusMeters` is offered only once it has stood free (no stops)
   /// this long: a car no rider near it has needed for a while. One that has just freed up in
   /// a busy district is left for the riders there.

@@ -76,9 +76,11 @@ extension Fleet {
       guard let pickup = search.pickupPoint else { throw .invalid("pickup_point is required") }
       try pickup.point.validate("pickup_point.point")
       try search.dropoffPoint?.point.validate("dropoff_point.point")
-      guard (400...10_000).contains(search.pickupRadiusMeters) else {
+      let radii = VehicleSearch.pickupRadii
+      guard radii.contains(search.pickupRadiusMeters) else {
         throw .invalid(
-          "pickup_radius_meters must be between 400 and 10000 (inclusive), got \(search.pickupRadiusMeters)")
+          "pickup_radius_meters must be between \(radii.lowerBound) and \(radii.upperBound) (inclusive), got \(search.pickupRadiusMeters)"
+        )
       }
       guard (1...50).contains(search.count) else {
         throw .invalid("count must be between 1 and 50 (inclusive), got \(search.count)")
