@@ -73,11 +73,20 @@ run() {
   searches=$(python3 -c "print(round($SEARCHES * $factor))")
   mkdir -p "$data"
   "$BIN/fleetd" keys add --data-dir "$data" --provider city --role server --out "$WORK/server.json" >/dev/null
+  local seconds=$((MINUTES * 60))
+  # SearchVehicles against the simulated fleet in the run's last stretch (200 s before its end):
+  # the client loads the graph now, before fleetd starts, and waits, so that its own setup does
+  # not land on the load measured.
+  local searchesAt=$(($(date +%s) + 15 + (seconds - 200 > 60 ? seconds - 200 : 60)))
+  timeout $((seconds + 300)) "$BENCH" search --grpc-port 50181 --key "$WORK/server.json" --graph "$WORK/city.graph" \
+    --provider city --existing --vehicles "$VEHICLES" --vehicle-prefix sim- --rate "$searches" --duration 20 \
+    --start-at "$searchesAt" >"$WORK/search-$label.out" 2>&1 &
+  local SEARCH=$!
+  sleep 8
   "$BIN/fleetd" serve --data-dir "$data" --graph "$WORK/city.graph" --dispatch --grpc-port 50181 --http-port 18181 \
     --log-level warning 2>"$WORK/fleetd-$label.log" &
   PID=$!
   for _ in $(seq 300); do curl -sf http://127.0.0.1:18181/healthz >/dev/null && break; sleep 0.1; done
-  local seconds=$((MINUTES * 60))
   "$BIN/fleet" simulate --grpc-port 50181 --provider city --key "$WORK/server.json" --graph "$WORK/city.graph" \
     --osm "$OSM" --vehicles "$VEHICLES" --interval "$interval" --riders-per-minute "$rate" --duration "$seconds" \
     --watchers-per-ride "${WATCHERS:-2}" --print-every 60 --fleetd-pid $PID --summary "$WORK/summary-$label.json" >"$WORK/simulate-$label.out" &
@@ -85,10 +94,7 @@ run() {
   # The first minute warms up (every vehicle going online); rounds are measured after it.
   sleep 60
   curl -sf http://127.0.0.1:18181/metrics >"$WORK/metrics-a-$label"
-  # SearchVehicles against the simulated fleet in the run's last stretch.
-  sleep $((seconds - 60 - 200 > 0 ? seconds - 60 - 200 : 0))
-  timeout 300 "$BENCH" search --grpc-port 50181 --key "$WORK/server.json" --graph "$WORK/city.graph" --provider city \
-    --existing --vehicles "$VEHICLES" --vehicle-prefix sim- --rate "$searches" --duration 20 >"$WORK/search-$label.out" || true
+  wait $SEARCH || true
   wait $SIM
   curl -sf http://127.0.0.1:18181/metrics >"$WORK/metrics-b-$label"
   local rss

@@ -40,6 +40,11 @@ struct SearchLoad: AsyncParsableCommand {
   @Option var connections = 4
   @Option var radius: Int32 = 3000
   @Option var count: Int32 = 10
+  @Option(
+    help:
+      "Unix time to begin at: this tool's own setup (loading the graph, placing points) is done first and then it waits, so that the setup's CPU does not land on the load measured."
+  )
+  var startAt: Double?
 
   func validate() throws {
     guard existing || provider == "bench" else {
@@ -58,6 +63,11 @@ struct SearchLoad: AsyncParsableCommand {
     let moved = existing ? [] : nudged(Array(positions.prefix(reporting)), routing: routing, random: &random)
     let pickups = roadPoints(routing, count: 2000, random: &random)
     let dropoffs = roadPoints(routing, count: 2000, random: &random)
+    if let startAt {
+      let wait = startAt - Date().timeIntervalSince1970
+      guard wait > 0 else { throw ValidationError("--start-at is \(Int(-wait)) s past: the setup took longer") }
+      try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+    }
 
     let clients = try (0..<connections).map { _ in
       GRPCClient(
