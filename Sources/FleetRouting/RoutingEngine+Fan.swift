@@ -98,7 +98,7 @@ extension RoutingEngine {
 }
 
 /// The result of `RoutingEngine.fan`: each source's drive to the target, timed with the metric
-/// it was asked for, and its path on demand (for live traffic along it). Holds search labels until it is released.
+/// it was asked for, and its path on demand. Holds search labels until it is released.
 public final class RoadFan {
   struct Best {
     var weight: Double

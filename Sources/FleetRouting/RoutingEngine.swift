@@ -355,7 +355,7 @@ public final class RoutingEngine: Sendable {
 
   /// The legs of the fastest route through `waypoints`, as `route` finds them, without their
   /// geometry: each leg's totals and the roads it drives (`spans`, their point indices 0). For
-  /// estimates that time the roads with learned traffic (searches, dispatch, quotes).
+  /// estimates through stops (searches, dispatch, quotes).
   public func drivenLegs(_ waypoints: [LatLng], traffic: TrafficTiming = .current) throws(RoutingError) -> [RouteLeg] {
     let (legs, _, metric) = try solve(waypoints, options: RouteOptions(traffic: traffic))
     return legs.map { leg(of: $0.path, from: $0.from, to: $0.to, geometry: false, metric: metric) }

@@ -9,7 +9,7 @@ import Synchronization
 /// other riders' stops. Every drive is timed with the routing metric: the fleet's traffic as
 /// last customized (fleetd re-customizes it with what trip progress learns every
 /// `--traffic-interval`), or for a later departure the usual traffic of its time of the week.
-/// A drive is not re-timed along its roads with what was learned since: that costed a search a
+/// A drive is not re-timed along its roads with what was learned since: that cost a search a
 /// fifth of its time for news at most one interval old, and a trip in progress is re-timed on
 /// every report anyway (`ProgressEngine`).
 public final class RoadTravelEstimator: TravelEstimator {
