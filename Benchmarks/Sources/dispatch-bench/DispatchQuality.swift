@@ -320,10 +320,10 @@ final class Simulation {
     }
     let counted = booked.filter { $0.value >= warmUp }
     let served = completed.filter { booked[$0]! >= warmUp }.count
-    let waits = pickedUp.filter { booked[$0.key]! >= warmUp }.map { $0.value - booked[$0.key]! }.sorted()
-    let widenedWaits = pickedUp.filter { booked[$0.key]! >= warmUp && widened.contains($0.key) }.map {
-      $0.value - booked[$0.key]!
-    }
+    // Each counted ride's wait from booking to pickup, once; the widened rides' are among them.
+    let waitsByRide = pickedUp.compactMap { ride, at in booked[ride]! >= warmUp ? (ride, at - booked[ride]!) : nil }
+    let waits = waitsByRide.map(\.1).sorted()
+    let widenedWaits = waitsByRide.filter { widened.contains($0.0) }.map(\.1)
     return Outcome(
       booked: counted.count, servedShare: Double(served) / Double(max(1, counted.count)),
       meanWait: waits.isEmpty ? 0 : waits.reduce(0, +) / Double(waits.count),
