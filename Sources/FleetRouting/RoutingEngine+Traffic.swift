@@ -58,15 +58,18 @@ extension RoutingEngine {
   static let onDemandMetricLimit = 2
 
   /// Customizes the hierarchy with `slowdowns` and makes it the current metric. Takes about as
-  /// long as building the metric at load (see docs/benchmarks.md); queries meanwhile read the
-  /// previous one, so call it off the threads that answer requests. The metric it replaces is
-  /// kept, and the next customization is made in it.
-  public func customize(_ slowdowns: RoadSlowdowns) {
+  /// long as building the metric at load (see docs/benchmarks.md), or longer by its `pace`;
+  /// queries meanwhile read the previous one, so call it off the threads that answer requests.
+  /// The metric it replaces is kept, and the next customization is made in it.
+  @discardableResult
+  public func customize(_ slowdowns: RoadSlowdowns, pace: CustomizationPace? = nil) -> CustomizationRun {
     var spare = metrics.withLock { state in
       defer { state.spare = nil }
       return state.spare
     }
-    let metric = CustomizedCCH(cch: hierarchy, graph: turns, network: network, slowdowns: slowdowns, spare: &spare)
+    var pacer = Pacer(pace)
+    let metric = CustomizedCCH(
+      cch: hierarchy, graph: turns, network: network, slowdowns: slowdowns, spare: &spare, pacer: &pacer)
     metrics.withLock { state in
       state.spare = state.current
       state.current = metric
@@ -81,6 +84,7 @@ extension RoutingEngine {
         }
       }
     }
+    return pacer.finish()
   }
 
   /// The slowdowns the current metric was customized with.

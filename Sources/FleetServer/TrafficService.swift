@@ -6,12 +6,13 @@ import Foundation
 import Logging
 import Prometheus
 import ServiceLifecycle
+import Synchronization
 
 /// Puts the fleet's traffic into every road choice: every `interval`, the speeds trip progress
-/// has learned re-customize the routing hierarchy (on a thread of its own: queries go on reading
-/// the previous metric and never wait), and what was learned about the usual traffic of each
-/// time of the week goes to the store. At start it reads that back, so that departures at
-/// other times are timed with it; at shutdown it saves what is left.
+/// has learned re-customize the routing hierarchy (on a thread of its own, taking at most `share`
+/// of a core: queries go on reading the previous metric and never wait), and what was learned
+/// about the usual traffic of each time of the week goes to the store. At start it reads that
+/// back, so that departures at other times are timed with it; at shutdown it saves what is left.
 struct TrafficService: Service {
   let routing: RoutingEngine
   let traffic: TrafficModel
@@ -49,13 +50,31 @@ struct TrafficService: Service {
     let roads = routing.network.edges.count * 2
     let slowdowns = traffic.slowdowns(at: Date(), roads: roads)
     guard !(slowdowns.isFreeFlow && routing.currentSlowdowns.isFreeFlow) else { return }
-    let started = ContinuousClock.now
-    await onDedicatedThread(named: "traffic customization") { routing.customize(slowdowns) }
-    let elapsed = ContinuousClock.now - started
-    metrics.record(customization: elapsed, slowedRoads: slowdowns.slowedRoads)
+    // fleetd waits for a customization under way when it stops: that one no longer rests.
+    let stopping = Flag()
+    let pace = CustomizationPace(share: Self.share) { stopping.raised.load(ordering: .relaxed) }
+    let run = await withTaskCancellationHandler {
+      await onDedicatedThread(named: "traffic customization") { routing.customize(slowdowns, pace: pace) }
+    } onCancel: {
+      stopping.raised.store(true, ordering: .relaxed)
+    }
+    metrics.record(customization: run.worked, slowedRoads: slowdowns.slowedRoads)
     logger.debug(
       "traffic customized",
-      metadata: ["traffic.roads": "\(slowdowns.slowedRoads)", "traffic.duration": "\(elapsed)"])
+      metadata: [
+        "traffic.roads": "\(slowdowns.slowedRoads)", "traffic.work": "\(run.worked)",
+        "traffic.rested": "\(run.rested)",
+      ])
+  }
+
+  /// A customization takes at most a quarter of one core: on a metro its half second to a second
+  /// of work then spans two to four seconds of the interval, and the event loops keep the rest of
+  /// the machine (docs/benchmarks.md, "Customizations paced").
+  static let share = 0.25
+
+  /// Raised once, from the task that waits for the customization; read on its thread.
+  final class Flag: Sendable {
+    let raised = Atomic<Bool>(false)
   }
 
   func save(graph: String) async {
@@ -80,7 +99,7 @@ struct TrafficMetricsRecorder: Sendable {
     customization = registry.makeDurationHistogram(
       descriptor: .init(
         metricName: "fleetd_traffic_customization", unitName: "seconds",
-        helpText: "Re-customizing the routing hierarchy with learned traffic"),
+        helpText: "Re-customizing the routing hierarchy with learned traffic: its work, without the rests of its pace"),
       buckets: [
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2),
         .seconds(5),

@@ -89,6 +89,44 @@ struct CCHTests {
     #expect(Self.arrays(again) == Self.arrays(fresh))
   }
 
+  @Test func aPacedCustomizationMakesTheSameMetricAndRestsBetweenSlices() async throws {
+    let engine = try await MonacoRoutingTests.engine()
+    var random = FanTests.Seeded(state: 7)
+    let slowdowns = RoadSlowdowns(
+      factors: (0..<engine.network.edges.count * 2).map { _ in
+        random.next() < 0.5 ? Float(1 + 4 * random.next()) : 1
+      })
+    let unpaced = CustomizedCCH(
+      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
+    let made = { (pace: CustomizationPace?, spare: CustomizedCCH?) -> (CustomizedCCH, CustomizationRun) in
+      var spare = spare
+      var pacer = Pacer(pace)
+      let metric = CustomizedCCH(
+        cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &spare,
+        pacer: &pacer)
+      return (metric, pacer.finish())
+    }
+    // Monaco's customization takes milliseconds: slices of 20 µs make it rest many times.
+    let pace = CustomizationPace(share: 0.5, slice: .microseconds(20))
+    let (fresh, freshRun) = made(pace, nil)
+    #expect(Self.arrays(fresh) == Self.arrays(unpaced))
+    #expect(freshRun.rests > 10)
+    #expect(freshRun.rested > .zero)
+    let (inSpare, spareRun) = made(pace, unpaced)
+    #expect(Self.arrays(inSpare) == Self.arrays(unpaced))
+    #expect(spareRun.rests > 10)
+    // A whole core never rests, nor does a customization told to hurry (fleetd stopping waits
+    // for it); without a pace, nothing is checked.
+    #expect(made(CustomizationPace(share: 1, slice: .microseconds(20)), nil).1.rests == 0)
+    let hurried = made(CustomizationPace(share: 0.5, slice: .microseconds(20)) { true }, unpaced)
+    #expect(Self.arrays(hurried.0) == Self.arrays(unpaced))
+    #expect(hurried.1.rests == 0)
+    let (_, free) = made(nil, nil)
+    #expect(free.rests == 0)
+    #expect(free.rested == .zero)
+    #expect(free.worked > .zero)
+  }
+
   /// A metric's arrays, to compare two metrics whole.
   static func arrays(_ m: CustomizedCCH) -> [[Double]] {
     [m.up, m.down, m.upDuration, m.downDuration, m.upDistance, m.downDistance]

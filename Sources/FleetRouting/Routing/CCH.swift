@@ -176,9 +176,10 @@ struct CustomizedCCH: Sendable {
   /// its slowdown. A `spare` metric that no query reads any more is customized into (its arrays
   /// filled again in place, and taken: nil after): on a metro that is 150 MB neither mapped nor
   /// first touched again each time, which stalled the machine's other work for a second or two.
+  /// `pacer` keeps the work to its pace (`CustomizationPace`), checked every few thousand elements.
   init(
     cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow,
-    spare: inout CustomizedCCH?
+    spare: inout CustomizedCCH?, pacer: inout Pacer
   ) {
     excluded = excluding
     self.slowdowns = slowdowns
@@ -186,19 +187,29 @@ struct CustomizedCCH: Sendable {
     let m = cch.edgeCount
     var old = spare
     spare = nil
-    up = Self.refilled(&old, \.up, with: .infinity, count: m)
-    down = Self.refilled(&old, \.down, with: .infinity, count: m)
-    upFirst = Self.refilled(&old, \.upFirst, with: -1, count: m)
-    upSecond = Self.refilled(&old, \.upSecond, with: -1, count: m)
-    downFirst = Self.refilled(&old, \.downFirst, with: -1, count: m)
-    downSecond = Self.refilled(&old, \.downSecond, with: -1, count: m)
-    upArc = Self.refilled(&old, \.upArc, with: -1, count: m)
-    downArc = Self.refilled(&old, \.downArc, with: -1, count: m)
-    upDuration = Self.refilled(&old, \.upDuration, with: 0, count: m)
-    downDuration = Self.refilled(&old, \.downDuration, with: 0, count: m)
-    upDistance = Self.refilled(&old, \.upDistance, with: 0, count: m)
-    downDistance = Self.refilled(&old, \.downDistance, with: 0, count: m)
-    customize(graph: graph, network: network)
+    up = Self.refilled(&old, \.up, with: .infinity, count: m, &pacer)
+    down = Self.refilled(&old, \.down, with: .infinity, count: m, &pacer)
+    upFirst = Self.refilled(&old, \.upFirst, with: -1, count: m, &pacer)
+    upSecond = Self.refilled(&old, \.upSecond, with: -1, count: m, &pacer)
+    downFirst = Self.refilled(&old, \.downFirst, with: -1, count: m, &pacer)
+    downSecond = Self.refilled(&old, \.downSecond, with: -1, count: m, &pacer)
+    upArc = Self.refilled(&old, \.upArc, with: -1, count: m, &pacer)
+    downArc = Self.refilled(&old, \.downArc, with: -1, count: m, &pacer)
+    upDuration = Self.refilled(&old, \.upDuration, with: 0, count: m, &pacer)
+    downDuration = Self.refilled(&old, \.downDuration, with: 0, count: m, &pacer)
+    upDistance = Self.refilled(&old, \.upDistance, with: 0, count: m, &pacer)
+    downDistance = Self.refilled(&old, \.downDistance, with: 0, count: m, &pacer)
+    customize(graph: graph, network: network, &pacer)
+  }
+
+  init(
+    cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow,
+    spare: inout CustomizedCCH?
+  ) {
+    var unpaced = Pacer(nil)
+    self.init(
+      cch: cch, graph: graph, network: network, excluding: excluding, slowdowns: slowdowns, spare: &spare,
+      pacer: &unpaced)
   }
 
   init(
@@ -209,24 +220,38 @@ struct CustomizedCCH: Sendable {
   }
 
   /// `spare`'s array at `path` (taken out of it, so that it is the only reference and is filled
-  /// in place) set to `value` throughout; a new one without a spare of that size.
+  /// in place) set to `value` throughout; a new one without a spare of that size. Filled a
+  /// stretch at a time, so that the pace holds here too.
   static func refilled<T>(
-    _ spare: inout CustomizedCCH?, _ path: WritableKeyPath<CustomizedCCH, [T]>, with value: T, count: Int
-  )
-    -> [T]
-  {
-    guard spare != nil else { return [T](repeating: value, count: count) }
+    _ spare: inout CustomizedCCH?, _ path: WritableKeyPath<CustomizedCCH, [T]>, with value: T, count: Int,
+    _ pacer: inout Pacer
+  ) -> [T] {
     var array: [T] = []
-    swap(&array, &spare![keyPath: path])
-    guard array.count == count else { return [T](repeating: value, count: count) }
-    array.withUnsafeMutableBufferPointer { $0.update(repeating: value) }
+    if spare != nil { swap(&array, &spare![keyPath: path]) }
+    let stretch = 1 << 16
+    guard array.count == count else {
+      return [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for start in stride(from: 0, to: count, by: stretch) {
+          UnsafeMutableBufferPointer(rebasing: buffer[start..<min(start + stretch, count)]).initialize(repeating: value)
+          pacer.checkpoint()
+        }
+        initialized = count
+      }
+    }
+    array.withUnsafeMutableBufferPointer { buffer in
+      for start in stride(from: 0, to: count, by: stretch) {
+        UnsafeMutableBufferPointer(rebasing: buffer[start..<min(start + stretch, count)]).update(repeating: value)
+        pacer.checkpoint()
+      }
+    }
     return array
   }
 
   /// Fills the arrays: the original turns, then the triangles.
-  private mutating func customize(graph: TurnGraph, network: RoadNetwork) {
+  private mutating func customize(graph: TurnGraph, network: RoadNetwork, _ pacer: inout Pacer) {
     let excluding = excluded
     for v in 0..<graph.directedEdgeCount {
+      if v & 1023 == 0 { pacer.checkpoint() }
       for arc in graph.arcs(from: Int32(v)) {
         let w = graph.arcTarget[arc]
         let driven = graph.original(w)
@@ -258,6 +283,7 @@ struct CustomizedCCH: Sendable {
     }
     // Bottom-up; for each node, every pair of its upper neighbours u < w closes a triangle.
     for v in 0..<Int32(cch.rank.count) {
+      if v & 255 == 0 { pacer.checkpoint() }
       let edges = cch.upEdges(v)
       for i in edges {
         let u = cch.upTarget[i]
