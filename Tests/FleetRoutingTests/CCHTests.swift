@@ -60,11 +60,7 @@ struct CCHTests {
   /// spare that a query still reads is left as that query sees it.
   @Test func aMetricMadeInASpareIsTheSameAndLeavesReadersAlone() async throws {
     let engine = try await MonacoRoutingTests.engine()
-    var random = FanTests.Seeded(state: 5)
-    let slowdowns = RoadSlowdowns(
-      factors: (0..<engine.network.edges.count * 2).map { _ in
-        random.next() < 0.5 ? Float(1 + 4 * random.next()) : 1
-      })
+    let slowdowns = Self.randomSlowdowns(engine, seed: 5)
     let make = { (slowdowns: RoadSlowdowns) in
       CustomizedCCH(cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
     }
@@ -91,11 +87,7 @@ struct CCHTests {
 
   @Test func aPacedCustomizationMakesTheSameMetricAndRestsBetweenSlices() async throws {
     let engine = try await MonacoRoutingTests.engine()
-    var random = FanTests.Seeded(state: 7)
-    let slowdowns = RoadSlowdowns(
-      factors: (0..<engine.network.edges.count * 2).map { _ in
-        random.next() < 0.5 ? Float(1 + 4 * random.next()) : 1
-      })
+    let slowdowns = Self.randomSlowdowns(engine, seed: 7)
     let unpaced = CustomizedCCH(
       cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
     let made = { (pace: CustomizationPace?, spare: CustomizedCCH?) -> (CustomizedCCH, CustomizationRun) in
@@ -125,6 +117,15 @@ struct CCHTests {
     #expect(free.rests == 0)
     #expect(free.rested == .zero)
     #expect(free.worked > .zero)
+  }
+
+  /// Every other road slowed by a random factor of 1 to 5.
+  static func randomSlowdowns(_ engine: RoutingEngine, seed: UInt64) -> RoadSlowdowns {
+    var random = FanTests.Seeded(state: seed)
+    return RoadSlowdowns(
+      factors: (0..<engine.network.edges.count * 2).map { _ in
+        random.next() < 0.5 ? Float(1 + 4 * random.next()) : 1
+      })
   }
 
   /// A metric's arrays, to compare two metrics whole.
