@@ -71,16 +71,14 @@ struct CCHTests {
 
     var spare: CustomizedCCH? = make(.freeFlow)
     let memory = address(spare!)
-    let made = CustomizedCCH(
-      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &spare)
+    let made = Self.customized(engine, slowdowns, spare: &spare).metric
     #expect(spare == nil)
     #expect(address(made) == memory)
     #expect(Self.arrays(made) == Self.arrays(fresh))
 
     var read: CustomizedCCH? = make(.freeFlow)
     let reader = read!
-    let again = CustomizedCCH(
-      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &read)
+    let again = Self.customized(engine, slowdowns, spare: &read).metric
     #expect(Self.arrays(reader) == Self.arrays(freeFlow))
     #expect(Self.arrays(again) == Self.arrays(fresh))
   }
@@ -90,13 +88,9 @@ struct CCHTests {
     let slowdowns = Self.randomSlowdowns(engine, seed: 7)
     let unpaced = CustomizedCCH(
       cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns)
-    let made = { (pace: CustomizationPace?, spare: CustomizedCCH?) -> (CustomizedCCH, CustomizationRun) in
+    let made = { (pace: CustomizationPace?, spare: CustomizedCCH?) in
       var spare = spare
-      var pacer = Pacer(pace)
-      let metric = CustomizedCCH(
-        cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &spare,
-        pacer: &pacer)
-      return (metric, pacer.finish())
+      return Self.customized(engine, slowdowns, spare: &spare, pace: pace)
     }
     // Monaco's customization takes milliseconds: slices of 20 µs make it rest many times.
     let pace = CustomizationPace(share: 0.5, slice: .microseconds(20))
@@ -117,6 +111,17 @@ struct CCHTests {
     #expect(free.rests == 0)
     #expect(free.rested == .zero)
     #expect(free.worked > .zero)
+  }
+
+  /// A metric customized into `spare` (if any) at `pace`, and what its pacer measured.
+  static func customized(
+    _ engine: RoutingEngine, _ slowdowns: RoadSlowdowns, spare: inout CustomizedCCH?, pace: CustomizationPace? = nil
+  ) -> (metric: CustomizedCCH, run: CustomizationRun) {
+    var pacer = Pacer(pace)
+    let metric = CustomizedCCH(
+      cch: engine.hierarchy, graph: engine.turns, network: engine.network, slowdowns: slowdowns, spare: &spare,
+      pacer: &pacer)
+    return (metric, pacer.finish())
   }
 
   /// Every other road slowed by a random factor of 1 to 5.

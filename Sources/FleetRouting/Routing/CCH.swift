@@ -203,20 +203,13 @@ struct CustomizedCCH: Sendable {
   }
 
   init(
-    cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow,
-    spare: inout CustomizedCCH?
-  ) {
-    var unpaced = Pacer(nil)
-    self.init(
-      cch: cch, graph: graph, network: network, excluding: excluding, slowdowns: slowdowns, spare: &spare,
-      pacer: &unpaced)
-  }
-
-  init(
     cch: CCH, graph: TurnGraph, network: RoadNetwork, excluding: RoadClasses = [], slowdowns: RoadSlowdowns = .freeFlow
   ) {
     var none: CustomizedCCH?
-    self.init(cch: cch, graph: graph, network: network, excluding: excluding, slowdowns: slowdowns, spare: &none)
+    var unpaced = Pacer(nil)
+    self.init(
+      cch: cch, graph: graph, network: network, excluding: excluding, slowdowns: slowdowns, spare: &none,
+      pacer: &unpaced)
   }
 
   /// `spare`'s array at `path` (taken out of it, so that it is the only reference and is filled
@@ -229,20 +222,20 @@ struct CustomizedCCH: Sendable {
     var array: [T] = []
     if spare != nil { swap(&array, &spare![keyPath: path]) }
     let stretch = 1 << 16
+    func inStretches(_ fill: (Range<Int>) -> Void) {
+      for start in stride(from: 0, to: count, by: stretch) {
+        fill(start..<min(start + stretch, count))
+        pacer.checkpoint()
+      }
+    }
     guard array.count == count else {
       return [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-        for start in stride(from: 0, to: count, by: stretch) {
-          UnsafeMutableBufferPointer(rebasing: buffer[start..<min(start + stretch, count)]).initialize(repeating: value)
-          pacer.checkpoint()
-        }
+        inStretches { UnsafeMutableBufferPointer(rebasing: buffer[$0]).initialize(repeating: value) }
         initialized = count
       }
     }
     array.withUnsafeMutableBufferPointer { buffer in
-      for start in stride(from: 0, to: count, by: stretch) {
-        UnsafeMutableBufferPointer(rebasing: buffer[start..<min(start + stretch, count)]).update(repeating: value)
-        pacer.checkpoint()
-      }
+      inStretches { UnsafeMutableBufferPointer(rebasing: buffer[$0]).update(repeating: value) }
     }
     return array
   }

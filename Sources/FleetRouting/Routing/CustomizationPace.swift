@@ -46,7 +46,6 @@ struct Pacer {
     let now = ContinuousClock.now
     let worked = now - sliceStarted
     guard worked >= pace.slice, !pace.hurry() else { return }
-    run.worked += worked
     let rest = worked * ((1 - pace.share) / pace.share)
     if rest > .zero {
       var time = timespec(
@@ -58,13 +57,9 @@ struct Pacer {
     run.rested += sliceStarted - now
   }
 
-  /// The run, once the work is done.
+  /// The run, once the work is done: its work is all of its time but the rests.
   mutating func finish() -> CustomizationRun {
-    if pace == nil {
-      run.worked = ContinuousClock.now - started
-    } else {
-      run.worked += ContinuousClock.now - sliceStarted
-    }
+    run.worked = ContinuousClock.now - started - run.rested
     return run
   }
 }
