@@ -53,11 +53,18 @@ struct ServeCommand: AsyncParsableCommand {
   )
   var dispatchWaitWeight = 1.0
   @Option(
-    help: "Metres (straight line, 400-10000) within which vehicles are offered a ride that has just begun to wait.")
+    help: """
+      Metres (straight line, \(VehicleSearch.pickupRadii.lowerBound)-\(VehicleSearch.pickupRadii.upperBound)) \
+      within which vehicles are offered a ride that has just begun to wait.
+      """)
   var dispatchRadius: Int32 = DispatchRules().pickupRadiusMeters
   @Option(
     help:
-      "Metres (0-10000) the dispatch radius grows by for each minute a ride has waited, up to 10000 (0: it never grows)."
+      """
+      Metres (\(DispatchRules.radiusGrowthsPerMinute.lowerBound)-\(DispatchRules.radiusGrowthsPerMinute.upperBound)) \
+      the dispatch radius grows by for each minute a ride has waited, up to \(DispatchRules.widestPickupRadiusMeters) \
+      (0: it never grows).
+      """
   )
   var dispatchRadiusGrowth: Int32 = DispatchRules().pickupRadiusGrowthPerMinute
   @Option(help: "Shared rides: seconds a rider waits at most for a car that also carries others (from the request).")

@@ -471,7 +471,3 @@ struct VehicleDriver: Sendable {
     }
   }
 }
-
-extension Duration {
-  var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
