@@ -124,7 +124,7 @@ struct CCHTests {
     return (metric, pacer.finish())
   }
 
-  /// Every other road slowed by a random factor of 1 to 5.
+  /// About half the roads, picked at random, slowed by a random factor of 1 to 5.
   static func randomSlowdowns(_ engine: RoutingEngine, seed: UInt64) -> RoadSlowdowns {
     var random = FanTests.Seeded(state: seed)
     return RoadSlowdowns(
