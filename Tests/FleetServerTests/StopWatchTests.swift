@@ -23,6 +23,56 @@ struct StopWatchTests {
     }
   }
 
+  /// Ignores cancellation too: an await that never resumes until the test lets it go, as a
+  /// library's wait that lost its wake-up would.
+  struct Deaf: Service {
+    final class Held: Sendable {
+      let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+      let released = Mutex(false)
+
+      func release() {
+        released.withLock { $0 = true }
+        waiter.withLock { $0.take() }?.resume()
+      }
+    }
+
+    let held: Held
+
+    func run() async throws {
+      await withCheckedContinuation { continuation in
+        let gone = held.released.withLock { $0 }
+        if gone { continuation.resume() } else { held.waiter.withLock { $0 = continuation } }
+      }
+    }
+  }
+
+  @Test(.timeLimit(.minutes(1))) func aServiceThatIgnoresCancellationIsLeftBehindAndTheGroupReturns() async throws {
+    let log = LogCapture()
+    let logger = log.logger(level: .info)
+    let held = Deaf.Held()
+    var configuration = ServiceGroupConfiguration(
+      services: [
+        .init(service: StopWatch(service: Prompt(), name: "prompt", logger: logger, leaveAfter: .milliseconds(100))),
+        .init(
+          service: StopWatch(service: Deaf(held: held), name: "deaf", logger: logger, leaveAfter: .milliseconds(100))),
+      ],
+      logger: logger)
+    // As fleetd's: a graceful shutdown past its grace is escalated to cancellation.
+    configuration.maximumGracefulShutdownDuration = .milliseconds(200)
+    let group = ServiceGroup(configuration: configuration)
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+      tasks.addTask { try await group.run() }
+      try await Task.sleep(for: .milliseconds(100))
+      await group.triggerGracefulShutdown()
+      // The group returns although the deaf service never does.
+      try await tasks.next()
+    }
+    let errors = log.lines.filter { $0.level == .error }
+    #expect(errors.map { $0.metadata["service"] } == ["deaf"])
+    #expect(errors.first?.message.contains("left behind") == true)
+    held.release()
+  }
+
   @Test func aServiceThatDoesNotStopIsNamedUntilItIsCancelled() async throws {
     let log = LogCapture()
     let logger = log.logger(level: .info)
