@@ -166,43 +166,71 @@ struct PostgresLease: Lease {
     while !Task.isCancelled {
       do {
         try await client.withConnection { connection in
-          var granted = false
-          for try await answer in try await connection.query("SELECT pg_try_advisory_lock(\(key))", logger: logger)
-            .decode(Bool.self)
-          {
-            granted = answer
+          let granted = try await Self.answer(probe * 3, "the lease's try", on: connection) { connection in
+            var granted = false
+            for try await answer in try await connection.query("SELECT pg_try_advisory_lock(\(key))", logger: logger)
+              .decode(Bool.self)
+            {
+              granted = answer
+            }
+            return granted
           }
           guard granted else { return }
           logger.notice("\(name) lease taken", metadata: ["instance": "\(instance)"])
-          await withTaskGroup(of: Void.self) { group in
-            group.addTask { await body() }
+          let held = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+              await body()
+              return true
+            }
             group.addTask {
               // Lost with the connection: the lock may already be someone else's.
               while !Task.isCancelled {
                 try? await Task.sleep(for: probe)
                 do {
-                  _ = try await TimeLimit.run(
-                    probe * 3, PostgresStoreError.failed("the lease's connection did not answer within \(probe * 3)")
-                  ) { try await connection.query("SELECT 1", logger: logger) }
+                  try await Self.answer(probe * 3, "the lease's probe", on: connection) { connection in
+                    _ = try await connection.query("SELECT 1", logger: logger)
+                  }
                 } catch {
                   logger.notice("\(name) lease lost: \(error)", metadata: ["instance": "\(instance)"])
-                  return
+                  return false
                 }
               }
+              return true
             }
-            await group.next()
+            let held = await group.next() ?? false
             group.cancelAll()
+            return held
           }
           logger.notice("\(name) lease given up", metadata: ["instance": "\(instance)"])
-          // Bounded: a query on a connection the server dropped can wait forever.
-          _ = try? await TimeLimit.run(probe * 3, PostgresStoreError.failed("unlock did not answer")) {
-            try await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
+          // A lost lease's connection is already closed, and its session's lock gone with it.
+          guard held else { return }
+          try await Self.answer(probe * 3, "the lease's unlock", on: connection) { connection in
+            _ = try await connection.query("SELECT pg_advisory_unlock(\(key))", logger: logger)
           }
         }
       } catch {
+        if Task.isCancelled { break }
         logger.warning("\(name) lease unavailable", metadata: ["error": "\(PostgresStore.describe(error))"])
       }
       try? await Task.sleep(for: probe)
+    }
+  }
+
+  /// `query` on the lease's connection within `limit`. A connection that does not answer in time
+  /// (or whose caller is cancelled first) is closed rather than handed back to the pool with the
+  /// query still waiting on it, where the next query would wait behind it for good; closing also
+  /// ends its session, and with it a lock granted after the give-up.
+  static func answer<T: Sendable>(
+    _ limit: Duration, _ what: String, on connection: PostgresConnection,
+    _ query: @escaping @Sendable (PostgresConnection) async throws -> T
+  ) async throws -> T {
+    do {
+      return try await TimeLimit.run(limit, PostgresStoreError.failed("\(what) got no answer within \(limit)")) {
+        try await query(connection)
+      }
+    } catch {
+      try? await connection.close()
+      throw error
     }
   }
 }
