@@ -216,10 +216,10 @@ struct PostgresLease: Lease {
     }
   }
 
-  /// `query` on the lease's connection within `limit`. A connection that does not answer in time
-  /// (or whose caller is cancelled first) is closed rather than handed back to the pool with the
-  /// query still waiting on it, where the next query would wait behind it for good; closing also
-  /// ends its session, and with it a lock granted after the give-up.
+  /// `query` on the lease's connection within `limit`. A connection whose query fails, does not
+  /// answer in time or is given up by a cancelled caller is closed rather than handed back to the
+  /// pool with the query still waiting on it, where the next query would wait behind it for good;
+  /// closing also ends its session, and with it a lock granted after the give-up.
   static func answer<T: Sendable>(
     _ limit: Duration, _ what: String, on connection: PostgresConnection,
     _ query: @escaping @Sendable (PostgresConnection) async throws -> T

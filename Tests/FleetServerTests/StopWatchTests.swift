@@ -27,12 +27,20 @@ struct StopWatchTests {
   /// library's wait that lost its wake-up would.
   struct Deaf: Service {
     final class Held: Sendable {
-      let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
-      let released = Mutex(false)
+      enum State {
+        case holding(CheckedContinuation<Void, Never>?)
+        case released
+      }
+
+      let state = Mutex(State.holding(nil))
 
       func release() {
-        released.withLock { $0 = true }
-        waiter.withLock { $0.take() }?.resume()
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+          defer { state = .released }
+          guard case .holding(let waiter) = state else { return nil }
+          return waiter
+        }
+        waiter?.resume()
       }
     }
 
@@ -40,8 +48,12 @@ struct StopWatchTests {
 
     func run() async throws {
       await withCheckedContinuation { continuation in
-        let gone = held.released.withLock { $0 }
-        if gone { continuation.resume() } else { held.waiter.withLock { $0 = continuation } }
+        let released = held.state.withLock { state in
+          guard case .holding = state else { return true }
+          state = .holding(continuation)
+          return false
+        }
+        if released { continuation.resume() }
       }
     }
   }

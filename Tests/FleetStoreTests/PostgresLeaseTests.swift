@@ -35,6 +35,13 @@ struct PostgresLeaseTests {
 
   static let probe: Duration = .milliseconds(200)
 
+  /// `count` instances (stores) on the database at `url`.
+  func instances(_ count: Int, on url: String) async throws -> [PostgresStore] {
+    var stores: [PostgresStore] = []
+    for _ in 0..<count { stores.append(try await PostgresStore.connect(try PostgresAddress(url))) }
+    return stores
+  }
+
   func contend(_ stores: [PostgresStore], _ leaders: Leaders) -> [Task<Void, Never>] {
     stores.enumerated().map { id, store in
       Task { await store.dispatchLease.whileLeading(probe: Self.probe) { await leaders.lead(as: id) } }
@@ -48,9 +55,7 @@ struct PostgresLeaseTests {
 
   @Test(.timeLimit(.minutes(2)))
   func oneInstanceLeadsAtATimeAndAnotherTakesOverWhenItStops() async throws {
-    let url = try await PostgresCluster.start().newDatabase()
-    var stores: [PostgresStore] = []
-    for _ in 0..<3 { stores.append(try await PostgresStore.connect(try PostgresAddress(url))) }
+    let stores = try await instances(3, on: try await PostgresCluster.start().newDatabase())
     let leaders = Leaders()
     let tasks = contend(stores, leaders)
     try await eventually { leaders.leading.count == 1 }
@@ -70,9 +75,7 @@ struct PostgresLeaseTests {
   func aLeaderWhoseConnectionStopsAnsweringGivesTheLeaseUpAndStillStops() async throws {
     // A cluster of its own: one of its server processes is stopped for a while.
     let cluster = try await PostgresCluster.startPrivate()
-    let url = try await cluster.newDatabase()
-    var stores: [PostgresStore] = []
-    for _ in 0..<2 { stores.append(try await PostgresStore.connect(try PostgresAddress(url))) }
+    let stores = try await instances(2, on: try await cluster.newDatabase())
     let leaders = Leaders()
     let tasks = contend(stores, leaders)
     try await eventually { leaders.leading.count == 1 }
