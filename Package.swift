@@ -22,6 +22,7 @@ let package = Package(
     .library(name: "FleetProto", targets: ["FleetProto"]),
     .library(name: "FleetSimulator", targets: ["FleetSimulator"]),
     .library(name: "FleetServer", targets: ["FleetServer"]),
+    .library(name: "FleetGRPCTransport", targets: ["FleetGRPCTransport"]),
     .library(name: "FleetRouting", targets: ["FleetRouting"]),
     .library(name: "FleetProgress", targets: ["FleetProgress"]),
     .library(name: "FleetPositioning", targets: ["FleetPositioning"]),
@@ -41,6 +42,7 @@ let package = Package(
     .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
     .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -227,6 +229,17 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
+    // gRPC's server transport on HTTP/2 frames, for grpc-swift's GRPCServer.
+    .target(
+      name: "FleetGRPCTransport",
+      dependencies: [
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     // The request gate, gRPC services, REST routes (Fleet Engine's /v1, FleetKit's /fleetkit/v1),
     // the location stream, OSRM's API, geo endpoints, key certificates, pages, the route table
     // (405, CORS); the daemon builder.
@@ -234,7 +247,7 @@ let package = Package(
       name: "FleetServer",
       dependencies: ["FleetClient", "FleetGeometry", "FleetPlaces", 
         "FleetCore", "FleetAuth", "FleetStoreSQLite", "FleetStorePostgres", "FleetProto", "FleetRouting", "FleetProgress",
-        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
+        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap", "FleetGRPCTransport",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -374,6 +387,18 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
       ],
       swiftSettings: swiftSettings),
+    .testTarget(
+      name: "FleetGRPCTransportTests",
+      dependencies: [
+        "FleetGRPCTransport", "FleetProto",
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     .testTarget(
       name: "FleetServerTests",
       dependencies: ["FleetGeometry", 

@@ -122,10 +122,12 @@ let package = Package(
       dependencies: [
         .product(name: "FleetProto", package: "FleetKit"),
         .product(name: "FleetSimulator", package: "FleetKit"),
+        .product(name: "FleetGRPCTransport", package: "FleetKit"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],

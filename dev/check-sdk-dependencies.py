@@ -20,7 +20,7 @@ SDKS = ["FleetDriver", "FleetConsumer", "FleetLocation", "FleetRideStatusClient"
 # and the server-side engines (dispatch, trip progress, geocoding, tiles).
 FORBIDDEN = re.compile(
     r"^(FleetRouting|OSMProto|CZlib|GRDB|PostgresNIO|FleetServer|FleetStore\w*|FleetDispatch|FleetProgress"
-    r"|FleetGeocoding|FleetMap|Hummingbird\w*|FleetDemo|FleetSimulator)$"
+    r"|FleetGeocoding|FleetMap|Hummingbird\w*|FleetDemo|FleetSimulator|FleetGRPCTransport)$"
 )
 
 

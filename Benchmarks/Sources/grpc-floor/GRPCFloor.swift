@@ -1,4 +1,5 @@
 import ArgumentParser
+import FleetGRPCTransport
 import FleetProto
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -6,9 +7,9 @@ import NIOCore
 import NIOPosix
 import SwiftProtobuf
 
-/// The floor of the gRPC stack fleetd is built on: grpc-swift 2 over its NIO HTTP/2 transport,
-/// configured as fleetd configures it (Swift's concurrency on the event loops), with no
-/// authentication, no domain and no store. `serve` answers VehicleService's GetVehicle,
+/// The floor of the gRPC stack fleetd is built on: grpc-swift 2 over an HTTP/2 transport (its
+/// own, or fleetd's `FrameServerTransport`), Swift's concurrency on the event loops as in
+/// fleetd, and no authentication, no domain and no store. `serve` answers VehicleService's GetVehicle,
 /// UpdateVehicle and SearchVehicles, the report stream and WatchTrip; `fleet-load` against it
 /// shows what the stack alone costs per call, and `metro` drives it with a metro's message mix
 /// (docs/benchmarks.md), so fleetd's own figures can be read against it.
@@ -23,7 +24,7 @@ enum Main {
 struct GRPCFloor: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "grpc-floor", abstract: "grpc-swift 2 doing nothing: the stack's own ceiling.",
-    subcommands: [Serve.self, MetroLoad.self], defaultSubcommand: Serve.self)
+    subcommands: [Serve.self, ServeRaw.self, MetroLoad.self], defaultSubcommand: Serve.self)
 }
 
 struct Serve: AsyncParsableCommand {
@@ -33,17 +34,25 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "gRPC port to listen on (loopback).")
   var grpcPort = 50171
 
+  @Option(
+    help: "The server transport: `nio` (grpc-swift's own HTTP/2 transport) or `frames` (fleetd's FrameServerTransport)."
+  )
+  var transport = "nio"
+
   func run() async throws {
-    let transport = HTTP2ServerTransport.Posix(
-      address: .ipv4(host: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext,
-      config: .defaults { $0.rpc.maxRequestPayloadSize = 4 * 1024 * 1024 })
     let watchers = FloorWatchers()
-    let server = GRPCServer(
-      transport: transport,
-      services: [
-        FloorVehicleService(), FloorVehicleUpdates(watchers: watchers), FloorTripUpdates(watchers: watchers),
-      ])
-    try await server.serve()
+    let services: [any RegistrableRPCService] = [
+      FloorVehicleService(), FloorVehicleUpdates(watchers: watchers), FloorTripUpdates(watchers: watchers),
+    ]
+    if transport == "frames" {
+      try await GRPCServer(transport: FrameServerTransport(host: "127.0.0.1", port: grpcPort), services: services)
+        .serve()
+    } else {
+      let transport = HTTP2ServerTransport.Posix(
+        address: .ipv4(host: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext,
+        config: .defaults { $0.rpc.maxRequestPayloadSize = 4 * 1024 * 1024 })
+      try await GRPCServer(transport: transport, services: services).serve()
+    }
   }
 }
 
@@ -110,6 +119,12 @@ struct FloorVehicleService: Maps_Fleetengine_V1_VehicleService.SimpleServiceProt
   /// Ten matches, as fleetd answers the metro's searches (count 10), each a vehicle on its way
   /// to a pickup with its route.
   func searchVehicles(request: Maps_Fleetengine_V1_SearchVehiclesRequest, context: ServerContext) async throws
+    -> Maps_Fleetengine_V1_SearchVehiclesResponse
+  {
+    Self.matches(request)
+  }
+
+  static func matches(_ request: Maps_Fleetengine_V1_SearchVehiclesRequest)
     -> Maps_Fleetengine_V1_SearchVehiclesResponse
   {
     var response = Maps_Fleetengine_V1_SearchVehiclesResponse()

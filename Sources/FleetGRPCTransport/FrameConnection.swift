@@ -1,0 +1,311 @@
+import GRPCCore
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// One HTTP/2 connection's gRPC calls, read and written as frames on the connection's loop.
+/// Confined to that loop (every property is touched from handler callbacks or from work
+/// submitted to the loop), hence `@unchecked Sendable`.
+final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
+  typealias InboundIn = HTTP2Frame
+  typealias OutboundOut = HTTP2Frame
+
+  struct Stream {
+    let request: RequestParts
+    let room: WriteRoom
+    let cancellation: CallCancellation
+    /// Bytes of a message not yet whole.
+    var partial = ByteBuffer()
+    /// Bytes read and not yet returned to the stream's window.
+    var owed = 0
+    /// The response's headers went out.
+    var answering = false
+    /// The client sent its last frame: no credit is owed to it.
+    var requestEnded = false
+  }
+
+  let loop: any EventLoop
+  let settings: FrameServerTransport.Configuration
+  let calls: CallIntake
+  var context: ChannelHandlerContext?
+  var peer = ""
+  var local = ""
+  var streams: [HTTP2StreamID: Stream] = [:]
+  /// Bytes read and not yet returned to the connection's window.
+  var owed = 0
+  var flushScheduled = false
+  /// GOAWAY was sent: no new calls; the connection closes when its last call ends.
+  var draining = false
+  var lastStream = HTTP2StreamID(0)
+  /// When the client last sent anything, and the keepalive's next look and its unanswered PING.
+  var lastRead = NIODeadline.now()
+  var keepalive: Scheduled<Void>?
+  var keepaliveTimeout: Scheduled<Void>?
+
+  init(loop: any EventLoop, settings: FrameServerTransport.Configuration, calls: CallIntake) {
+    self.loop = loop
+    self.settings = settings
+    self.calls = calls
+  }
+
+  func handlerAdded(context: ChannelHandlerContext) {
+    self.context = context
+    peer = Self.describe(context.channel.remoteAddress)
+    local = Self.describe(context.channel.localAddress)
+    scheduleKeepalive(at: lastRead + .init(settings.keepaliveTime))
+    if !calls.add(self) { drain() }
+  }
+
+  /// Looks at `deadline` whether the client has been silent for the keepalive time; if so,
+  /// PINGs it and closes the connection unless something arrives within the timeout.
+  func scheduleKeepalive(at deadline: NIODeadline) {
+    keepalive = loop.scheduleTask(deadline: deadline) {
+      let due = self.lastRead + .init(self.settings.keepaliveTime)
+      guard NIODeadline.now() >= due else { return self.scheduleKeepalive(at: due) }
+      self.write(.rootStream, .ping(HTTP2PingData(withInteger: 0x6B65_6570_616C_6976), ack: false))
+      self.context?.flush()
+      self.keepaliveTimeout = self.loop.scheduleTask(in: .init(self.settings.keepaliveTimeout)) {
+        self.context?.close(promise: nil)
+      }
+    }
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    let frame = unwrapInboundIn(data)
+    let id = frame.streamID
+    lastRead = .now()
+    if let waiting = keepaliveTimeout {
+      // The client answered (or spoke): the next look is a keepalive time from now.
+      waiting.cancel()
+      keepaliveTimeout = nil
+      scheduleKeepalive(at: lastRead + .init(settings.keepaliveTime))
+    }
+    switch frame.payload {
+    case .headers(let headers):
+      if streams[id] == nil {
+        guard id > lastStream else { return }  // trailers of a call already answered
+        lastStream = id
+        open(id, headers.headers, endStream: headers.endStream)
+      } else if headers.endStream {
+        endRequest(id)
+      }
+    case .data(let payload):
+      guard case .byteBuffer(var bytes) = payload.data else { return }
+      owed += bytes.readableBytes
+      guard streams[id] != nil else { return }
+      streams[id]!.owed += bytes.readableBytes
+      streams[id]!.partial.writeBuffer(&bytes)
+      readMessages(id)
+      if payload.endStream { endRequest(id) }
+    case .rstStream:
+      close(id, RPCError(code: .cancelled, message: "the client cancelled the call"))
+    default:
+      break
+    }
+  }
+
+  func channelReadComplete(context: ChannelHandlerContext) {
+    // Credit goes back once a quarter of a window is used, as gRPC's own transports do.
+    if owed >= settings.window / 4 {
+      write(.rootStream, .windowUpdate(windowSizeIncrement: owed))
+      owed = 0
+    }
+    for (id, stream) in streams
+    where !stream.requestEnded && stream.owed >= settings.window / 4 && stream.request.mayReturnCredit() {
+      streams[id]?.owed = 0
+      write(id, .windowUpdate(windowSizeIncrement: stream.owed))
+    }
+    context.flush()
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    keepalive?.cancel()
+    keepaliveTimeout?.cancel()
+    for id in Array(streams.keys) { close(id, RPCError(code: .unavailable, message: "the connection closed")) }
+    self.context = nil
+    calls.remove(self)
+  }
+
+  func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    if let streamError = error as? NIOHTTP2Errors.StreamError {
+      close(streamError.streamID, RPCError(code: .internalError, message: "HTTP/2 stream error: \(streamError)"))
+    } else {
+      context.close(promise: nil)
+    }
+  }
+
+  /// A new call: checked, then its metadata handed to a service's task.
+  func open(_ id: HTTP2StreamID, _ headers: HPACKHeaders, endStream: Bool) {
+    guard !draining else {
+      write(id, .rstStream(.refusedStream))
+      return
+    }
+    guard headers.first(name: ":method") == "POST" else {
+      return reject(id, httpStatus: "405", grpc: .unimplemented, "gRPC calls are POST requests")
+    }
+    guard let contentType = headers.first(name: "content-type"), contentType.hasPrefix("application/grpc") else {
+      return reject(id, httpStatus: "415", grpc: .internalError, "the content-type must be application/grpc")
+    }
+    guard let method = GRPCHeaders.method(headers.first(name: ":path") ?? "") else {
+      return reject(id, httpStatus: "200", grpc: .unimplemented, "the :path is not /package.Service/Method")
+    }
+    let loop = self.loop
+    let request = RequestParts(window: settings.window) { [weak self] in
+      guard let connection = self else { return }
+      loop.execute { connection.returnCredit(id) }
+    }
+    request.yield(.metadata(GRPCHeaders.metadata(headers)))
+    let room = WriteRoom(limit: settings.window)
+    let cancellation = CallCancellation()
+    streams[id] = Stream(request: request, room: room, cancellation: cancellation)
+    if endStream { endRequest(id) }
+    let stream = RPCStream(
+      descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
+      outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
+        wrapping: ResponseParts(connection: self, stream: id, room: room)))
+    calls.accept(CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation))
+  }
+
+  /// Answers a request that is not a gRPC call with trailers only.
+  func reject(_ id: HTTP2StreamID, httpStatus: String, grpc code: Status.Code, _ message: String) {
+    var headers: HPACKHeaders = [":status": httpStatus, "content-type": "application/grpc"]
+    headers.add(name: "grpc-status", value: String(code.rawValue))
+    headers.add(name: "grpc-message", value: GRPCHeaders.percentEncoded(message))
+    write(id, .headers(.init(headers: headers, endStream: true)))
+  }
+
+  /// Hands the stream's whole messages to its call; fails the call on one it may not read.
+  func readMessages(_ id: HTTP2StreamID) {
+    defer { streams[id]?.partial.discardReadBytes() }
+    while let stream = streams[id], stream.partial.readableBytes >= 5 {
+      let partial = stream.partial
+      let compressed = partial.getInteger(at: partial.readerIndex, as: UInt8.self)!
+      let length = Int(partial.getInteger(at: partial.readerIndex + 1, as: UInt32.self)!)
+      guard compressed == 0 else {
+        return fail(id, Status(code: .unimplemented, message: "compressed messages are not accepted (identity only)"))
+      }
+      guard length <= settings.maximumRequestBytes else {
+        return fail(
+          id,
+          Status(
+            code: .resourceExhausted,
+            message: "a request message of \(length) bytes is over the limit of \(settings.maximumRequestBytes)"))
+      }
+      guard partial.readableBytes >= 5 + length else { return }
+      streams[id]!.partial.moveReaderIndex(forwardBy: 5)
+      let message = streams[id]!.partial.readBytes(length: length)!
+      stream.request.yield(.message(message))
+    }
+  }
+
+  /// Ends a call from this side: its trailers, and its service's task told it is over.
+  func fail(_ id: HTTP2StreamID, _ status: Status) {
+    guard let stream = streams[id] else { return }
+    write(id, .headers(.init(headers: GRPCHeaders.trailers(status, [:], alone: !stream.answering), endStream: true)))
+    close(id, RPCError(code: RPCError.Code(status.code) ?? .internalError, message: status.message))
+    scheduleFlush()
+  }
+
+  /// The client's last frame: its call's request ends.
+  func endRequest(_ id: HTTP2StreamID) {
+    streams[id]?.requestEnded = true
+    streams[id]?.request.finish()
+  }
+
+  /// A paused stream's reader caught up: its held-back credit goes back.
+  func returnCredit(_ id: HTTP2StreamID) {
+    guard let stream = streams[id], !stream.requestEnded, stream.owed > 0 else { return }
+    streams[id]?.owed = 0
+    write(id, .windowUpdate(windowSizeIncrement: stream.owed))
+    scheduleFlush()
+  }
+
+  /// A response part of stream `id`, on the loop.
+  func send(_ id: HTTP2StreamID, _ part: RPCResponsePart<[UInt8]>, size: Int, room: WriteRoom) {
+    guard let context, streams[id] != nil else {
+      room.written(size)
+      return
+    }
+    switch part {
+    case .metadata(let metadata):
+      streams[id]!.answering = true
+      write(id, .headers(.init(headers: GRPCHeaders.responseStart(metadata))))
+    case .message(let bytes):
+      if !streams[id]!.answering {
+        streams[id]!.answering = true
+        write(id, .headers(.init(headers: GRPCHeaders.responseStart([:]))))
+      }
+      var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
+      buffer.writeInteger(UInt8(0))
+      buffer.writeInteger(UInt32(bytes.count))
+      buffer.writeBytes(bytes)
+      let written = loop.makePromise(of: Void.self)
+      written.futureResult.whenComplete { _ in room.written(size) }
+      context.write(
+        wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer))))), promise: written)
+    case .status(let status, let metadata):
+      let alone = !streams[id]!.answering
+      write(id, .headers(.init(headers: GRPCHeaders.trailers(status, metadata, alone: alone), endStream: true)))
+      close(id, nil)
+    }
+    scheduleFlush()
+  }
+
+  /// Forgets a call: its request ends (with `error` when the call did not end normally), its
+  /// writer fails from now on, and its service's task sees the cancellation.
+  func close(_ id: HTTP2StreamID, _ error: (any Error)?) {
+    guard let stream = streams.removeValue(forKey: id) else { return }
+    stream.request.finish(throwing: error)
+    stream.room.close()
+    if error != nil { stream.cancellation.cancel() }
+    if draining && streams.isEmpty { closeWhenWritten() }
+  }
+
+  /// Closes the connection once what was written before is on the socket: a last GOAWAY (a
+  /// peer may repeat it) goes after the calls' last frames, and its write ends the connection.
+  func closeWhenWritten() {
+    guard let context else { return }
+    let written = loop.makePromise(of: Void.self)
+    written.futureResult.whenComplete { _ in self.context?.close(promise: nil) }
+    context.writeAndFlush(
+      wrapOutboundOut(
+        HTTP2Frame(
+          streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: .noError, opaqueData: nil))),
+      promise: written)
+  }
+
+  /// Graceful shutdown: GOAWAY with the last call begun; the connection closes when its calls
+  /// have ended (or at once when there are none).
+  func drain() {
+    guard !draining, let context else { return }
+    draining = true
+    if streams.isEmpty { return closeWhenWritten() }
+    write(.rootStream, .goAway(lastStreamID: lastStream, errorCode: .noError, opaqueData: nil))
+    context.flush()
+  }
+
+  /// The writes made on the loop since the last flush go out together, after the work already
+  /// queued on it.
+  func scheduleFlush() {
+    guard !flushScheduled else { return }
+    flushScheduled = true
+    loop.execute {
+      self.flushScheduled = false
+      self.context?.flush()
+    }
+  }
+
+  func write(_ id: HTTP2StreamID, _ payload: HTTP2Frame.FramePayload) {
+    context?.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: payload)), promise: nil)
+  }
+
+  /// gRPC's peer form: `ipv4:127.0.0.1:50051`, `ipv6:[::1]:50051`, `unix:path`.
+  static func describe(_ address: SocketAddress?) -> String {
+    guard let address else { return "unknown" }
+    switch address {
+    case .v4: return "ipv4:\(address.ipAddress ?? ""):\(address.port ?? 0)"
+    case .v6: return "ipv6:[\(address.ipAddress ?? "")]:\(address.port ?? 0)"
+    case .unixDomainSocket: return "unix:\(address.pathname ?? "")"
+    }
+  }
+}

@@ -1,0 +1,398 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+
+@testable import FleetGRPCTransport
+
+/// grpc-swift's own client against grpc-swift's server on `FrameServerTransport`, over loopback.
+@Suite struct FrameServerTransportTests {
+  @Test func aUnaryCallIsAnsweredWithItsMetadataBothWays() async throws {
+    try await serving(TestService()) { client, _ in
+      var metadata: Metadata = ["x-test": "hello"]
+      metadata.addBinary([0, 1, 2, 250, 251], forKey: "x-data-bin")
+      let (answer, headers) = try await client.unary(
+        request: ClientRequest(message: Array("abc".utf8), metadata: metadata),
+        descriptor: TestService.reverse, serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+      ) { response in (try response.message, response.metadata) }
+      #expect(answer == Array("cba".utf8))
+      #expect(Array(headers[stringValues: "x-test"]) == ["hello"])
+      #expect(Array(headers[binaryValues: "x-data-bin"]) == [[0, 1, 2, 250, 251]])
+    }
+  }
+
+  @Test func aServiceErrorReachesTheClientAsItsCodeAndMessage() async throws {
+    let message = "no vehicle named “v-1” at 100% (the id is unknown)"
+    try await serving(TestService()) { client, _ in
+      let error = await #expect(throws: RPCError.self) {
+        try await client.unary(
+          request: ClientRequest(message: Array("fail:\(message)".utf8)), descriptor: TestService.reverse,
+          serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+        ) { try $0.message }
+      }
+      #expect(error?.code == .notFound)
+      #expect(error?.message == message)
+    }
+  }
+
+  @Test func anUnknownMethodIsUnimplemented() async throws {
+    try await serving(TestService()) { client, _ in
+      let error = await #expect(throws: RPCError.self) {
+        try await client.unary(
+          request: ClientRequest(message: [1]),
+          descriptor: MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Nope"),
+          serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+        ) { try $0.message }
+      }
+      #expect(error?.code == .unimplemented)
+    }
+  }
+
+  /// Messages several windows long, both ways, on one stream: the credit goes back as the
+  /// service reads.
+  @Test func messagesLongerThanAWindowCrossBothWays() async throws {
+    let sizes = [1, 70_000, 300_000, 5, 1_000_000, 65_535, 65_536]
+    try await serving(TestService()) { client, _ in
+      let echoed = try await client.bidirectionalStreaming(
+        request: StreamingClientRequest { writer in
+          for (i, size) in sizes.enumerated() { try await writer.write([UInt8](repeating: UInt8(i), count: size)) }
+        },
+        descriptor: TestService.echo, serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+      ) { response in
+        var all: [[UInt8]] = []
+        for try await message in response.messages { all.append(message) }
+        return all
+      }
+      #expect(echoed.map(\.count) == sizes)
+      #expect(echoed.enumerated().allSatisfy { i, message in message.allSatisfy { $0 == UInt8(i) } })
+    }
+  }
+
+  @Test func aRequestMessageOverTheLimitIsRefusedNamingTheLimit() async throws {
+    var configuration = FrameServerTransport.Configuration()
+    configuration.maximumRequestBytes = 1000
+    try await serving(TestService(), configuration) { client, _ in
+      let error = await #expect(throws: RPCError.self) {
+        try await client.unary(
+          request: ClientRequest(message: [UInt8](repeating: 7, count: 2000)), descriptor: TestService.reverse,
+          serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+        ) { try $0.message }
+      }
+      #expect(error?.code == .resourceExhausted)
+      #expect(error?.message.contains("2000 bytes is over the limit of 1000") == true)
+      // The connection serves on.
+      let answer = try await client.unary(
+        request: ClientRequest(message: [1, 2]), descriptor: TestService.reverse, serializer: BytesCoding(),
+        deserializer: BytesCoding(), options: .defaults
+      ) { try $0.message }
+      #expect(answer == [2, 1])
+    }
+  }
+
+  @Test func aCompressedMessageIsUnimplemented() async throws {
+    try await serving(TestService(), compressing: true) { client, _ in
+      var options = CallOptions.defaults
+      options.compression = .gzip
+      let error = await #expect(throws: RPCError.self) {
+        try await client.unary(
+          request: ClientRequest(message: [UInt8](repeating: 7, count: 100)), descriptor: TestService.reverse,
+          serializer: BytesCoding(), deserializer: BytesCoding(), options: options
+        ) { try $0.message }
+      }
+      #expect(error?.code == .unimplemented)
+    }
+  }
+
+  /// A client that stops reading holds the service's writer back instead of letting its
+  /// messages pile up in fleetd's memory; it gets all of them once it reads again.
+  @Test func aClientThatStopsReadingHoldsTheServiceWriterBack() async throws {
+    let service = TestService()
+    try await serving(service) { client, _ in
+      let count = 2000
+      let received = try await client.serverStreaming(
+        request: ClientRequest(message: [UInt8](String(count).utf8)), descriptor: TestService.flood,
+        serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+      ) { response in
+        var iterator = response.messages.makeAsyncIterator()
+        var received = 0
+        if try await iterator.next() != nil { received += 1 }
+        try await Task.sleep(for: .seconds(1))
+        let writtenWhileStopped = service.written.load(ordering: .relaxed)
+        // 2000 messages of 64 KiB, 128 MiB: what the client's window and the sockets' buffers
+        // hold is on its way (16 MiB here), the rest waits. (grpc-swift's own transport lets
+        // the writer go on, its frames queued in memory.)
+        #expect(
+          writtenWhileStopped < count / 2, "the service wrote \(writtenWhileStopped) of \(count) with nobody reading")
+        while try await iterator.next() != nil { received += 1 }
+        return received
+      }
+      #expect(received == count)
+    }
+  }
+
+  /// A client that writes faster than its service reads is stopped by HTTP/2 flow control.
+  @Test func aServiceThatStopsReadingHoldsTheClientBack() async throws {
+    let service = TestService()
+    try await serving(service) { client, _ in
+      let count = 1000
+      let read = try await client.clientStreaming(
+        request: StreamingClientRequest { writer in
+          for _ in 0..<count {
+            try await writer.write([UInt8](repeating: 1, count: 65_536))
+            service.clientSent.add(1, ordering: .relaxed)
+          }
+        },
+        descriptor: TestService.slowReader, serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+      ) { response in
+        try response.message
+      }
+      #expect(read == [UInt8](String(count).utf8))
+      let sentWhilePaused = service.sentWhilePaused.load(ordering: .relaxed)
+      // 1000 messages of 64 KiB: what the window and the sockets' buffers hold got through
+      // (about 10 MiB here), then the client waited for the service to read.
+      #expect(
+        sentWhilePaused < count / 2, "the client sent \(sentWhilePaused) of \(count) while the service read none")
+    }
+  }
+
+  /// A client that cancels its call cancels the service's work on it.
+  @Test func aCancelledCallCancelsTheService() async throws {
+    let service = TestService()
+    try await serving(service) { client, _ in
+      let call = Task {
+        try await client.serverStreaming(
+          request: ClientRequest(message: [1]), descriptor: TestService.hang, serializer: BytesCoding(),
+          deserializer: BytesCoding(), options: .defaults
+        ) { response in
+          for try await _ in response.messages {}
+        }
+      }
+      try await service.hanging.wait()
+      call.cancel()
+      _ = await call.result
+      try await service.hangEnded.wait()
+    }
+  }
+
+  /// Graceful shutdown lets a call under way finish, then `listen` returns and the port closes.
+  @Test func gracefulShutdownLetsTheCallUnderWayFinish() async throws {
+    let service = TestService()
+    try await serving(service) { client, server in
+      async let answer = client.unary(
+        request: ClientRequest(message: Array("slow".utf8)), descriptor: TestService.reverse,
+        serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+      ) { try $0.message }
+      try await service.slowStarted.wait()
+      server.beginGracefulShutdown()
+      #expect(try await answer == Array("wols".utf8))
+    }
+  }
+
+  /// A client that has sent nothing for the keepalive time is PINGed; one that answers keeps
+  /// its connection, one that does not (gone without closing) loses it.
+  @Test func keepalivePingsKeepAnAnsweringClientAndCloseASilentOne() async throws {
+    var configuration = FrameServerTransport.Configuration()
+    configuration.keepaliveTime = .milliseconds(100)
+    configuration.keepaliveTimeout = .milliseconds(200)
+    try await serving(TestService(), configuration) { client, server in
+      let peer = { () async throws -> String in
+        try await client.unary(
+          request: ClientRequest(message: []), descriptor: TestService.peer, serializer: BytesCoding(),
+          deserializer: BytesCoding(), options: .defaults
+        ) { String(decoding: try $0.message, as: UTF8.self) }
+      }
+      let before = try await peer()
+      #expect(before.hasPrefix("ipv4:127.0.0.1:"))
+      try await Task.sleep(for: .seconds(1))
+      #expect(try await peer() == before, "the client that answers the PINGs kept its connection")
+
+      let port = try #require(try await server.listeningAddress.port)
+      let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connect(host: "127.0.0.1", port: port).get()
+      // The HTTP/2 preface and an empty SETTINGS frame, then nothing: no PING is answered.
+      var preface = silent.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+      preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+      try await silent.writeAndFlush(preface)
+      let closed = Signal()
+      silent.closeFuture.whenComplete { _ in closed.fire() }
+      try await closed.wait()
+      #expect(!silent.isActive)
+    }
+  }
+
+  @Test func aTakenPortFailsTheListenAndItsAddress() async throws {
+    try await serving(TestService()) { _, server in
+      let port = try #require(try await server.listeningAddress.port)
+      let second = FrameServerTransport(host: "127.0.0.1", port: port)
+      await #expect(throws: (any Error).self) {
+        try await GRPCServer(transport: second, services: [TestService()]).serve()
+      }
+      await #expect(throws: (any Error).self) { try await second.listeningAddress }
+    }
+  }
+}
+
+/// `service` on a `FrameServerTransport` at a free loopback port while `body` runs with a
+/// grpc-swift client connected to it; the server is shut down gracefully after.
+func serving(
+  _ service: some RegistrableRPCService, _ configuration: FrameServerTransport.Configuration = .init(),
+  compressing: Bool = false,
+  _ body: (GRPCClient<HTTP2ClientTransport.Posix>, FrameServerTransport) async throws -> Void
+) async throws {
+  let transport = FrameServerTransport(host: "127.0.0.1", port: 0, configuration: configuration)
+  let server = GRPCServer(transport: transport, services: [service])
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    group.addTask { try await server.serve() }
+    let port = try #require(try await transport.listeningAddress.port)
+    let clientTransport = try HTTP2ClientTransport.Posix(
+      target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext,
+      config: .defaults { if compressing { $0.compression.enabledAlgorithms = .all } })
+    try await withGRPCClient(transport: clientTransport) { client in try await body(client, transport) }
+    server.beginGracefulShutdown()
+    try await group.waitForAll()
+  }
+}
+
+/// Messages as their bytes.
+struct BytesCoding: MessageSerializer, MessageDeserializer {
+  func serialize<Bytes: GRPCContiguousBytes>(_ message: [UInt8]) throws -> Bytes { Bytes(message) }
+  func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> [UInt8] {
+    serializedMessageBytes.withUnsafeBytes { Array($0) }
+  }
+}
+
+/// A one-shot signal between a service and its test.
+final class Signal: Sendable {
+  let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+  func fire() {
+    let waiters = state.withLock { s in
+      s.fired = true
+      defer { s.waiters = [] }
+      return s.waiters
+    }
+    for waiter in waiters { waiter.resume() }
+  }
+
+  /// Waits for the signal, for at most 10 s.
+  func wait() async throws {
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+      group.addTask {
+        await withCheckedContinuation { continuation in
+          let fired = self.state.withLock { s in
+            if !s.fired { s.waiters.append(continuation) }
+            return s.fired
+          }
+          if fired { continuation.resume() }
+        }
+        return true
+      }
+      group.addTask {
+        try await Task.sleep(for: .seconds(10))
+        return false
+      }
+      let signalled = try await group.next()!
+      group.cancelAll()
+      #expect(signalled, "the signal did not come within 10 s")
+      if !signalled { fire() }
+    }
+  }
+}
+
+/// Methods on raw bytes: each exercises one part of the transport.
+final class TestService: RegistrableRPCService, Sendable {
+  static let reverse = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Reverse")
+  static let echo = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Echo")
+  static let flood = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Flood")
+  static let slowReader = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "SlowReader")
+  static let hang = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Hang")
+  static let peer = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Peer")
+
+  /// Messages `Flood` has written.
+  let written = Atomic<Int>(0)
+  /// Messages the client of `SlowReader` has sent, and had sent when it stopped sending while
+  /// the service, having read one, read no more.
+  let clientSent = Atomic<Int>(0)
+  let sentWhilePaused = Atomic<Int>(0)
+  let hanging = Signal()
+  let hangEnded = Signal()
+  let slowStarted = Signal()
+
+  func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
+    // The request reversed, with the request's x- metadata echoed; "fail:M" fails with M;
+    // "slow" answers after 300 ms.
+    router.registerHandler(forMethod: Self.reverse, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      request, _ in
+      let message = try await request.messages.reduce(into: [UInt8]()) { $0 += $1 }
+      if let text = String(bytes: message, encoding: .utf8), text.hasPrefix("fail:") {
+        throw RPCError(code: .notFound, message: String(text.dropFirst(5)))
+      }
+      if message == Array("slow".utf8) {
+        self.slowStarted.fire()
+        try await Task.sleep(for: .milliseconds(300))
+      }
+      let echoed = Metadata(request.metadata.filter { $0.key.hasPrefix("x-") })
+      return StreamingServerResponse(single: ServerResponse(message: message.reversed(), metadata: echoed))
+    }
+    router.registerHandler(forMethod: Self.echo, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      request, _ in
+      StreamingServerResponse { writer in
+        for try await message in request.messages { try await writer.write(message) }
+        return [:]
+      }
+    }
+    // As many 64 KiB messages as the request says.
+    router.registerHandler(forMethod: Self.flood, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      request, _ in
+      var count = 0
+      for try await message in request.messages { count = Int(String(decoding: message, as: UTF8.self)) ?? 0 }
+      let total = count
+      return StreamingServerResponse { writer in
+        for _ in 0..<total {
+          try await writer.write([UInt8](repeating: 9, count: 65_536))
+          self.written.add(1, ordering: .relaxed)
+        }
+        return [:]
+      }
+    }
+    // Reads one message, then stops reading until the client has sent nothing more for a second
+    // (or 30 s have passed), then reads the rest; answers the count.
+    router.registerHandler(forMethod: Self.slowReader, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      request, _ in
+      var iterator = request.messages.makeAsyncIterator()
+      var count = 0
+      if try await iterator.next() != nil { count += 1 }
+      var sent = self.clientSent.load(ordering: .relaxed)
+      var still = 0
+      for _ in 0..<300 where still < 10 {
+        try await Task.sleep(for: .milliseconds(100))
+        let now = self.clientSent.load(ordering: .relaxed)
+        still = now == sent ? still + 1 : 0
+        sent = now
+      }
+      self.sentWhilePaused.store(sent, ordering: .relaxed)
+      while try await iterator.next() != nil {
+        count += 1
+      }
+      return StreamingServerResponse(single: ServerResponse(message: [UInt8](String(count).utf8)))
+    }
+    // The caller's address, as the server's context names it.
+    router.registerHandler(forMethod: Self.peer, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      _, context in
+      StreamingServerResponse(single: ServerResponse(message: Array(context.remotePeer.utf8)))
+    }
+    // Writes nothing until the call is cancelled.
+    router.registerHandler(forMethod: Self.hang, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      _, context in
+      StreamingServerResponse { _ in
+        self.hanging.fire()
+        defer { self.hangEnded.fire() }
+        try? await context.cancellation.cancelled
+        return [:]
+      }
+    }
+  }
+}
