@@ -25,12 +25,17 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   }
 
   let loop: any EventLoop
+  /// The loop as its calls' tasks' executor.
+  let executor: LoopExecutor
   let settings: FrameServerTransport.Configuration
   let calls: CallIntake
   var context: ChannelHandlerContext?
   var peer = ""
   var local = ""
   var streams: [HTTP2StreamID: Stream] = [:]
+  /// Streams read from since their credit last went back (only they are looked at when a read
+  /// ends: a connection may carry thousands of quiet streams).
+  var owing: Set<HTTP2StreamID> = []
   /// Bytes read and not yet returned to the connection's window.
   var owed = 0
   var flushScheduled = false
@@ -44,6 +49,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
 
   init(loop: any EventLoop, settings: FrameServerTransport.Configuration, calls: CallIntake) {
     self.loop = loop
+    executor = LoopExecutor(loop)
     self.settings = settings
     self.calls = calls
   }
@@ -94,6 +100,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       owed += bytes.readableBytes
       guard streams[id] != nil else { return }
       streams[id]!.owed += bytes.readableBytes
+      owing.insert(id)
       streams[id]!.partial.writeBuffer(&bytes)
       readMessages(id)
       if payload.endStream { endRequest(id) }
@@ -110,8 +117,13 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       write(.rootStream, .windowUpdate(windowSizeIncrement: owed))
       owed = 0
     }
-    for (id, stream) in streams
-    where !stream.requestEnded && stream.owed >= settings.window / 4 && stream.request.mayReturnCredit() {
+    for id in owing {
+      guard let stream = streams[id], !stream.requestEnded else {
+        owing.remove(id)
+        continue
+      }
+      guard stream.owed >= settings.window / 4, stream.request.mayReturnCredit() else { continue }
+      owing.remove(id)
       streams[id]?.owed = 0
       write(id, .windowUpdate(windowSizeIncrement: stream.owed))
     }
@@ -163,7 +175,8 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
       outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
         wrapping: ResponseParts(connection: self, stream: id, room: room)))
-    calls.accept(CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation))
+    calls.accept(
+      CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation, executor: executor))
   }
 
   /// Answers a request that is not a gRPC call with trailers only.
@@ -215,6 +228,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   /// A paused stream's reader caught up: its held-back credit goes back.
   func returnCredit(_ id: HTTP2StreamID) {
     guard let stream = streams[id], !stream.requestEnded, stream.owed > 0 else { return }
+    owing.remove(id)
     streams[id]?.owed = 0
     write(id, .windowUpdate(windowSizeIncrement: stream.owed))
     scheduleFlush()

@@ -105,7 +105,9 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     await withTaskCancellationHandler {
       await withDiscardingTaskGroup { group in
         for await call in calls {
-          group.addTask {
+          // On its connection's loop: one task taking every connection's calls would otherwise
+          // start them all on its own loop, and leave the other loops idle.
+          group.addTask(executorPreference: call.executor) {
             await withServerContextRPCCancellationHandle { handle in
               call.cancellation.attach(handle)
               let context = ServerContext(
@@ -145,6 +147,7 @@ final class CallIntake: Sendable {
     let peer: String
     let local: String
     let cancellation: CallCancellation
+    let executor: LoopExecutor
   }
 
   struct State {
