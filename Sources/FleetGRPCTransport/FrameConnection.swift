@@ -25,8 +25,6 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   }
 
   let loop: any EventLoop
-  /// The loop as its calls' tasks' executor.
-  let executor: LoopExecutor
   let settings: FrameServerTransport.Configuration
   let calls: CallIntake
   var context: ChannelHandlerContext?
@@ -49,7 +47,6 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
 
   init(loop: any EventLoop, settings: FrameServerTransport.Configuration, calls: CallIntake) {
     self.loop = loop
-    executor = LoopExecutor(loop)
     self.settings = settings
     self.calls = calls
   }
@@ -175,8 +172,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
       outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
         wrapping: ResponseParts(connection: self, stream: id, room: room)))
-    calls.accept(
-      CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation, executor: executor))
+    calls.start(CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation))
   }
 
   /// Answers a request that is not a gRPC call with trailers only.

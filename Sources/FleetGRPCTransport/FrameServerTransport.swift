@@ -62,8 +62,7 @@ public final class FrameServerTransport: ServerTransport, Sendable {
   public func listen(
     streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
   ) async throws {
-    let (calls, accept) = AsyncStream.makeStream(of: CallIntake.Call.self)
-    let intake = CallIntake(accept)
+    let intake = CallIntake(streamHandler)
     let settings: HTTP2Settings = [
       HTTP2Setting(parameter: .maxConcurrentStreams, value: Int(Int32.max)),
       HTTP2Setting(parameter: .initialWindowSize, value: configuration.window),
@@ -90,7 +89,6 @@ public final class FrameServerTransport: ServerTransport, Sendable {
         .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port).get()
     } catch {
       address.fail(error)
-      accept.finish()
       throw error
     }
     let shutDownMeanwhile = state.withLock { s in
@@ -103,23 +101,10 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     if shutDownMeanwhile { beginGracefulShutdown() }
 
     await withTaskCancellationHandler {
-      await withDiscardingTaskGroup { group in
-        for await call in calls {
-          // On its connection's loop: one task taking every connection's calls would otherwise
-          // start them all on its own loop, and leave the other loops idle.
-          group.addTask(executorPreference: call.executor) {
-            await withServerContextRPCCancellationHandle { handle in
-              call.cancellation.attach(handle)
-              let context = ServerContext(
-                descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local, cancellation: handle)
-              await streamHandler(call.stream, context)
-            }
-          }
-        }
-      }
+      await intake.waitUntilIdle()
     } onCancel: {
       listener.close(promise: nil)
-      intake.closeAll()
+      intake.cancelAll()
     }
   }
 
@@ -138,30 +123,99 @@ public final class FrameServerTransport: ServerTransport, Sendable {
   }
 }
 
-/// The calls of every connection on their way to `listen`'s task group, and the connections,
-/// so that shutdown reaches them; the calls end once the listener is closed and the last
-/// connection with it.
+/// Every connection and every call's task, so that shutdown reaches them and `listen` returns
+/// once the listener is closed, the last connection with it, and the last call.
+///
+/// A call's task is started by its connection, on the connection's loop: NIO runs a task
+/// started on a loop there (fleetd installs NIO's loops as Swift's executor), beside the
+/// connection's I/O, and work it waits for elsewhere resumes on whichever loop NIO gives it, as
+/// a call on grpc-swift's own transport does. Tasks from one task taking every connection's
+/// calls would all start on its own loop, and a task held to its connection's loop would fill
+/// that loop when one connection is busy.
 final class CallIntake: Sendable {
   struct Call: Sendable {
     let stream: RPCStream<FrameServerTransport.Inbound, FrameServerTransport.Outbound>
     let peer: String
     let local: String
     let cancellation: CallCancellation
-    let executor: LoopExecutor
   }
 
   struct State {
     var connections: [ObjectIdentifier: FrameConnection] = [:]
     var listening = true
     var draining = false
+    var running: [UInt64: Task<Void, Never>] = [:]
+    /// Calls whose task ended before it was recorded in `running`.
+    var endedEarly: Set<UInt64> = []
+    var nextCall: UInt64 = 0
+    var cancelled = false
+    var idle: CheckedContinuation<Void, Never>?
+
+    var isIdle: Bool { !listening && connections.isEmpty && running.isEmpty }
+
+    /// The waiter to resume, when the intake just became idle.
+    mutating func takeIdleWaiter() -> CheckedContinuation<Void, Never>? {
+      guard isIdle, let waiter = idle else { return nil }
+      idle = nil
+      return waiter
+    }
   }
 
-  let accept: AsyncStream<Call>.Continuation
+  let handler:
+    @Sendable (RPCStream<FrameServerTransport.Inbound, FrameServerTransport.Outbound>, ServerContext) async -> Void
   let state = Mutex(State())
 
-  init(_ accept: AsyncStream<Call>.Continuation) { self.accept = accept }
+  init(
+    _ handler:
+      @escaping @Sendable (
+        RPCStream<FrameServerTransport.Inbound, FrameServerTransport.Outbound>, ServerContext
+      ) async -> Void
+  ) {
+    self.handler = handler
+  }
 
-  func accept(_ call: Call) { accept.yield(call) }
+  /// From a connection's loop: the call's task.
+  func start(_ call: Call) {
+    let id = state.withLock { s in
+      s.nextCall += 1
+      return s.nextCall
+    }
+    let handler = handler
+    let task = Task {
+      await withServerContextRPCCancellationHandle { handle in
+        call.cancellation.attach(handle)
+        let context = ServerContext(
+          descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local, cancellation: handle)
+        await handler(call.stream, context)
+      }
+      self.ended(id)
+    }
+    let cancel = state.withLock { s in
+      if s.endedEarly.remove(id) != nil { return false }
+      s.running[id] = task
+      return s.cancelled
+    }
+    if cancel { task.cancel() }
+  }
+
+  func ended(_ id: UInt64) {
+    let waiter = state.withLock { s in
+      if s.running.removeValue(forKey: id) == nil { s.endedEarly.insert(id) }
+      return s.takeIdleWaiter()
+    }
+    waiter?.resume()
+  }
+
+  /// Returns once the listener is closed and every connection and call has ended.
+  func waitUntilIdle() async {
+    await withCheckedContinuation { continuation in
+      let idle = state.withLock { s in
+        if !s.isIdle { s.idle = continuation }
+        return s.isIdle
+      }
+      if idle { continuation.resume() }
+    }
+  }
 
   /// A new connection; false when the server is shutting down (it should drain at once).
   func add(_ connection: FrameConnection) -> Bool {
@@ -172,19 +226,19 @@ final class CallIntake: Sendable {
   }
 
   func remove(_ connection: FrameConnection) {
-    let done = state.withLock { s in
+    let waiter = state.withLock { s in
       s.connections[ObjectIdentifier(connection)] = nil
-      return !s.listening && s.connections.isEmpty
+      return s.takeIdleWaiter()
     }
-    if done { accept.finish() }
+    waiter?.resume()
   }
 
   func stopListening() {
-    let done = state.withLock { s in
+    let waiter = state.withLock { s in
       s.listening = false
-      return s.connections.isEmpty
+      return s.takeIdleWaiter()
     }
-    if done { accept.finish() }
+    waiter?.resume()
   }
 
   func drainAll() {
@@ -195,8 +249,13 @@ final class CallIntake: Sendable {
     for connection in connections { connection.loop.execute { connection.drain() } }
   }
 
-  func closeAll() {
-    let connections = state.withLock { Array($0.connections.values) }
+  /// `listen` was cancelled: every call's task is cancelled and every connection closed.
+  func cancelAll() {
+    let (connections, tasks) = state.withLock { s in
+      s.cancelled = true
+      return (Array(s.connections.values), Array(s.running.values))
+    }
+    for task in tasks { task.cancel() }
     for connection in connections { connection.loop.execute { connection.context?.close(promise: nil) } }
   }
 }

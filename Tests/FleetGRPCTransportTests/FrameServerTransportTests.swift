@@ -223,33 +223,6 @@ import Testing
     }
   }
 
-  /// A call's task runs on its connection's event loop: calls from two connections (on the two
-  /// loops NIO gives them in turn) run on two loops, not all on the one taking calls.
-  @Test(.enabled(if: MultiThreadedEventLoopGroup.singleton.makeIterator().reduce(0) { n, _ in n + 1 } > 1))
-  func callsRunOnTheirConnectionsLoop() async throws {
-    try await serving(TestService()) { first, server in
-      let port = try #require(try await server.listeningAddress.port)
-      try await withGRPCClient(
-        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
-      ) { second in
-        var loops: [[String]] = []
-        for client in [first, second] {
-          var seen: [String] = []
-          for _ in 0..<5 {
-            seen.append(
-              try await client.unary(
-                request: ClientRequest(message: []), descriptor: TestService.loop, serializer: BytesCoding(),
-                deserializer: BytesCoding(), options: .defaults
-              ) { String(decoding: try $0.message, as: UTF8.self) })
-          }
-          loops.append(seen)
-        }
-        #expect(Set(loops[0]).count == 1 && Set(loops[1]).count == 1, "\(loops)")
-        #expect(!loops[0][0].isEmpty && loops[0][0] != loops[1][0], "\(loops)")
-      }
-    }
-  }
-
   @Test func aTakenPortFailsTheListenAndItsAddress() async throws {
     try await serving(TestService()) { _, server in
       let port = try #require(try await server.listeningAddress.port)
@@ -337,7 +310,6 @@ final class TestService: RegistrableRPCService, Sendable {
   static let slowReader = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "SlowReader")
   static let hang = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Hang")
   static let peer = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Peer")
-  static let loop = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Loop")
 
   /// Messages `Flood` has written.
   let written = Atomic<Int>(0)
@@ -411,11 +383,6 @@ final class TestService: RegistrableRPCService, Sendable {
     router.registerHandler(forMethod: Self.peer, deserializer: BytesCoding(), serializer: BytesCoding()) {
       _, context in
       StreamingServerResponse(single: ServerResponse(message: Array(context.remotePeer.utf8)))
-    }
-    // The event loop the call's task runs on (empty when on none).
-    router.registerHandler(forMethod: Self.loop, deserializer: BytesCoding(), serializer: BytesCoding()) { _, _ in
-      let loop = MultiThreadedEventLoopGroup.currentEventLoop.map { "\(ObjectIdentifier($0))" } ?? ""
-      return StreamingServerResponse(single: ServerResponse(message: Array(loop.utf8)))
     }
     // Writes nothing until the call is cancelled.
     router.registerHandler(forMethod: Self.hang, deserializer: BytesCoding(), serializer: BytesCoding()) {

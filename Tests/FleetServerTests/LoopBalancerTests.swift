@@ -1,4 +1,3 @@
-import FleetGRPCTransport
 import NIOCore
 import NIOPosix
 import Synchronization
