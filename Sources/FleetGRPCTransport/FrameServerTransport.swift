@@ -8,7 +8,7 @@ import Synchronization
 /// on the connection's event loop: no child channel, handler pipeline or NIO async channel per
 /// call, and the writes of many calls flushed together. grpc-swift's `GRPCServer` still routes
 /// each call to its service, so services, interceptors and status codes are grpc-swift's own;
-/// only the per-call transport work is cut (about a third of the stack's CPU under a metro's
+/// only the per-call transport work is cut (about a fifth of the stack's CPU under a metro's
 /// mix of streamed reports, pushes and searches: docs/benchmarks.md).
 ///
 /// Plaintext HTTP/2 (prior knowledge), identity encoding only (a compressed message is answered
