@@ -247,7 +247,7 @@ let package = Package(
       name: "FleetServer",
       dependencies: ["FleetClient", "FleetGeometry", "FleetPlaces", 
         "FleetCore", "FleetAuth", "FleetStoreSQLite", "FleetStorePostgres", "FleetProto", "FleetRouting", "FleetProgress",
-        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap", "FleetGRPCTransport",
+        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),

@@ -11,7 +11,7 @@
 #   2. Headroom: the same at 1.5× (reports every 3.3 s, 1.5× the requests and searches), so
 #      that the machine's speed of the day cancels out in the ratio of the p99s.
 #   3. The peer: the gRPC floor (dev/metro-floor.sh: grpc-swift 2 answering without doing anything,
-#      on its own transport and on fleetd's, and the same answers with no gRPC library) under the
+#      on its own transport and on FleetGRPCTransport's, and the same answers with no gRPC library) under the
 #      same message mix as the end of each run (FLOOR_WATCHERS=9000 riders watching).
 #   4. Dispatch quality on the same city: batched, greedy and pooled (the rides SHARED) on the
 #      same Poisson demand at three loads (50, 80 and 95 % of the fleet busy), in simulated time
@@ -129,7 +129,7 @@ echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: 
 run 1 "1×"
 run 1.5 "1.5×"
 echo
-echo "The peer, the gRPC floor (doing nothing: grpc-swift on its transport and on fleetd's, and no library) under the same message mix as the end of each run:"
+echo "The peer, the gRPC floor (doing nothing: grpc-swift on its transport and on FleetGRPCTransport's, and no library) under the same message mix as the end of each run:"
 dev/metro-floor.sh "$VEHICLES" "${FLOOR_WATCHERS:-9000}" "$SEARCHES" 60 2>/dev/null | grep -E '^\|'
 for label in "1×" "1.5×"; do
   echo

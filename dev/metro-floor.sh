@@ -6,7 +6,7 @@
 # SEARCHES SearchVehicles a second; then the same at 1.5× (reports every 3.3 s, 1.5× the watchers
 # and searches). Prints latencies and both processes' CPU, to set beside fleetd's.
 # Three servers (FLOORS, all by default): `nio`, grpc-swift on its own HTTP/2 transport; `frames`,
-# grpc-swift on fleetd's FrameServerTransport; `raw`, the same answers written as HTTP/2 frames
+# grpc-swift on FleetGRPCTransport's FrameServerTransport; `raw`, the same answers written as HTTP/2 frames
 # with no gRPC library at all (what a transport could at best cost).
 #   [FLOORS="nio frames raw"] dev/metro-floor.sh [VEHICLES=10000] [WATCHERS=9000] [SEARCHES=200] [SECONDS=60]
 set -euo pipefail

@@ -30,7 +30,13 @@ struct ConformanceSuiteTests {
     if !ready {
       let created = try await ChildProcess.run("python3", ["-m", "venv", venv])
       guard created.status == 0 else { throw SetupError(created.output + created.errors) }
-      let installed = try await ChildProcess.run(python, ["-m", "pip", "install", "--quiet", "-r", requirements])
+      var installed = try await ChildProcess.run(python, ["-m", "pip", "install", "--quiet", "-r", requirements])
+      // A download that came out wrong (a wheel whose hash does not match, seen once on a fresh
+      // clone and not on the next download) is tried again past pip's cache before giving up.
+      for _ in 0..<2 where installed.status != 0 {
+        installed = try await ChildProcess.run(
+          python, ["-m", "pip", "install", "--quiet", "--no-cache-dir", "-r", requirements])
+      }
       guard installed.status == 0 else { throw SetupError(installed.output + installed.errors) }
     }
     return python

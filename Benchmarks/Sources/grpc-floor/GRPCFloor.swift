@@ -8,7 +8,7 @@ import NIOPosix
 import SwiftProtobuf
 
 /// The floor of the gRPC stack fleetd is built on: grpc-swift 2 over an HTTP/2 transport (its
-/// own, or fleetd's `FrameServerTransport`), Swift's concurrency on the event loops as in
+/// own, or FleetGRPCTransport's `FrameServerTransport`), Swift's concurrency on the event loops as in
 /// fleetd, and no authentication, no domain and no store. `serve` answers VehicleService's GetVehicle,
 /// UpdateVehicle and SearchVehicles, the report stream and WatchTrip; `fleet-load` against it
 /// shows what the stack alone costs per call, and `metro` drives it with a metro's message mix
@@ -35,7 +35,7 @@ struct Serve: AsyncParsableCommand {
   var grpcPort = 50171
 
   @Option(
-    help: "The server transport: `nio` (grpc-swift's own HTTP/2 transport) or `frames` (fleetd's FrameServerTransport)."
+    help: "The server transport: `nio` (grpc-swift's own HTTP/2 transport) or `frames` (FleetGRPCTransport's FrameServerTransport)."
   )
   var transport = "nio"
 
