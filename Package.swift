@@ -247,7 +247,7 @@ let package = Package(
       name: "FleetServer",
       dependencies: ["FleetClient", "FleetGeometry", "FleetPlaces", 
         "FleetCore", "FleetAuth", "FleetStoreSQLite", "FleetStorePostgres", "FleetProto", "FleetRouting", "FleetProgress",
-        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap",
+        "FleetGeocoding", "FleetRideStatus", "FleetDispatch", "FleetMap", "FleetGRPCTransport",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
@@ -405,7 +405,7 @@ let package = Package(
         "FleetRouting",
         "fleetd",  // built before the tests: the conformance suite runs the real binary
         "FleetServer", "FleetProto", "FleetAuth", "FleetStoreSQLite", "FleetCore", "FleetTestSupport", "FleetDispatch",
-        "FleetGeocoding",
+        "FleetGeocoding", "FleetGRPCTransport",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),

@@ -27,6 +27,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   let loop: any EventLoop
   let settings: FrameServerTransport.Configuration
   let calls: CallIntake
+  let executor: LoopExecutor
   var context: ChannelHandlerContext?
   var peer = ""
   var local = ""
@@ -49,6 +50,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
     self.loop = loop
     self.settings = settings
     self.calls = calls
+    executor = LoopExecutor(loop)
   }
 
   func handlerAdded(context: ChannelHandlerContext) {
@@ -172,7 +174,8 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
       outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
         wrapping: ResponseParts(connection: self, stream: id, room: room)))
-    calls.start(CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation))
+    calls.start(
+      CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation, executor: executor))
   }
 
   /// Answers a request that is not a gRPC call with trailers only.

@@ -62,7 +62,8 @@ public final class FrameServerTransport: ServerTransport, Sendable {
   public func listen(
     streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
   ) async throws {
-    let intake = CallIntake(streamHandler)
+    let (calls, accept) = AsyncStream.makeStream(of: CallIntake.Call.self)
+    let intake = CallIntake(accept)
     let settings: HTTP2Settings = [
       HTTP2Setting(parameter: .maxConcurrentStreams, value: Int(Int32.max)),
       HTTP2Setting(parameter: .initialWindowSize, value: configuration.window),
@@ -89,6 +90,7 @@ public final class FrameServerTransport: ServerTransport, Sendable {
         .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port).get()
     } catch {
       address.fail(error)
+      accept.finish()
       throw error
     }
     let shutDownMeanwhile = state.withLock { s in
@@ -100,11 +102,31 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     listener.closeFuture.whenComplete { _ in intake.stopListening() }
     if shutDownMeanwhile { beginGracefulShutdown() }
 
+    // Each call's task is a child of this one, as on grpc-swift's own transport: the services
+    // see this task's task-locals (swift-service-lifecycle's graceful shutdown, which ends
+    // fleetd's report streams, among them), and cancelling `listen` cancels them. It starts on
+    // its connection's loop and then runs with no preference, so that NIO resumes it on
+    // whichever loop wakes it: started here, every call would start on this task's loop, and
+    // held to its connection's loop, one busy connection would fill that loop.
     await withTaskCancellationHandler {
-      await intake.waitUntilIdle()
+      await withDiscardingTaskGroup { group in
+        for await call in calls {
+          group.addTask(executorPreference: call.executor) {
+            await withTaskExecutorPreference(globalConcurrentExecutor) {
+              await withServerContextRPCCancellationHandle { handle in
+                call.cancellation.attach(handle)
+                let context = ServerContext(
+                  descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local,
+                  cancellation: handle)
+                await streamHandler(call.stream, context)
+              }
+            }
+          }
+        }
+      }
     } onCancel: {
       listener.close(promise: nil)
-      intake.cancelAll()
+      intake.closeAll()
     }
   }
 
@@ -123,99 +145,32 @@ public final class FrameServerTransport: ServerTransport, Sendable {
   }
 }
 
-/// Every connection and every call's task, so that shutdown reaches them and `listen` returns
-/// once the listener is closed, the last connection with it, and the last call.
-///
-/// A call's task is started by its connection, on the connection's loop: NIO runs a task
-/// started on a loop there (fleetd installs NIO's loops as Swift's executor), beside the
-/// connection's I/O, and work it waits for elsewhere resumes on whichever loop NIO gives it, as
-/// a call on grpc-swift's own transport does. Tasks from one task taking every connection's
-/// calls would all start on its own loop, and a task held to its connection's loop would fill
-/// that loop when one connection is busy.
+/// The calls of every connection on their way to `listen`'s task group, and the connections,
+/// so that shutdown reaches them; the calls end once the listener is closed and the last
+/// connection with it.
 final class CallIntake: Sendable {
   struct Call: Sendable {
     let stream: RPCStream<FrameServerTransport.Inbound, FrameServerTransport.Outbound>
     let peer: String
     let local: String
     let cancellation: CallCancellation
+    /// The connection's loop, where the call's task starts.
+    let executor: LoopExecutor
   }
 
   struct State {
     var connections: [ObjectIdentifier: FrameConnection] = [:]
     var listening = true
     var draining = false
-    var running: [UInt64: Task<Void, Never>] = [:]
-    /// Calls whose task ended before it was recorded in `running`.
-    var endedEarly: Set<UInt64> = []
-    var nextCall: UInt64 = 0
-    var cancelled = false
-    var idle: CheckedContinuation<Void, Never>?
-
-    var isIdle: Bool { !listening && connections.isEmpty && running.isEmpty }
-
-    /// The waiter to resume, when the intake just became idle.
-    mutating func takeIdleWaiter() -> CheckedContinuation<Void, Never>? {
-      guard isIdle, let waiter = idle else { return nil }
-      idle = nil
-      return waiter
-    }
   }
 
-  let handler:
-    @Sendable (RPCStream<FrameServerTransport.Inbound, FrameServerTransport.Outbound>, ServerContext) async -> Void
+  let accept: AsyncStream<Call>.Continuation
   let state = Mutex(State())
 
-  init(
-    _ handler:
-      @escaping @Sendable (
-        RPCStream<FrameServerTransport.Inbound, FrameServerTransport.Outbound>, ServerContext
-      ) async -> Void
-  ) {
-    self.handler = handler
-  }
+  init(_ accept: AsyncStream<Call>.Continuation) { self.accept = accept }
 
-  /// From a connection's loop: the call's task.
-  func start(_ call: Call) {
-    let id = state.withLock { s in
-      s.nextCall += 1
-      return s.nextCall
-    }
-    let handler = handler
-    let task = Task {
-      await withServerContextRPCCancellationHandle { handle in
-        call.cancellation.attach(handle)
-        let context = ServerContext(
-          descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local, cancellation: handle)
-        await handler(call.stream, context)
-      }
-      self.ended(id)
-    }
-    let cancel = state.withLock { s in
-      if s.endedEarly.remove(id) != nil { return false }
-      s.running[id] = task
-      return s.cancelled
-    }
-    if cancel { task.cancel() }
-  }
-
-  func ended(_ id: UInt64) {
-    let waiter = state.withLock { s in
-      if s.running.removeValue(forKey: id) == nil { s.endedEarly.insert(id) }
-      return s.takeIdleWaiter()
-    }
-    waiter?.resume()
-  }
-
-  /// Returns once the listener is closed and every connection and call has ended.
-  func waitUntilIdle() async {
-    await withCheckedContinuation { continuation in
-      let idle = state.withLock { s in
-        if !s.isIdle { s.idle = continuation }
-        return s.isIdle
-      }
-      if idle { continuation.resume() }
-    }
-  }
+  /// From a connection's loop: a call for `listen`'s task group.
+  func start(_ call: Call) { accept.yield(call) }
 
   /// A new connection; false when the server is shutting down (it should drain at once).
   func add(_ connection: FrameConnection) -> Bool {
@@ -226,19 +181,19 @@ final class CallIntake: Sendable {
   }
 
   func remove(_ connection: FrameConnection) {
-    let waiter = state.withLock { s in
+    let done = state.withLock { s in
       s.connections[ObjectIdentifier(connection)] = nil
-      return s.takeIdleWaiter()
+      return !s.listening && s.connections.isEmpty
     }
-    waiter?.resume()
+    if done { accept.finish() }
   }
 
   func stopListening() {
-    let waiter = state.withLock { s in
+    let done = state.withLock { s in
       s.listening = false
-      return s.takeIdleWaiter()
+      return s.connections.isEmpty
     }
-    waiter?.resume()
+    if done { accept.finish() }
   }
 
   func drainAll() {
@@ -249,14 +204,22 @@ final class CallIntake: Sendable {
     for connection in connections { connection.loop.execute { connection.drain() } }
   }
 
-  /// `listen` was cancelled: every call's task is cancelled and every connection closed.
-  func cancelAll() {
-    let (connections, tasks) = state.withLock { s in
-      s.cancelled = true
-      return (Array(s.connections.values), Array(s.running.values))
-    }
-    for task in tasks { task.cancel() }
+  /// `listen` was cancelled: every connection is closed (the group cancels the calls' tasks).
+  func closeAll() {
+    let connections = state.withLock { Array($0.connections.values) }
     for connection in connections { connection.loop.execute { connection.context?.close(promise: nil) } }
+  }
+}
+
+/// One event loop as a task executor: the jobs of a task that prefers it run on that loop.
+public final class LoopExecutor: TaskExecutor {
+  public let loop: any EventLoop
+
+  public init(_ loop: any EventLoop) { self.loop = loop }
+
+  public func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
   }
 }
 

@@ -1,6 +1,7 @@
 import FleetAuth
 import FleetCore
 import FleetDispatch
+import FleetGRPCTransport
 import FleetGeocoding
 import FleetGeometry
 import FleetMap
@@ -10,7 +11,6 @@ import FleetStorePostgres
 import FleetStoreSQLite
 import Foundation
 import GRPCCore
-import GRPCNIOTransportHTTP2
 import Hummingbird
 import Logging
 import NIOCore
@@ -26,8 +26,8 @@ import UnixSignals
 public final class FleetDaemon: Sendable {
   public let fleet: Fleet
   public let store: any ServerStore
-  let grpcTransport: HTTP2ServerTransport.Posix
-  let grpcServer: GRPCServer<HTTP2ServerTransport.Posix>
+  let grpcTransport: FrameServerTransport
+  let grpcServer: GRPCServer<FrameServerTransport>
   let http: HTTPServer
   let httpPort = BoundPort()
   let boundGRPCPort = BoundPort()
@@ -146,10 +146,10 @@ public final class FleetDaemon: Sendable {
 
     let grpcFront = GRPCFront(gate: gate, rpcs: rpcs)
     let intake = ReportIntake(gate: gate, fleet: fleet)
-    grpcTransport = HTTP2ServerTransport.Posix(
-      address: Self.bindAddress(configuration.host, configuration.grpcPort),
-      transportSecurity: .plaintext,
-      config: .defaults { $0.rpc.maxRequestPayloadSize = configuration.maximumRequestBytes })
+    var transportConfiguration = FrameServerTransport.Configuration()
+    transportConfiguration.maximumRequestBytes = configuration.maximumRequestBytes
+    grpcTransport = FrameServerTransport(
+      host: configuration.host, port: configuration.grpcPort, configuration: transportConfiguration)
     grpcServer = GRPCServer(
       transport: grpcTransport,
       services: [
@@ -193,11 +193,6 @@ public final class FleetDaemon: Sendable {
       host: configuration.host, port: configuration.httpPort, router: router, routes: routes.onLoop,
       corsOrigins: Set(configuration.corsOrigins), warmUpPaths: ["/healthz"] + osrm.warmUpPaths,
       onListening: { httpPort.set($0) }, logger: logger)
-  }
-
-  static func bindAddress(_ host: String, _ port: Int) -> GRPCNIOTransportCore.SocketAddress {
-    if host.contains(":") { return .ipv6(host: host, port: port) }
-    return .ipv4(host: host == "localhost" ? "127.0.0.1" : host, port: port)
   }
 
   /// Runs both servers until SIGTERM/SIGINT (graceful: in-flight requests finish) or cancellation.
@@ -282,8 +277,7 @@ public final class FleetDaemon: Sendable {
 
   /// The bound gRPC port (waits until the server listens).
   public func grpcPort() async throws -> Int {
-    let address = try await grpcTransport.listeningAddress
-    return address.ipv4?.port ?? address.ipv6?.port ?? 0
+    try await grpcTransport.listeningAddress.port ?? 0
   }
 
   /// The bound HTTP port (waits until the server listens).
@@ -300,8 +294,8 @@ public final class FleetDaemon: Sendable {
 
 /// grpc-swift's server as a swift-service-lifecycle service.
 struct GRPCService: Service {
-  let server: GRPCServer<HTTP2ServerTransport.Posix>
-  let transport: HTTP2ServerTransport.Posix
+  let server: GRPCServer<FrameServerTransport>
+  let transport: FrameServerTransport
   /// Set once the transport listens. Learned beside `serve`, whose end resolves the
   /// transport's address either way, so the child never outlives it.
   let port: BoundPort
@@ -311,7 +305,7 @@ struct GRPCService: Service {
       try await withThrowingDiscardingTaskGroup { group in
         group.addTask {
           guard let address = try? await transport.listeningAddress else { return }
-          port.set(address.ipv4?.port ?? address.ipv6?.port ?? 0)
+          port.set(address.port ?? 0)
         }
         try await server.serve()
       }

@@ -1,6 +1,6 @@
 /// The host a process on this machine connects to for a server listening on `host`: a wildcard
 /// address as the loopback of its family, and `localhost` as 127.0.0.1, which is how fleetd binds
-/// it (`FleetDaemon.bindAddress`); any other host as it is.
+/// it (`FrameServerTransport`, and the HTTP server); any other host as it is.
 public enum ListenHost {
   public static func loopback(_ host: String) -> String {
     switch host {

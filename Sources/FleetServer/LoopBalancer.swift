@@ -1,3 +1,4 @@
+import FleetGRPCTransport
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -30,17 +31,5 @@ final class LoopBalancer: Sendable {
     }
     defer { streams.withLock { $0[index] -= 1 } }
     return try await withTaskExecutorPreference(executors[index], operation: body)
-  }
-}
-
-/// One event loop as a task executor: the jobs of a task that prefers it run on that loop.
-final class LoopExecutor: TaskExecutor {
-  let loop: any EventLoop
-
-  init(_ loop: any EventLoop) { self.loop = loop }
-
-  func enqueue(_ job: consuming ExecutorJob) {
-    let job = UnownedJob(job)
-    loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
   }
 }

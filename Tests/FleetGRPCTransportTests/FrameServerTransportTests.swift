@@ -191,6 +191,19 @@ import Testing
     }
   }
 
+  /// A call's service runs in a child of `serve`'s task, as on grpc-swift's own transport: it
+  /// sees that task's task-locals (swift-service-lifecycle's graceful shutdown is one, which
+  /// fleetd's report streams end on).
+  @Test func aServiceSeesTheTaskLocalsOfTheServersTask() async throws {
+    try await serving(TestService()) { client, _ in
+      let seen = try await client.unary(
+        request: ClientRequest(message: []), descriptor: TestService.servedByMethod, serializer: BytesCoding(),
+        deserializer: BytesCoding(), options: .defaults
+      ) { String(decoding: try $0.message, as: UTF8.self) }
+      #expect(seen == "the test's server")
+    }
+  }
+
   /// A client that has sent nothing for the keepalive time is PINGed; one that answers keeps
   /// its connection, one that does not (gone without closing) loses it.
   @Test func keepalivePingsKeepAnAnsweringClientAndCloseASilentOne() async throws {
@@ -245,7 +258,7 @@ func serving(
   let transport = FrameServerTransport(host: "127.0.0.1", port: 0, configuration: configuration)
   let server = GRPCServer(transport: transport, services: [service])
   try await withThrowingTaskGroup(of: Void.self) { group in
-    group.addTask { try await server.serve() }
+    group.addTask { try await TestService.$servedBy.withValue("the test's server") { try await server.serve() } }
     let port = try #require(try await transport.listeningAddress.port)
     let clientTransport = try HTTP2ClientTransport.Posix(
       target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext,
@@ -310,6 +323,10 @@ final class TestService: RegistrableRPCService, Sendable {
   static let slowReader = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "SlowReader")
   static let hang = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Hang")
   static let peer = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Peer")
+  static let servedByMethod = MethodDescriptor(fullyQualifiedService: "test.Echo", method: "ServedBy")
+
+  /// Bound around `serve` by `serving`, read by `ServedBy`.
+  @TaskLocal static var servedBy = "nobody"
 
   /// Messages `Flood` has written.
   let written = Atomic<Int>(0)
@@ -383,6 +400,11 @@ final class TestService: RegistrableRPCService, Sendable {
     router.registerHandler(forMethod: Self.peer, deserializer: BytesCoding(), serializer: BytesCoding()) {
       _, context in
       StreamingServerResponse(single: ServerResponse(message: Array(context.remotePeer.utf8)))
+    }
+    // The task-local `servedBy` as the call's task sees it.
+    router.registerHandler(forMethod: Self.servedByMethod, deserializer: BytesCoding(), serializer: BytesCoding()) {
+      _, _ in
+      StreamingServerResponse(single: ServerResponse(message: Array(Self.servedBy.utf8)))
     }
     // Writes nothing until the call is cancelled.
     router.registerHandler(forMethod: Self.hang, deserializer: BytesCoding(), serializer: BytesCoding()) {

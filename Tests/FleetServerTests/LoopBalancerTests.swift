@@ -1,3 +1,4 @@
+import FleetGRPCTransport
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -213,6 +213,36 @@ import Testing
     }
   }
 
+  /// fleetd's graceful stop ends a driver's open stream itself: its reader stops, what it took
+  /// is answered, and the stream ends OK while the client still holds its side open (so the
+  /// client reconnects at once, to another instance or after the restart). A stream the stop
+  /// did not reach would be cut when the stop is escalated, and the client would see an error.
+  @Test func aGracefulStopEndsAnOpenStreamAfterAnsweringIt() async throws {
+    try await Fleetd.with { server in
+      try await server.createVehicles(["car"])
+      let driver = try await server.signer(role: .driver).token(vehicleID: "car")
+      try await withReportStream(server, metadata: auth(driver)) { stream in
+        _ = try await stream.next()
+        stream.send([locationReport(1, "car", 43.731, 7.421)])
+        #expect(try await stream.answers(for: [1]) == [1: 0])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask { try await server.stop() }
+          // The client sends nothing more and keeps its side open: the server ends the stream.
+          var ended = false
+          do {
+            while true { _ = try await stream.next() }
+          } catch is CancellationError {
+            ended = true  // the responses ended without an error: status OK
+          }
+          #expect(ended)
+          try await group.waitForAll()
+        }
+      }
+      try await server.start()
+      #expect(try await server.vehicle("car").lastLocation.location.latitude == 43.731)
+    }
+  }
+
   @Test func aClientThatStopsReadingStopsTheStreamNotTheServer() async throws {
     try await Fleetd.with(reportWindow: 8) { server in
       try await server.createVehicles(["car"])
