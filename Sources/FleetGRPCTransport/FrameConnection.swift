@@ -27,6 +27,9 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   let loop: any EventLoop
   let settings: FrameServerTransport.Configuration
   let calls: CallIntake
+  /// This connection's calls, on their way to its task in `listen`'s group.
+  let started: AsyncStream<CallIntake.Call>
+  let start: AsyncStream<CallIntake.Call>.Continuation
   let executor: LoopExecutor
   var context: ChannelHandlerContext?
   var peer = ""
@@ -50,6 +53,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
     self.loop = loop
     self.settings = settings
     self.calls = calls
+    (started, start) = AsyncStream.makeStream(of: CallIntake.Call.self)
     executor = LoopExecutor(loop)
   }
 
@@ -58,7 +62,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
     peer = Self.describe(context.channel.remoteAddress)
     local = Self.describe(context.channel.localAddress)
     scheduleKeepalive(at: lastRead + .init(settings.keepaliveTime))
-    if !calls.add(self) { drain() }
+    if !calls.add(self, calls: started) { drain() }
   }
 
   /// Looks at `deadline` whether the client has been silent for the keepalive time; if so,
@@ -134,6 +138,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
     keepaliveTimeout?.cancel()
     for id in Array(streams.keys) { close(id, RPCError(code: .unavailable, message: "the connection closed")) }
     self.context = nil
+    start.finish()
     calls.remove(self)
   }
 
@@ -174,7 +179,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
       outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
         wrapping: ResponseParts(connection: self, stream: id, room: room)))
-    calls.start(
+    start.yield(
       CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation, executor: executor))
   }
 

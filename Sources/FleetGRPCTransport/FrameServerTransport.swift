@@ -62,7 +62,7 @@ public final class FrameServerTransport: ServerTransport, Sendable {
   public func listen(
     streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
   ) async throws {
-    let (calls, accept) = AsyncStream.makeStream(of: CallIntake.Call.self)
+    let (connections, accept) = AsyncStream.makeStream(of: AsyncStream<CallIntake.Call>.self)
     let intake = CallIntake(accept)
     let settings: HTTP2Settings = [
       HTTP2Setting(parameter: .maxConcurrentStreams, value: Int(Int32.max)),
@@ -102,23 +102,33 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     listener.closeFuture.whenComplete { _ in intake.stopListening() }
     if shutDownMeanwhile { beginGracefulShutdown() }
 
-    // Each call's task is a child of this one, as on grpc-swift's own transport: the services
-    // see this task's task-locals (swift-service-lifecycle's graceful shutdown, which ends
-    // fleetd's report streams, among them), and cancelling `listen` cancels them. It starts on
-    // its connection's loop and then runs with no preference, so that NIO resumes it on
-    // whichever loop wakes it: started here, every call would start on this task's loop, and
-    // held to its connection's loop, one busy connection would fill that loop.
+    // Each call's task is a descendant of this one, as on grpc-swift's own transport: the
+    // services see this task's task-locals (swift-service-lifecycle's graceful shutdown, which
+    // ends fleetd's report streams, among them), and cancelling `listen` cancels them. Each
+    // connection's calls are children of a task of their own: a task group walks its list of
+    // children to remove one that ended, and one group for every connection's streams (thousands
+    // of reports and watchers) made each short call's end walk them all (a quarter of the
+    // transport's CPU under the metro's mix). A call starts on its connection's loop and then runs
+    // under the global executor, so that NIO resumes it on whichever loop wakes it: started from
+    // the group's task, every call would start on that task's loop, and held to its connection's
+    // loop, one busy connection would fill that loop.
     await withTaskCancellationHandler {
       await withDiscardingTaskGroup { group in
-        for await call in calls {
-          group.addTask(executorPreference: call.executor) {
-            await withTaskExecutorPreference(globalConcurrentExecutor) {
-              await withServerContextRPCCancellationHandle { handle in
-                call.cancellation.attach(handle)
-                let context = ServerContext(
-                  descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local,
-                  cancellation: handle)
-                await streamHandler(call.stream, context)
+        for await calls in connections {
+          group.addTask {
+            await withDiscardingTaskGroup { group in
+              for await call in calls {
+                group.addTask(executorPreference: call.executor) {
+                  await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    await withServerContextRPCCancellationHandle { handle in
+                      call.cancellation.attach(handle)
+                      let context = ServerContext(
+                        descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local,
+                        cancellation: handle)
+                      await streamHandler(call.stream, context)
+                    }
+                  }
+                }
               }
             }
           }
@@ -145,8 +155,8 @@ public final class FrameServerTransport: ServerTransport, Sendable {
   }
 }
 
-/// The calls of every connection on their way to `listen`'s task group, and the connections,
-/// so that shutdown reaches them; the calls end once the listener is closed and the last
+/// Each connection's calls on their way to `listen`'s task group, and the connections, so that
+/// shutdown reaches them; the connections' streams end once the listener is closed and the last
 /// connection with it.
 final class CallIntake: Sendable {
   struct Call: Sendable {
@@ -164,20 +174,20 @@ final class CallIntake: Sendable {
     var draining = false
   }
 
-  let accept: AsyncStream<Call>.Continuation
+  let accept: AsyncStream<AsyncStream<Call>>.Continuation
   let state = Mutex(State())
 
-  init(_ accept: AsyncStream<Call>.Continuation) { self.accept = accept }
+  init(_ accept: AsyncStream<AsyncStream<Call>>.Continuation) { self.accept = accept }
 
-  /// From a connection's loop: a call for `listen`'s task group.
-  func start(_ call: Call) { accept.yield(call) }
-
-  /// A new connection; false when the server is shutting down (it should drain at once).
-  func add(_ connection: FrameConnection) -> Bool {
-    state.withLock { s in
+  /// A new connection, whose calls come on `calls`; false when the server is shutting down (it
+  /// should drain at once).
+  func add(_ connection: FrameConnection, calls: AsyncStream<Call>) -> Bool {
+    let draining = state.withLock { s in
       s.connections[ObjectIdentifier(connection)] = connection
-      return !s.draining
+      return s.draining
     }
+    accept.yield(calls)
+    return !draining
   }
 
   func remove(_ connection: FrameConnection) {
