@@ -115,28 +115,34 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     await withTaskCancellationHandler {
       await withDiscardingTaskGroup { group in
         for await calls in connections {
-          group.addTask {
-            await withDiscardingTaskGroup { group in
-              for await call in calls {
-                group.addTask(executorPreference: call.executor) {
-                  await withTaskExecutorPreference(globalConcurrentExecutor) {
-                    await withServerContextRPCCancellationHandle { handle in
-                      call.cancellation.attach(handle)
-                      let context = ServerContext(
-                        descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local,
-                        cancellation: handle)
-                      await streamHandler(call.stream, context)
-                    }
-                  }
-                }
-              }
-            }
-          }
+          group.addTask { await Self.serve(calls, streamHandler) }
         }
       }
     } onCancel: {
       listener.close(promise: nil)
       intake.closeAll()
+    }
+  }
+
+  /// One connection's calls, each in a task of this task's group, until the connection closes
+  /// and its calls have ended.
+  static func serve(
+    _ calls: AsyncStream<CallIntake.Call>,
+    _ streamHandler: @escaping @Sendable (RPCStream<Inbound, Outbound>, ServerContext) async -> Void
+  ) async {
+    await withDiscardingTaskGroup { group in
+      for await call in calls {
+        group.addTask(executorPreference: call.executor) {
+          await withTaskExecutorPreference(globalConcurrentExecutor) {
+            await withServerContextRPCCancellationHandle { handle in
+              call.cancellation.attach(handle)
+              let context = ServerContext(
+                descriptor: call.stream.descriptor, remotePeer: call.peer, localPeer: call.local, cancellation: handle)
+              await streamHandler(call.stream, context)
+            }
+          }
+        }
+      }
     }
   }
 
