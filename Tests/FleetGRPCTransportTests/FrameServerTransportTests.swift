@@ -237,7 +237,7 @@ import Testing
   }
 
   @Test func aTakenPortFailsTheListenAndItsAddress() async throws {
-    try await serving(TestService()) { _, server in
+    try await serving(TestService()) { server in
       let port = try #require(try await server.listeningAddress.port)
       let second = FrameServerTransport(host: "127.0.0.1", port: port)
       await #expect(throws: (any Error).self) {
@@ -255,15 +255,27 @@ func serving(
   compressing: Bool = false,
   _ body: (GRPCClient<HTTP2ClientTransport.Posix>, FrameServerTransport) async throws -> Void
 ) async throws {
-  let transport = FrameServerTransport(host: "127.0.0.1", port: 0, configuration: configuration)
-  let server = GRPCServer(transport: transport, services: [service])
-  try await withThrowingTaskGroup(of: Void.self) { group in
-    group.addTask { try await TestService.$servedBy.withValue("the test's server") { try await server.serve() } }
+  try await serving(service, configuration) { transport in
     let port = try #require(try await transport.listeningAddress.port)
     let clientTransport = try HTTP2ClientTransport.Posix(
       target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext,
       config: .defaults { if compressing { $0.compression.enabledAlgorithms = .all } })
     try await withGRPCClient(transport: clientTransport) { client in try await body(client, transport) }
+  }
+}
+
+/// `service` on a `FrameServerTransport` at a free loopback port while `body` runs, with no
+/// client: `withGRPCClient` fails with `clientIsStopped` when its body ends before the client's
+/// connections have started, so a body that makes no call must not open one.
+func serving(
+  _ service: some RegistrableRPCService, _ configuration: FrameServerTransport.Configuration = .init(),
+  _ body: (FrameServerTransport) async throws -> Void
+) async throws {
+  let transport = FrameServerTransport(host: "127.0.0.1", port: 0, configuration: configuration)
+  let server = GRPCServer(transport: transport, services: [service])
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    group.addTask { try await TestService.$servedBy.withValue("the test's server") { try await server.serve() } }
+    try await body(transport)
     server.beginGracefulShutdown()
     try await group.waitForAll()
   }
