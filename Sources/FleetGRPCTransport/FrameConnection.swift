@@ -6,12 +6,14 @@ import NIOHTTP2
 /// One HTTP/2 connection's gRPC calls, read and written as frames on the connection's loop.
 /// Confined to that loop (every property is touched from handler callbacks or from work
 /// submitted to the loop), hence `@unchecked Sendable`.
-final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
+final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendable {
   typealias InboundIn = HTTP2Frame
   typealias OutboundOut = HTTP2Frame
+  typealias Part = RPCResponsePart<[UInt8]>
+  typealias Handle = HTTP2StreamID
 
   struct Stream {
-    let request: RequestParts
+    let request: InboundParts<RPCRequestPart<[UInt8]>>
     let room: WriteRoom
     let cancellation: CallCancellation
     /// Bytes of a message not yet whole.
@@ -166,7 +168,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       return reject(id, httpStatus: "200", grpc: .unimplemented, "the :path is not /package.Service/Method")
     }
     let loop = self.loop
-    let request = RequestParts(window: settings.window) { [weak self] in
+    let request = InboundParts<RPCRequestPart<[UInt8]>>(window: settings.window) { [weak self] in
       guard let connection = self else { return }
       loop.execute { connection.returnCredit(id) }
     }
@@ -178,7 +180,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
     let stream = RPCStream(
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
       outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
-        wrapping: ResponseParts(connection: self, stream: id, room: room)))
+        wrapping: OutboundParts(sink: self, call: id, room: room, size: Self.messageBytes)))
     start.yield(
       CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation, executor: executor))
   }
@@ -267,6 +269,22 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       close(id, nil)
     }
     scheduleFlush()
+  }
+
+  /// A response part's message bytes.
+  static let messageBytes: @Sendable (RPCResponsePart<[UInt8]>) -> Int = {
+    if case .message(let bytes) = $0 { bytes.count } else { 0 }
+  }
+
+  /// The service's writer finished: the status part already ended the stream; a writer that
+  /// failed ends it with the error's status (a service's task that ends without a status is
+  /// answered by grpc-swift's server before this is called).
+  func finish(_ id: HTTP2StreamID, _ error: (any Error)?) {
+    guard let error, let room = streams[id]?.room else { return }
+    let status =
+      (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
+      ?? Status(code: .unknown, message: "the service failed: \(error)")
+    send(id, .status(status, [:]), size: 0, room: room)
   }
 
   /// Forgets a call: its request ends (with `error` when the call did not end normally), its
