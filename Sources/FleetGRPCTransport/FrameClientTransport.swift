@@ -2,6 +2,7 @@ import GRPCCore
 import NIOCore
 import NIOHTTP2
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A grpc-swift client transport that reads and writes one HTTP/2 connection's frames itself, on
@@ -10,7 +11,8 @@ import Synchronization
 /// streams: under the metro's mix grpc-swift's own client took more of the machine than the
 /// server it loaded (docs/benchmarks.md).
 ///
-/// Plaintext HTTP/2 (prior knowledge), identity encoding, response messages up to
+/// HTTP/2 in plaintext (prior knowledge) or over TLS (ALPN h2, the system's trust roots),
+/// identity encoding, response messages up to
 /// `maximumResponseBytes`. `connect()` keeps one connection open, reconnecting with backoff when
 /// it closes or the server sends GOAWAY; a call begun while there is none waits for the next, as
 /// grpc-swift's transport does for a new connection, and fails UNAVAILABLE once the transport is
@@ -27,6 +29,8 @@ public final class FrameClientTransport: ClientTransport, Sendable {
     public var initialBackoff = Duration.milliseconds(250)
     public var backoffMultiplier = 1.6
     public var maximumBackoff = Duration.seconds(5)
+    /// TLS, verifying the server's certificate against the system's trust roots and `host`.
+    public var usesTLS = false
 
     public init() {}
   }
@@ -96,12 +100,19 @@ public final class FrameClientTransport: ClientTransport, Sendable {
       HTTP2Setting(parameter: .maxFrameSize, value: 1 << 14),
     ]
     let configuration = self.configuration
+    let host = host
     let authority = "\(host):\(port)"
+    let tls = try configuration.usesTLS ? Self.tlsContext() : nil
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .channelOption(.socketOption(.tcp_nodelay), value: 1)
       .connectTimeout(.seconds(20))
       .channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
+          if let tls {
+            // SNI takes a name, not an address.
+            let name = (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
+          }
           try channel.pipeline.syncOperations.addHandlers([
             NIOHTTP2Handler(mode: .client, initialSettings: settings),
             FrameClientConnection(
@@ -119,6 +130,12 @@ public final class FrameClientTransport: ClientTransport, Sendable {
     if shutDown { channel.close(promise: nil) }
     for waiter in waiters { waiter.resume(returning: connection) }
     return (channel, connection)
+  }
+
+  static func tlsContext() throws -> NIOSSLContext {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.applicationProtocols = ["h2"]
+    return try NIOSSLContext(configuration: tls)
   }
 
   /// From the connection's loop: it closed or is going away; new calls wait for the next one.
@@ -152,7 +169,8 @@ public final class FrameClientTransport: ClientTransport, Sendable {
     let stream = RPCStream(
       descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: call.response),
       outbound: RPCWriter<RPCRequestPart<[UInt8]>>.Closable(
-        wrapping: OutboundParts(sink: connection, call: call, room: call.room, size: FrameClientConnection.messageBytes)))
+        wrapping: OutboundParts(sink: connection, call: call, room: call.room, size: FrameClientConnection.messageBytes)
+      ))
     let context = ClientContext(descriptor: descriptor, remotePeer: connection.peer, localPeer: connection.local)
     // However the caller leaves the call, its stream is over: one still open is reset.
     defer { connection.loop.execute { connection.reset(call) } }
@@ -234,6 +252,7 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
   let loop: any EventLoop
   let configuration: FrameClientTransport.Configuration
   let authority: String
+  let scheme: String
   let transport: FrameClientTransport
   var context: ChannelHandlerContext?
   var peer = ""
@@ -255,6 +274,7 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
     self.loop = loop
     self.configuration = configuration
     self.authority = authority
+    scheme = configuration.usesTLS ? "https" : "http"
     self.transport = transport
   }
 
@@ -401,7 +421,8 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
       nextStream = HTTP2StreamID(Int32(id) + 2)
       call.id = id
       calls[id] = call
-      let headers = GRPCHeaders.request(call.descriptor, authority: authority, timeout: call.timeout, metadata)
+      let headers = GRPCHeaders.request(
+        call.descriptor, scheme: scheme, authority: authority, timeout: call.timeout, metadata)
       write(id, .headers(.init(headers: headers)))
     case .message(let bytes):
       guard let id = call.id else { return room.written(size) }
@@ -475,7 +496,8 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
     written.futureResult.whenComplete { _ in self.context?.close(promise: nil) }
     context.writeAndFlush(
       wrapOutboundOut(
-        HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .rootStream, errorCode: .noError, opaqueData: nil))
+        HTTP2Frame(
+          streamID: .rootStream, payload: .goAway(lastStreamID: .rootStream, errorCode: .noError, opaqueData: nil))
       ),
       promise: written)
   }

@@ -41,10 +41,10 @@ enum GRPCHeaders {
 
   /// A call's request headers: the pseudo-headers, the protocol's, then the caller's metadata.
   static func request(
-    _ method: MethodDescriptor, authority: String, timeout: Duration?, _ metadata: Metadata
+    _ method: MethodDescriptor, scheme: String, authority: String, timeout: Duration?, _ metadata: Metadata
   ) -> HPACKHeaders {
     var headers: HPACKHeaders = [
-      ":method": "POST", ":scheme": "http", ":path": "/" + method.fullyQualifiedMethod, ":authority": authority,
+      ":method": "POST", ":scheme": scheme, ":path": "/" + method.fullyQualifiedMethod, ":authority": authority,
       "content-type": "application/grpc", "te": "trailers",
     ]
     if let timeout { headers.add(name: "grpc-timeout", value: self.timeout(timeout)) }
