@@ -259,8 +259,9 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
   var local = ""
   var calls: [HTTP2StreamID: Call] = [:]
   var nextStream = HTTP2StreamID(1)
-  /// Calls read from since their credit last went back.
-  var owing: Set<HTTP2StreamID> = []
+  /// Calls owed a quarter of a window or more since their credit last went back: only they are
+  /// looked at when a read ends (a connection may carry hundreds of streams, most owed a little).
+  var due: Set<HTTP2StreamID> = []
   /// Bytes read and not yet returned to the connection's window.
   var owed = 0
   var flushScheduled = false
@@ -312,8 +313,8 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
       guard case .byteBuffer(var bytes) = payload.data else { return }
       owed += bytes.readableBytes
       guard let call = calls[id] else { return }
-      owing.insert(id)
       call.owed += bytes.readableBytes
+      if call.owed >= configuration.window / 4 { due.insert(id) }
       call.partial.writeBuffer(&bytes)
       readMessages(call)
       if payload.endStream, !call.over {
@@ -346,16 +347,14 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
       write(.rootStream, .windowUpdate(windowSizeIncrement: owed))
       owed = 0
     }
-    for id in owing {
-      guard let call = calls[id] else {
-        owing.remove(id)
-        continue
-      }
-      guard call.owed >= configuration.window / 4, call.response.mayReturnCredit() else { continue }
-      owing.remove(id)
+    // A call whose reader is behind gets its credit back when the reader catches up
+    // (`returnCredit`).
+    for id in due {
+      guard let call = calls[id], call.response.mayReturnCredit() else { continue }
       write(id, .windowUpdate(windowSizeIncrement: call.owed))
       call.owed = 0
     }
+    due.removeAll(keepingCapacity: true)
     context.flush()
   }
 

@@ -37,9 +37,10 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
   var peer = ""
   var local = ""
   var streams: [HTTP2StreamID: Stream] = [:]
-  /// Streams read from since their credit last went back (only they are looked at when a read
-  /// ends: a connection may carry thousands of quiet streams).
-  var owing: Set<HTTP2StreamID> = []
+  /// Streams owed a quarter of a window or more since their credit last went back: only they
+  /// are looked at when a read ends (a connection may carry thousands of streams, most of them
+  /// owed a little).
+  var due: Set<HTTP2StreamID> = []
   /// Bytes read and not yet returned to the connection's window.
   var owed = 0
   var flushScheduled = false
@@ -105,7 +106,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
       owed += bytes.readableBytes
       guard streams[id] != nil else { return }
       streams[id]!.owed += bytes.readableBytes
-      owing.insert(id)
+      if streams[id]!.owed >= settings.window / 4 { due.insert(id) }
       streams[id]!.partial.writeBuffer(&bytes)
       readMessages(id)
       if payload.endStream { endRequest(id) }
@@ -122,16 +123,14 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
       write(.rootStream, .windowUpdate(windowSizeIncrement: owed))
       owed = 0
     }
-    for id in owing {
-      guard let stream = streams[id], !stream.requestEnded else {
-        owing.remove(id)
-        continue
-      }
-      guard stream.owed >= settings.window / 4, stream.request.mayReturnCredit() else { continue }
-      owing.remove(id)
+    // A stream whose reader is behind gets its credit back when the reader catches up
+    // (`returnCredit`).
+    for id in due {
+      guard let stream = streams[id], !stream.requestEnded, stream.request.mayReturnCredit() else { continue }
       streams[id]?.owed = 0
       write(id, .windowUpdate(windowSizeIncrement: stream.owed))
     }
+    due.removeAll(keepingCapacity: true)
     context.flush()
   }
 
@@ -234,7 +233,6 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
   /// A paused stream's reader caught up: its held-back credit goes back.
   func returnCredit(_ id: HTTP2StreamID) {
     guard let stream = streams[id], !stream.requestEnded, stream.owed > 0 else { return }
-    owing.remove(id)
     streams[id]?.owed = 0
     write(id, .windowUpdate(windowSizeIncrement: stream.owed))
     scheduleFlush()

@@ -89,10 +89,12 @@ import Testing
   }
 
   /// A caller that stops reading holds the service's writer back (the client gives no credit
-  /// for messages it has not handed over); it gets every message once it reads again.
-  @Test(arguments: Server.allCases) func aCallerThatStopsReadingHoldsTheServiceBack(_ server: Server) async throws {
+  /// for messages it has not handed over); it gets every message once it reads again. On the
+  /// frame server only: grpc-swift's own server transport lets a writer go on whatever the
+  /// client's window, queueing the frames in its memory.
+  @Test func aCallerThatStopsReadingHoldsTheServiceBack() async throws {
     let service = TestService()
-    try await calling(service, on: server) { client, _ in
+    try await calling(service, on: .frames) { client, _ in
       let count = 2000
       let received = try await client.serverStreaming(
         request: ClientRequest(message: [UInt8](String(count).utf8)), descriptor: TestService.flood,
