@@ -185,14 +185,14 @@ final class CallIntake: Sendable {
 
   init(_ accept: AsyncStream<AsyncStream<Call>>.Continuation) { self.accept = accept }
 
-  /// A new connection, whose calls come on `calls`; false when the server is shutting down (it
-  /// should drain at once).
+  /// A new connection, whose calls come on `calls`; false when the server is shutting down or
+  /// `listen` takes no more connections (it should drain at once: its calls would not be served).
   func add(_ connection: FrameConnection, calls: AsyncStream<Call>) -> Bool {
     let draining = state.withLock { s in
       s.connections[ObjectIdentifier(connection)] = connection
       return s.draining
     }
-    accept.yield(calls)
+    if case .terminated = accept.yield(calls) { return false }
     return !draining
   }
 
