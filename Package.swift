@@ -206,7 +206,7 @@ let package = Package(
     // simulated car and road-snapped location providers; local token signing for tools.
     .target(
       name: "FleetSimulator",
-      dependencies: ["FleetClient", 
+      dependencies: ["FleetClient", "FleetGRPCTransport",
         "FleetDriver", "FleetPositioning", "FleetRouting", "FleetProgress", "FleetAuth", "FleetCore", "FleetGeometry",
         "FleetProto",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -237,6 +237,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: swiftSettings
     ),

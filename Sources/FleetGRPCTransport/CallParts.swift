@@ -1,15 +1,14 @@
 import GRPCCore
+import NIOCore
 import NIOHTTP2
 import Synchronization
 
-/// A call's request parts on their way from its connection's loop to the service's task, and
-/// how many bytes of whole messages wait unread. While more than the stream's window waits, the
-/// loop holds the stream's flow-control credit back, so that a client that outpaces its service
-/// is stopped by HTTP/2 instead of filling fleetd's memory; the reader that brings the backlog
-/// under the window asks the loop to give the credit back.
-final class RequestParts: AsyncSequence, Sendable {
-  typealias Element = RPCRequestPart<[UInt8]>
-
+/// A call's inbound parts (a server's request, a client's response) on their way from its
+/// connection's loop to the task reading them, and how many bytes of whole messages wait unread.
+/// While more than the stream's window waits, the loop holds the stream's flow-control credit
+/// back, so that a peer that outpaces its reader is stopped by HTTP/2 instead of filling memory;
+/// the reader that brings the backlog under the window asks the loop to give the credit back.
+final class InboundParts<Element: Sendable>: AsyncSequence, Sendable {
   let base: AsyncThrowingStream<Element, any Error>
   let input: AsyncThrowingStream<Element, any Error>.Continuation
   /// Bytes of whole messages handed over and not yet read.
@@ -17,18 +16,21 @@ final class RequestParts: AsyncSequence, Sendable {
   /// The loop holds credit back until the reader drains the backlog.
   let paused = Atomic<Bool>(false)
   let window: Int
+  /// A part's message bytes (0 for metadata and status).
+  let size: @Sendable (Element) -> Int
   /// Runs when a paused stream's backlog falls under the window (from the reader's thread).
   let drained: @Sendable () -> Void
 
-  init(window: Int, drained: @escaping @Sendable () -> Void) {
+  init(window: Int, size: @escaping @Sendable (Element) -> Int, drained: @escaping @Sendable () -> Void) {
     (base, input) = AsyncThrowingStream.makeStream(of: Element.self)
     self.window = window
+    self.size = size
     self.drained = drained
   }
 
   /// From the loop: a part arrived.
   func yield(_ part: Element) {
-    if case .message(let bytes) = part { unread.add(bytes.count, ordering: .relaxed) }
+    unread.add(size(part), ordering: .relaxed)
     input.yield(part)
   }
 
@@ -48,12 +50,12 @@ final class RequestParts: AsyncSequence, Sendable {
 
   struct Iterator: AsyncIteratorProtocol {
     var base: AsyncThrowingStream<Element, any Error>.Iterator
-    let parts: RequestParts
+    let parts: InboundParts
 
     mutating func next() async throws -> Element? {
       let part = try await base.next()
-      if case .message(let bytes) = part {
-        let left = parts.unread.subtract(bytes.count, ordering: .sequentiallyConsistent).newValue
+      if let part, case let bytes = parts.size(part), bytes > 0 {
+        let left = parts.unread.subtract(bytes, ordering: .sequentiallyConsistent).newValue
         if left < parts.window, parts.paused.exchange(false, ordering: .sequentiallyConsistent) { parts.drained() }
       }
       return part
@@ -61,25 +63,50 @@ final class RequestParts: AsyncSequence, Sendable {
   }
 }
 
-/// A call's response parts on their way to its connection's loop. A writer waits while more
-/// than `limit` bytes it wrote are not yet on the socket (the client reads slowly, or its
-/// window is closed), so that a slow reader holds back its own stream's producer (a rider's
-/// pushes, which then skip to the newest) instead of filling fleetd's memory.
-struct ResponseParts: ClosableRPCWriterProtocol {
-  typealias Element = RPCResponsePart<[UInt8]>
+extension InboundParts where Element == RPCRequestPart<[UInt8]> {
+  convenience init(window: Int, drained: @escaping @Sendable () -> Void) {
+    self.init(window: window, size: { if case .message(let bytes) = $0 { bytes.count } else { 0 } }, drained: drained)
+  }
+}
 
-  let connection: FrameConnection
-  let stream: HTTP2StreamID
+extension InboundParts where Element == RPCResponsePart<[UInt8]> {
+  convenience init(window: Int, drained: @escaping @Sendable () -> Void) {
+    self.init(window: window, size: { if case .message(let bytes) = $0 { bytes.count } else { 0 } }, drained: drained)
+  }
+}
+
+/// The side of a connection that writes a call's outbound parts as frames, on its loop.
+protocol FrameSink<Part, Handle>: AnyObject, Sendable {
+  associatedtype Part: Sendable
+  /// What names a call on the connection.
+  associatedtype Handle: Sendable
+  var loop: any EventLoop { get }
+  /// On the loop: `part` of a call, `size` message bytes, given back to `room` once written.
+  func send(_ call: Handle, _ part: Part, size: Int, room: WriteRoom)
+  /// On the loop: the call's writer finished (`error` nil) or failed.
+  func finish(_ call: Handle, _ error: (any Error)?)
+}
+
+/// A call's outbound parts on their way to its connection's loop. A writer waits while more
+/// than `limit` bytes it wrote are not yet on the socket (the peer reads slowly, or its window
+/// is closed), so that a slow reader holds back its own stream's producer (a rider's pushes,
+/// which then skip to the newest) instead of filling memory.
+struct OutboundParts<Sink: FrameSink>: ClosableRPCWriterProtocol {
+  typealias Element = Sink.Part
+
+  let sink: Sink
+  let call: Sink.Handle
   let room: WriteRoom
+  /// A part's message bytes (0 for metadata and status).
+  let size: @Sendable (Element) -> Int
 
   func write(_ element: Element) async throws {
-    let size: Int
-    if case .message(let bytes) = element { size = bytes.count } else { size = 0 }
+    let size = size(element)
     try room.take(size)
-    let connection = connection
-    let stream = stream
+    let sink = sink
+    let call = call
     let room = room
-    connection.loop.execute { connection.send(stream, element, size: size, room: room) }
+    sink.loop.execute { sink.send(call, element, size: size, room: room) }
     try await room.waitIfFull()
   }
 
@@ -87,15 +114,16 @@ struct ResponseParts: ClosableRPCWriterProtocol {
     for element in elements { try await write(element) }
   }
 
-  /// The status part ends the stream; a service's task that ends without one is answered by
-  /// grpc-swift's server before this is called.
-  func finish() async {}
+  func finish() async {
+    let sink = sink
+    let call = call
+    sink.loop.execute { sink.finish(call, nil) }
+  }
 
   func finish(throwing error: any Error) async {
-    let status =
-      (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
-      ?? Status(code: .unknown, message: "the service failed: \(error)")
-    try? await write(.status(status, [:]))
+    let sink = sink
+    let call = call
+    sink.loop.execute { sink.finish(call, error) }
   }
 }
 

@@ -6,12 +6,14 @@ import NIOHTTP2
 /// One HTTP/2 connection's gRPC calls, read and written as frames on the connection's loop.
 /// Confined to that loop (every property is touched from handler callbacks or from work
 /// submitted to the loop), hence `@unchecked Sendable`.
-final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
+final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendable {
   typealias InboundIn = HTTP2Frame
   typealias OutboundOut = HTTP2Frame
+  typealias Part = RPCResponsePart<[UInt8]>
+  typealias Handle = HTTP2StreamID
 
   struct Stream {
-    let request: RequestParts
+    let request: InboundParts<RPCRequestPart<[UInt8]>>
     let room: WriteRoom
     let cancellation: CallCancellation
     /// Bytes of a message not yet whole.
@@ -35,9 +37,10 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   var peer = ""
   var local = ""
   var streams: [HTTP2StreamID: Stream] = [:]
-  /// Streams read from since their credit last went back (only they are looked at when a read
-  /// ends: a connection may carry thousands of quiet streams).
-  var owing: Set<HTTP2StreamID> = []
+  /// Streams owed a quarter of a window or more since their credit last went back: only they
+  /// are looked at when a read ends (a connection may carry thousands of streams, most of them
+  /// owed a little).
+  var due: Set<HTTP2StreamID> = []
   /// Bytes read and not yet returned to the connection's window.
   var owed = 0
   var flushScheduled = false
@@ -103,7 +106,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       owed += bytes.readableBytes
       guard streams[id] != nil else { return }
       streams[id]!.owed += bytes.readableBytes
-      owing.insert(id)
+      if streams[id]!.owed >= settings.window / 4 { due.insert(id) }
       streams[id]!.partial.writeBuffer(&bytes)
       readMessages(id)
       if payload.endStream { endRequest(id) }
@@ -120,16 +123,14 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       write(.rootStream, .windowUpdate(windowSizeIncrement: owed))
       owed = 0
     }
-    for id in owing {
-      guard let stream = streams[id], !stream.requestEnded else {
-        owing.remove(id)
-        continue
-      }
-      guard stream.owed >= settings.window / 4, stream.request.mayReturnCredit() else { continue }
-      owing.remove(id)
+    // A stream whose reader is behind gets its credit back when the reader catches up
+    // (`returnCredit`).
+    for id in due {
+      guard let stream = streams[id], !stream.requestEnded, stream.request.mayReturnCredit() else { continue }
       streams[id]?.owed = 0
       write(id, .windowUpdate(windowSizeIncrement: stream.owed))
     }
+    due.removeAll(keepingCapacity: true)
     context.flush()
   }
 
@@ -166,7 +167,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       return reject(id, httpStatus: "200", grpc: .unimplemented, "the :path is not /package.Service/Method")
     }
     let loop = self.loop
-    let request = RequestParts(window: settings.window) { [weak self] in
+    let request = InboundParts<RPCRequestPart<[UInt8]>>(window: settings.window) { [weak self] in
       guard let connection = self else { return }
       loop.execute { connection.returnCredit(id) }
     }
@@ -178,7 +179,7 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
     let stream = RPCStream(
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
       outbound: RPCWriter<RPCResponsePart<[UInt8]>>.Closable(
-        wrapping: ResponseParts(connection: self, stream: id, room: room)))
+        wrapping: OutboundParts(sink: self, call: id, room: room, size: Self.messageBytes)))
     start.yield(
       CallIntake.Call(stream: stream, peer: peer, local: local, cancellation: cancellation, executor: executor))
   }
@@ -232,7 +233,6 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
   /// A paused stream's reader caught up: its held-back credit goes back.
   func returnCredit(_ id: HTTP2StreamID) {
     guard let stream = streams[id], !stream.requestEnded, stream.owed > 0 else { return }
-    owing.remove(id)
     streams[id]?.owed = 0
     write(id, .windowUpdate(windowSizeIncrement: stream.owed))
     scheduleFlush()
@@ -267,6 +267,22 @@ final class FrameConnection: ChannelInboundHandler, @unchecked Sendable {
       close(id, nil)
     }
     scheduleFlush()
+  }
+
+  /// A response part's message bytes.
+  static let messageBytes: @Sendable (RPCResponsePart<[UInt8]>) -> Int = {
+    if case .message(let bytes) = $0 { bytes.count } else { 0 }
+  }
+
+  /// The service's writer finished: the status part already ended the stream; a writer that
+  /// failed ends it with the error's status (a service's task that ends without a status is
+  /// answered by grpc-swift's server before this is called).
+  func finish(_ id: HTTP2StreamID, _ error: (any Error)?) {
+    guard let error, let room = streams[id]?.room else { return }
+    let status =
+      (error as? RPCError).map { Status(code: Status.Code($0.code), message: $0.message) }
+      ?? Status(code: .unknown, message: "the service failed: \(error)")
+    send(id, .status(status, [:]), size: 0, room: room)
   }
 
   /// Forgets a call: its request ends (with `error` when the call did not end normally), its

@@ -39,6 +39,47 @@ enum GRPCHeaders {
     return headers
   }
 
+  /// A call's request headers: the pseudo-headers, the protocol's, then the caller's metadata.
+  static func request(
+    _ method: MethodDescriptor, scheme: String, authority: String, timeout: Duration?, _ metadata: Metadata
+  ) -> HPACKHeaders {
+    var headers: HPACKHeaders = [
+      ":method": "POST", ":scheme": scheme, ":path": "/" + method.fullyQualifiedMethod, ":authority": authority,
+      "content-type": "application/grpc", "te": "trailers",
+    ]
+    if let timeout { headers.add(name: "grpc-timeout", value: self.timeout(timeout)) }
+    add(metadata, to: &headers)
+    return headers
+  }
+
+  /// grpc-timeout's form: at most eight digits and a unit; milliseconds, rounded up, while they
+  /// fit, else seconds.
+  static func timeout(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    let milliseconds = max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    if milliseconds <= 99_999_999 { return "\(milliseconds)m" }
+    return "\(min(seconds, 99_999_999))S"
+  }
+
+  /// A response's status and trailing metadata from the headers that end it: grpc-status and
+  /// grpc-message, or the HTTP status mapped as gRPC's documents say when grpc-status is missing.
+  static func status(_ headers: HPACKHeaders) -> (Status, Metadata) {
+    var metadata = Self.metadata(headers)
+    metadata.removeAllValues(forKey: "grpc-status")
+    metadata.removeAllValues(forKey: "grpc-message")
+    guard let field = headers.first(name: "grpc-status") else {
+      let http = headers.first(name: ":status").flatMap { Int($0) }
+      guard let http, http != 200 else {
+        return (Status(code: .unknown, message: "the response ended without a grpc-status"), metadata)
+      }
+      return (Status(httpStatusCode: http), metadata)
+    }
+    guard let raw = Int(field), let code = Status.Code(rawValue: raw) else {
+      return (Status(code: .unknown, message: "grpc-status '\(field)' is not a status code"), metadata)
+    }
+    return (Status(code: code, message: percentDecoded(headers.first(name: "grpc-message") ?? "")), metadata)
+  }
+
   static func add(_ metadata: Metadata, to headers: inout HPACKHeaders) {
     for entry in metadata {
       switch entry.value {
@@ -60,6 +101,27 @@ enum GRPCHeaders {
       }
     }
     return encoded
+  }
+
+  /// The inverse of `percentEncoded`; a `%` not followed by two hex digits stays as it is.
+  static func percentDecoded(_ message: String) -> String {
+    guard message.utf8.contains(UInt8(ascii: "%")) else { return message }
+    let bytes = Array(message.utf8)
+    var decoded: [UInt8] = []
+    decoded.reserveCapacity(bytes.count)
+    var i = 0
+    while i < bytes.count {
+      if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count,
+        let byte = UInt8(String(decoding: bytes[(i + 1)...(i + 2)], as: UTF8.self), radix: 16)
+      {
+        decoded.append(byte)
+        i += 3
+      } else {
+        decoded.append(bytes[i])
+        i += 1
+      }
+    }
+    return String(decoding: decoded, as: UTF8.self)
   }
 
   static func decodeBase64(_ value: String) -> [UInt8]? {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FleetGRPCTransport
 import FleetProto
 import FleetSimulator
 import Foundation
@@ -173,6 +174,11 @@ struct MetroLoad: AsyncParsableCommand {
       "Multiplies the report rate (the interval shortens), watchers and searches, as dev/metro-bench.sh's headroom run."
   )
   var scale = 1.0
+  @Option(
+    help:
+      "The client transport: `nio` (grpc-swift's own HTTP/2 transport) or `frames` (FleetGRPCTransport's FrameClientTransport)."
+  )
+  var clientTransport = "nio"
   @Option(help: "Seconds to let every stream open before measuring.") var warmUp = 20.0
   @Option(help: "Seconds measured.") var duration = 60.0
   @Option(help: "Label of the printed row.") var label = "grpc-floor"
@@ -180,11 +186,25 @@ struct MetroLoad: AsyncParsableCommand {
   func run() async throws {
     let watcherCount = watcherTotal
     let stats = MetroStats()
-    let connect = { () throws -> GRPCClient<HTTP2ClientTransport.Posix> in
-      GRPCClient(
-        transport: try HTTP2ClientTransport.Posix(
-          target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext))
+    switch clientTransport {
+    case "nio":
+      try await run(stats, watcherCount) {
+        GRPCClient(
+          transport: try HTTP2ClientTransport.Posix(
+            target: .ipv4(address: "127.0.0.1", port: grpcPort), transportSecurity: .plaintext))
+      }
+    case "frames":
+      try await run(stats, watcherCount) {
+        GRPCClient(transport: FrameClientTransport(host: "127.0.0.1", port: grpcPort))
+      }
+    default:
+      throw ValidationError("--client-transport takes nio or frames, not '\(clientTransport)'")
     }
+  }
+
+  func run<Transport: ClientTransport>(
+    _ stats: MetroStats, _ watcherCount: Int, _ connect: () throws -> GRPCClient<Transport>
+  ) async throws {
     // As `fleet simulate`: the reports on two connections, watchers 100 to a connection,
     // searches on their own.
     let reportClients = try (0..<2).map { _ in try connect() }
@@ -200,9 +220,9 @@ struct MetroLoad: AsyncParsableCommand {
   /// Thrown when the window is measured and printed, to end every stream.
   struct Finished: Error {}
 
-  func measure(
-    _ clients: [GRPCClient<HTTP2ClientTransport.Posix>], _ reportClients: [GRPCClient<HTTP2ClientTransport.Posix>],
-    _ watchClients: [GRPCClient<HTTP2ClientTransport.Posix>], _ searchClient: GRPCClient<HTTP2ClientTransport.Posix>,
+  func measure<Transport: ClientTransport>(
+    _ clients: [GRPCClient<Transport>], _ reportClients: [GRPCClient<Transport>],
+    _ watchClients: [GRPCClient<Transport>], _ searchClient: GRPCClient<Transport>,
     _ stats: MetroStats, started: ContinuousClock.Instant
   ) async throws {
     let vehicleCount = vehicles
@@ -249,8 +269,8 @@ struct MetroLoad: AsyncParsableCommand {
   /// drivers: each vehicle reports every interval, the vehicles' phases spread evenly over it, and
   /// the reports due at each 10 ms tick go out together in one message; each acknowledgement is
   /// timed from its report's send.
-  func reportStream(
-    _ vehicleIndexes: [Int], _ client: GRPCClient<HTTP2ClientTransport.Posix>, _ stats: MetroStats,
+  func reportStream<Transport: ClientTransport>(
+    _ vehicleIndexes: [Int], _ client: GRPCClient<Transport>, _ stats: MetroStats,
     from: ContinuousClock.Instant, until: ContinuousClock.Instant
   ) async {
     let client = Fleetkit_V1_VehicleUpdates.Client(wrapping: client)
@@ -316,8 +336,8 @@ struct MetroLoad: AsyncParsableCommand {
   }
 
   /// One rider's stream on vehicle `vehicle`'s trip; each push timed from its report's send.
-  func watch(
-    vehicle: Int, _ client: GRPCClient<HTTP2ClientTransport.Posix>, _ stats: MetroStats,
+  func watch<Transport: ClientTransport>(
+    vehicle: Int, _ client: GRPCClient<Transport>, _ stats: MetroStats,
     from: ContinuousClock.Instant, until: ContinuousClock.Instant
   ) async {
     var request = Fleetkit_V1_WatchTripRequest()
@@ -336,8 +356,8 @@ struct MetroLoad: AsyncParsableCommand {
 
   /// SearchVehicles at `rate` a second, open loop: a call starts on time however long the
   /// others take.
-  func searchLoop(
-    _ rate: Double, _ client: GRPCClient<HTTP2ClientTransport.Posix>, _ stats: MetroStats,
+  func searchLoop<Transport: ClientTransport>(
+    _ rate: Double, _ client: GRPCClient<Transport>, _ stats: MetroStats,
     from: ContinuousClock.Instant, until: ContinuousClock.Instant
   ) async {
     guard rate > 0 else { return }

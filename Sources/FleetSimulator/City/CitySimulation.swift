@@ -1,5 +1,6 @@
 import FleetAuth
 import FleetClient
+import FleetGRPCTransport
 import FleetRouting
 import Foundation
 import GRPCCore
@@ -111,7 +112,7 @@ public struct CitySimulation: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { simulation in
               simulation.addTask { try await fleet.run(clients: clients, starts: starts) }
               simulation.addTask {
-                try await watchers.run { try Self.connect(to: endpoint) }
+                try await watchers.run { Self.watcherClient(to: endpoint) }
                 // Watching ends only with the simulation.
                 try await Task.sleep(for: .seconds(86_400 * 365))
               }
@@ -155,6 +156,16 @@ public struct CitySimulation: Sendable {
         config: .defaults {
           $0.backoff = .init(initial: .milliseconds(250), max: .seconds(5), multiplier: 1.6, jitter: 0.2)
         }))
+  }
+
+  /// A client for riders' streams: thousands of them, each a push per report, on the lean
+  /// frame transport (grpc-swift's own client, with a channel per stream, cost the machine more
+  /// than the server it loaded: docs/benchmarks.md). The messages are the same on the wire.
+  static func watcherClient(to endpoint: FleetEndpoint) -> GRPCClient<FrameClientTransport> {
+    var configuration = FrameClientTransport.Configuration()
+    configuration.usesTLS = endpoint.usesTLS
+    return GRPCClient(
+      transport: FrameClientTransport(host: endpoint.host, port: endpoint.port, configuration: configuration))
   }
 
   /// One period's line: the fleet, reports, rides, and each process's cost.

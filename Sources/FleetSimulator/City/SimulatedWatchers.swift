@@ -1,8 +1,8 @@
 import FleetClient
+import FleetGRPCTransport
 import FleetProto
 import Foundation
 import GRPCCore
-import GRPCNIOTransportHTTP2
 import GRPCProtobuf
 import Synchronization
 
@@ -23,10 +23,10 @@ public struct SimulatedWatchers: Sendable {
 
   /// One HTTP/2 connection to fleetd and the streams open on it.
   final class Connection: Sendable {
-    let client: GRPCClient<HTTP2ClientTransport.Posix>
+    let client: GRPCClient<FrameClientTransport>
     let streams = Atomic<Int>(0)
 
-    init(client: GRPCClient<HTTP2ClientTransport.Posix>) { self.client = client }
+    init(client: GRPCClient<FrameClientTransport>) { self.client = client }
   }
 
   public let configuration: Configuration
@@ -52,7 +52,7 @@ public struct SimulatedWatchers: Sendable {
   }
 
   /// Opens the streams of the rides booked, until cancelled.
-  func run(connect: @escaping @Sendable () throws -> GRPCClient<HTTP2ClientTransport.Posix>) async throws {
+  func run(connect: @escaping @Sendable () throws -> GRPCClient<FrameClientTransport>) async throws {
     guard configuration.perRide > 0 else { return }
     let open = Mutex<[Connection]>([])
     try await withTaskCancellationHandler {
@@ -84,7 +84,7 @@ public struct SimulatedWatchers: Sendable {
   }
 
   /// One watcher: from its trip's first state until the trip ends (or the simulation does).
-  func follow(_ ride: String, over client: GRPCClient<HTTP2ClientTransport.Posix>) async {
+  func follow(_ ride: String, over client: GRPCClient<FrameClientTransport>) async {
     stats.watcherOpened()
     defer { stats.watcherClosed() }
     var request = Fleetkit_V1_WatchTripRequest()
