@@ -284,10 +284,13 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
     if case .message(let bytes) = $0 { bytes.count } else { 0 }
   }
 
-  func handlerAdded(context: ChannelHandlerContext) {
-    self.context = context
+  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+  /// The addresses are known once connected, before `open` hands the connection to calls.
+  func channelActive(context: ChannelHandlerContext) {
     peer = FrameConnection.describe(context.channel.remoteAddress)
     local = FrameConnection.describe(context.channel.localAddress)
+    context.fireChannelActive()
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -375,23 +378,21 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
   /// Hands the stream's whole messages to its call; ends the call on one it may not read.
   func readMessages(_ call: Call) {
     defer { call.partial.discardReadBytes() }
-    while !call.over, call.partial.readableBytes >= 5 {
-      let start = call.partial.readerIndex
-      let compressed = call.partial.getInteger(at: start, as: UInt8.self)!
-      let length = Int(call.partial.getInteger(at: start + 1, as: UInt32.self)!)
-      guard compressed == 0 else {
+    while !call.over {
+      switch MessageFraming.next(from: &call.partial, limit: configuration.maximumResponseBytes) {
+      case .incomplete:
+        return
+      case .compressed:
         let status = Status(code: .internalError, message: "a compressed response message (identity was asked for)")
         return end(call, .status(status, [:]), reset: true)
-      }
-      guard length <= configuration.maximumResponseBytes else {
+      case .tooLong(let length):
         let status = Status(
           code: .resourceExhausted,
           message: "a response message of \(length) bytes is over the limit of \(configuration.maximumResponseBytes)")
         return end(call, .status(status, [:]), reset: true)
+      case .message(let message):
+        call.response.yield(.message(message))
       }
-      guard call.partial.readableBytes >= 5 + length else { return }
-      call.partial.moveReaderIndex(forwardBy: 5)
-      call.response.yield(.message(call.partial.readBytes(length: length)!))
     }
   }
 
@@ -425,10 +426,7 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
       write(id, .headers(.init(headers: headers)))
     case .message(let bytes):
       guard let id = call.id else { return room.written(size) }
-      var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
-      buffer.writeInteger(UInt8(0))
-      buffer.writeInteger(UInt32(bytes.count))
-      buffer.writeBytes(bytes)
+      let buffer = MessageFraming.frame(bytes, context.channel.allocator)
       let written = loop.makePromise(of: Void.self)
       written.futureResult.whenComplete { _ in room.written(size) }
       context.write(

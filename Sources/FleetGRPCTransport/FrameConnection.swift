@@ -195,24 +195,21 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
   /// Hands the stream's whole messages to its call; fails the call on one it may not read.
   func readMessages(_ id: HTTP2StreamID) {
     defer { streams[id]?.partial.discardReadBytes() }
-    while let stream = streams[id], stream.partial.readableBytes >= 5 {
-      let partial = stream.partial
-      let compressed = partial.getInteger(at: partial.readerIndex, as: UInt8.self)!
-      let length = Int(partial.getInteger(at: partial.readerIndex + 1, as: UInt32.self)!)
-      guard compressed == 0 else {
+    while streams[id] != nil {
+      switch MessageFraming.next(from: &streams[id]!.partial, limit: settings.maximumRequestBytes) {
+      case .incomplete:
+        return
+      case .compressed:
         return fail(id, Status(code: .unimplemented, message: "compressed messages are not accepted (identity only)"))
-      }
-      guard length <= settings.maximumRequestBytes else {
+      case .tooLong(let length):
         return fail(
           id,
           Status(
             code: .resourceExhausted,
             message: "a request message of \(length) bytes is over the limit of \(settings.maximumRequestBytes)"))
+      case .message(let message):
+        streams[id]!.request.yield(.message(message))
       }
-      guard partial.readableBytes >= 5 + length else { return }
-      streams[id]!.partial.moveReaderIndex(forwardBy: 5)
-      let message = streams[id]!.partial.readBytes(length: length)!
-      stream.request.yield(.message(message))
     }
   }
 
@@ -253,10 +250,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
         streams[id]!.answering = true
         write(id, .headers(.init(headers: GRPCHeaders.responseStart([:]))))
       }
-      var buffer = context.channel.allocator.buffer(capacity: 5 + bytes.count)
-      buffer.writeInteger(UInt8(0))
-      buffer.writeInteger(UInt32(bytes.count))
-      buffer.writeBytes(bytes)
+      let buffer = MessageFraming.frame(bytes, context.channel.allocator)
       let written = loop.makePromise(of: Void.self)
       written.futureResult.whenComplete { _ in room.written(size) }
       context.write(

@@ -209,9 +209,11 @@ import Testing
   @Test func keepalivePingsKeepAnAnsweringClientAndCloseASilentOne() async throws {
     var configuration = FrameServerTransport.Configuration()
     configuration.keepaliveTime = .milliseconds(100)
-    // Long enough for a client on a machine busy with the other suites to answer.
     configuration.keepaliveTimeout = .seconds(2)
-    try await serving(TestService(), configuration) { client, server in
+    // The client answers on a loop of its own: on the shared loops, the other suites' work in this
+    // process could hold its answer back past the timeout.
+    let clientLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    try await serving(TestService(), configuration, clientLoops: clientLoops) { client, server in
       let peer = { () async throws -> String in
         try await client.unary(
           request: ClientRequest(message: []), descriptor: TestService.peer, serializer: BytesCoding(),
@@ -235,6 +237,7 @@ import Testing
       try await closed.wait()
       #expect(!silent.isActive)
     }
+    try await clientLoops.shutdownGracefully()
   }
 
   @Test func aTakenPortFailsTheListenAndItsAddress() async throws {
@@ -253,14 +256,14 @@ import Testing
 /// grpc-swift client connected to it; the server is shut down gracefully after.
 func serving(
   _ service: some RegistrableRPCService, _ configuration: FrameServerTransport.Configuration = .init(),
-  compressing: Bool = false,
+  compressing: Bool = false, clientLoops: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
   _ body: (GRPCClient<HTTP2ClientTransport.Posix>, FrameServerTransport) async throws -> Void
 ) async throws {
   try await serving(service, configuration) { transport in
     let port = try #require(try await transport.listeningAddress.port)
     let clientTransport = try HTTP2ClientTransport.Posix(
       target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext,
-      config: .defaults { if compressing { $0.compression.enabledAlgorithms = .all } })
+      config: .defaults { if compressing { $0.compression.enabledAlgorithms = .all } }, eventLoopGroup: clientLoops)
     try await withGRPCClient(transport: clientTransport) { client in try await body(client, transport) }
   }
 }
