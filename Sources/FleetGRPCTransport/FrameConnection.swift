@@ -64,6 +64,16 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
     self.context = context
     peer = Self.describe(context.channel.remoteAddress)
     local = Self.describe(context.channel.localAddress)
+  }
+
+  /// Only an active connection is one of the server's, and only then may frames go out: the
+  /// HTTP/2 handler before this one sends the server's preface as the connection becomes active,
+  /// and an accepted connection can wait a while for that on a busy loop. A keepalive PING written
+  /// earlier failed the connection (no preface sent yet), which then closed without ever being
+  /// active or inactive, and `listen` waited for it for good.
+  func channelActive(context: ChannelHandlerContext) {
+    context.fireChannelActive()
+    lastRead = .now()
     scheduleKeepalive(at: lastRead + .init(settings.keepaliveTime))
     if !calls.add(self, calls: started) { drain() }
   }

@@ -71,7 +71,7 @@ import Testing
   @Test(arguments: Server.allCases) func concurrentCallsEachGetTheirOwnAnswer(_ server: Server) async throws {
     try await calling(TestService(), on: server) { client, _ in
       try await withThrowingTaskGroup(of: Bool.self) { group in
-        for i in 0..<500 {
+        for i in 0..<200 {
           group.addTask {
             let message = Array("call \(i)".utf8)
             let answer = try await client.unary(
@@ -83,7 +83,7 @@ import Testing
         }
         var right = 0
         for try await ok in group where ok { right += 1 }
-        #expect(right == 500)
+        #expect(right == 200)
       }
     }
   }
@@ -95,7 +95,7 @@ import Testing
   @Test func aCallerThatStopsReadingHoldsTheServiceBack() async throws {
     let service = TestService()
     try await calling(service, on: .frames) { client, _ in
-      let count = 2000
+      let count = 200
       let received = try await client.serverStreaming(
         request: ClientRequest(message: [UInt8](String(count).utf8)), descriptor: TestService.flood,
         serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
@@ -105,8 +105,10 @@ import Testing
         if try await iterator.next() != nil { received += 1 }
         try await Task.sleep(for: .seconds(1))
         let writtenWhileStopped = service.written.load(ordering: .relaxed)
+        // Messages of 64 KiB and windows of 64 KiB: the one read, a whole one and a part in the
+        // client's window, one on its way from the service's writer; then the service waits.
         #expect(
-          writtenWhileStopped < count / 2, "the service wrote \(writtenWhileStopped) of \(count) with nobody reading")
+          writtenWhileStopped <= 8, "the service wrote \(writtenWhileStopped) of \(count) with nobody reading")
         while try await iterator.next() != nil { received += 1 }
         return received
       }
@@ -118,31 +120,27 @@ import Testing
   @Test(arguments: Server.allCases) func aCancelledCallCancelsTheService(_ server: Server) async throws {
     let service = TestService()
     try await calling(service, on: server) { client, _ in
-      let call = Task {
-        try await client.serverStreaming(
-          request: ClientRequest(message: [1]), descriptor: TestService.hang, serializer: BytesCoding(),
-          deserializer: BytesCoding(), options: .defaults
-        ) { response in
-          for try await _ in response.messages {}
-        }
-      }
-      try await service.hanging.wait()
-      call.cancel()
-      _ = await call.result
-      try await service.hangEnded.wait()
+      try await cancelAHangingCall(from: client, to: service)
     }
   }
 
   /// A call made while nothing listens waits for the connection, and the client connects again
-  /// after the server restarts: calls go on without the caller doing anything.
+  /// after the server restarts: calls go on without the caller connecting. A call that meets
+  /// the old connection before the client has read that it closed fails UNAVAILABLE, gRPC's
+  /// code for a call to try again (as on grpc-swift's own transport), so the calls here retry.
   @Test func callsWaitForTheServerAndGoOnAfterItRestarts() async throws {
     let port = try await freePort()
     let transport = FrameClientTransport(host: "127.0.0.1", port: port)
+    var options = CallOptions.defaults
+    options.executionPolicy = .retry(
+      RetryPolicy(
+        maxAttempts: 5, initialBackoff: .milliseconds(50), maxBackoff: .seconds(1), backoffMultiplier: 2,
+        retryableStatusCodes: [.unavailable]))
     try await withGRPCClient(transport: transport) { client in
-      let reverse = { @Sendable (text: String) async throws -> String in
+      let reverse = { @Sendable [options] (text: String) async throws -> String in
         try await client.unary(
           request: ClientRequest(message: Array(text.utf8)), descriptor: TestService.reverse,
-          serializer: BytesCoding(), deserializer: BytesCoding(), options: .defaults
+          serializer: BytesCoding(), deserializer: BytesCoding(), options: options
         ) { String(decoding: try $0.message.reversed(), as: UTF8.self) }
       }
       let early = Task { try await reverse("before the server") }
