@@ -454,7 +454,7 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
   }
 
   /// Ends a call with its status part, or failed with `error`; a stream the server may still
-  /// write on is reset.
+  /// write on is reset, and so is one whose request has not ended (`close`).
   func end(_ call: Call, _ status: RPCResponsePart<[UInt8]>, reset: Bool = false) {
     guard !call.over else { return }
     call.response.yield(status)
@@ -466,13 +466,18 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
     close(call, error, reset: true)
   }
 
+  /// Forgets a call. Its stream is reset when asked, and when its request has not ended (the
+  /// server answered first: a method it does not have, a service that failed early): the call's
+  /// writer writes nothing more, so nothing else would close this side of the stream, and it
+  /// would stay open in both HTTP/2 handlers, counted against the server's concurrent streams,
+  /// until the connection closed.
   func close(_ call: Call, _ error: RPCError?, reset: Bool) {
     call.over = true
     call.response.finish(throwing: error)
     call.room.close()
     if let id = call.id {
       calls[id] = nil
-      if reset, context != nil {
+      if reset || !call.requestEnded, context != nil {
         write(id, .rstStream(.cancel))
         scheduleFlush()
       }

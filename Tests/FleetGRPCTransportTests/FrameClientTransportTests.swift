@@ -124,6 +124,33 @@ import Testing
     }
   }
 
+  /// A server that answers before the request has ended (here with UNIMPLEMENTED, for a method
+  /// it does not have) ends the call, and the client closes its side of the stream: against a
+  /// server that allows two streams at once, ten such calls in a row are each answered (a stream
+  /// left half open stays counted, and the third call would wait for a slot until its deadline).
+  @Test func aCallAnsweredBeforeItsRequestEndedLeavesNoStreamOpen() async throws {
+    var options = CallOptions.defaults
+    options.timeout = .seconds(10)
+    try await serve(TestService(), on: .nio, port: 0, maximumStreams: 2) { port in
+      try await withGRPCClient(transport: FrameClientTransport(host: "127.0.0.1", port: port)) { client in
+        for _ in 0..<10 {
+          let error = await #expect(throws: RPCError.self) {
+            try await client.clientStreaming(
+              request: StreamingClientRequest { writer in
+                try await writer.write([1])
+                // The request ends after the answer has come.
+                try await Task.sleep(for: .milliseconds(200))
+              },
+              descriptor: MethodDescriptor(fullyQualifiedService: "test.Echo", method: "Nope"),
+              serializer: BytesCoding(), deserializer: BytesCoding(), options: options
+            ) { try $0.message }
+          }
+          #expect(error?.code == .unimplemented)
+        }
+      }
+    }
+  }
+
   /// A call made while nothing listens waits for the connection, and the client connects again
   /// after the server restarts: calls go on without the caller connecting. A call that meets
   /// the old connection before the client has read that it closed fails UNAVAILABLE, gRPC's
@@ -201,10 +228,11 @@ func calling(
 }
 
 /// `service` served on `server` at `port` (0: a free one) while `body` runs with the port; the
-/// server is shut down gracefully after.
+/// server is shut down gracefully after. `maximumStreams` limits grpc-swift's server's
+/// concurrent streams (the frame server sets none).
 func serve(
   _ service: some RegistrableRPCService, on server: FrameClientTransportTests.Server, port: Int,
-  _ body: (Int) async throws -> Void
+  maximumStreams: Int? = nil, _ body: (Int) async throws -> Void
 ) async throws {
   let run: @Sendable () async throws -> Void
   let stop: @Sendable () -> Void
@@ -212,7 +240,8 @@ func serve(
   switch server {
   case .nio:
     let transport = HTTP2ServerTransport.Posix(
-      address: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext)
+      address: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext,
+      config: .defaults { $0.http2.maxConcurrentStreams = maximumStreams })
     let grpcServer = GRPCServer(transport: transport, services: [service])
     (run, stop) = ({ try await grpcServer.serve() }, { grpcServer.beginGracefulShutdown() })
     bound = { try #require(try await transport.listeningAddress.ipv4?.port) }
