@@ -130,7 +130,7 @@ import Testing
   /// left half open stays counted, and the third call would wait for a slot until its deadline).
   @Test func aCallAnsweredBeforeItsRequestEndedLeavesNoStreamOpen() async throws {
     var options = CallOptions.defaults
-    options.timeout = .seconds(10)
+    options.timeout = .seconds(30)
     try await serve(TestService(), on: .nio, port: 0, maximumStreams: 2) { port in
       try await withGRPCClient(transport: FrameClientTransport(host: "127.0.0.1", port: port)) { client in
         for _ in 0..<10 {
