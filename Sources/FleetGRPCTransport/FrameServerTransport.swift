@@ -109,9 +109,13 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     // children to remove one that ended, and one group for every connection's streams (thousands
     // of reports and watchers) made each short call's end walk them all (a quarter of the
     // transport's CPU under the metro's mix). A call starts on its connection's loop and then runs
-    // under the global executor, so that NIO resumes it on whichever loop wakes it: started from
-    // the group's task, every call would start on that task's loop, and held to its connection's
-    // loop, one busy connection would fill that loop.
+    // under `globalConcurrentExecutor`: held to its connection's loop, one busy connection would
+    // fill that loop. That executor is Swift's own pool (Dispatch's threads on Linux), not the
+    // global executor fleetd gives NIO's loops (swift-nio's hook takes over the runtime's global
+    // enqueue, which that executor does not go through): in fleetd a unary call (a search, a
+    // booking) runs on Dispatch's threads beside the loops, and the report streams, which
+    // `LoopBalancer` places, on the loops. With no preference every call ran on the loops; that
+    // was measured and not kept (docs/benchmarks.md).
     await withTaskCancellationHandler {
       await withDiscardingTaskGroup { group in
         for await calls in connections {
