@@ -14,7 +14,8 @@ enum Main {
     // read, handled and answered without moving between threads: at a metro's load (10,000
     // vehicles reporting, thousands of riders watching) fewer hops kept fleetd's queues short
     // where the pool's let them run to seconds (docs/benchmarks.md). Nothing may hold a task for
-    // long: heavy CPU goes on a thread of its own (`onDedicatedThread`).
+    // long: heavy CPU goes on a thread of its own (`onDedicatedThread`). A task that prefers
+    // `globalConcurrentExecutor` still runs on Dispatch's threads (`FrameServerTransport.serve`).
     NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     keepLargeBlocksMapped()
     await Fleetd.main()
