@@ -9,7 +9,7 @@ import Synchronization
 /// connections would then load one loop while the other idled, whichever loop NIO happened to
 /// pick for them. A stream run through `run` does its work on the loop running the fewest such
 /// streams (its own loop among those when it runs on one, so that it hops only to even them out;
-/// on fleetd's gRPC transport a call starts on Dispatch's threads, `FrameServerTransport.serve`,
+/// on fleetd's gRPC transport a call's handler runs on Dispatch's threads, `FrameServerTransport`,
 /// and takes the first with the fewest); only its bytes stay with the connection.
 final class LoopBalancer: Sendable {
   let executors: [LoopExecutor]
