@@ -51,6 +51,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
   var lastRead = NIODeadline.now()
   var keepalive: Scheduled<Void>?
   var keepaliveTimeout: Scheduled<Void>?
+  var pings: PingPolicy
 
   init(loop: any EventLoop, settings: FrameServerTransport.Configuration, calls: CallIntake) {
     self.loop = loop
@@ -58,6 +59,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
     self.calls = calls
     (started, start) = AsyncStream.makeStream(of: CallIntake.Call.self)
     executor = LoopExecutor(loop)
+    pings = PingPolicy(minimumInterval: .init(settings.minimumPingInterval), withoutCalls: settings.pingsWithoutCalls)
   }
 
   func handlerAdded(context: ChannelHandlerContext) {
@@ -122,6 +124,12 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
       if payload.endStream { endRequest(id) }
     case .rstStream:
       close(id, RPCError(code: .cancelled, message: "the client cancelled the call"))
+    case .ping(_, ack: false):
+      // The HTTP/2 handler has acknowledged it already; too many end the connection.
+      if pings.tooMany(at: lastRead, hasCalls: !streams.isEmpty) {
+        draining = true
+        closeWhenWritten(.enhanceYourCalm, because: "too_many_pings")
+      }
     default:
       break
     }
@@ -260,6 +268,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
         streams[id]!.answering = true
         write(id, .headers(.init(headers: GRPCHeaders.responseStart([:]))))
       }
+      pings.forgive()
       let buffer = MessageFraming.frame(bytes, context.channel.allocator)
       let written = loop.makePromise(of: Void.self)
       written.futureResult.whenComplete { _ in room.written(size) }
@@ -301,14 +310,15 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
 
   /// Closes the connection once what was written before is on the socket: a last GOAWAY (a
   /// peer may repeat it) goes after the calls' last frames, and its write ends the connection.
-  func closeWhenWritten() {
+  func closeWhenWritten(_ code: HTTP2ErrorCode = .noError, because reason: String? = nil) {
     guard let context else { return }
     let written = loop.makePromise(of: Void.self)
     written.futureResult.whenComplete { _ in self.context?.close(promise: nil) }
+    let debug = reason.map { context.channel.allocator.buffer(string: $0) }
     context.writeAndFlush(
       wrapOutboundOut(
         HTTP2Frame(
-          streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: .noError, opaqueData: nil))),
+          streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: code, opaqueData: debug))),
       promise: written)
   }
 
@@ -334,6 +344,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
   }
 
   func write(_ id: HTTP2StreamID, _ payload: HTTP2Frame.FramePayload) {
+    if case .headers = payload { pings.forgive() }
     context?.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: payload)), promise: nil)
   }
 
@@ -345,5 +356,42 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
     case .v6: return "ipv6:[\(address.ipAddress ?? "")]:\(address.port ?? 0)"
     case .unixDomainSocket: return "unix:\(address.pathname ?? "")"
     }
+  }
+}
+
+/// gRPC's rule for a client's PINGs (gRFC A8, as grpc-swift's and gRPC core's servers keep it):
+/// at most one per `minimumInterval` while the client has calls (two hours without, unless
+/// allowed); a sooner one is a strike, and more than two strikes are too many. Strikes are
+/// forgiven whenever the server sends headers or data, since a client may PING to measure a
+/// connection it is using.
+struct PingPolicy {
+  static let maximumStrikes = 2
+  static let withoutCallsInterval = TimeAmount.hours(2)
+
+  let minimumInterval: TimeAmount
+  let withoutCalls: Bool
+  var lastValid: NIODeadline?
+  var strikes = 0
+
+  init(minimumInterval: TimeAmount, withoutCalls: Bool) {
+    self.minimumInterval = minimumInterval
+    self.withoutCalls = withoutCalls
+  }
+
+  /// Counts a PING received at `time`; true when the client has just sent one too many (once:
+  /// the connection is closing then).
+  mutating func tooMany(at time: NIODeadline, hasCalls: Bool) -> Bool {
+    let interval = hasCalls || withoutCalls ? minimumInterval : Self.withoutCallsInterval
+    if let lastValid, time < lastValid + interval {
+      strikes += 1
+      return strikes == Self.maximumStrikes + 1
+    }
+    lastValid = time
+    return false
+  }
+
+  mutating func forgive() {
+    lastValid = nil
+    strikes = 0
   }
 }

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Plaintext HTTP/2 (prior knowledge), identity encoding only (a compressed message is answered
 /// UNIMPLEMENTED), request messages up to `maximumRequestBytes` (RESOURCE_EXHAUSTED past it),
-/// keepalive PINGs to a silent client. Not done: limits on how often a client may PING.
+/// keepalive PINGs to a silent client, gRPC's limit on how often a client may PING (gRFC A8).
 /// Flow control: a stream's window is given back as its service reads, so a client cannot
 /// queue more than a window of unread messages; a service's writer waits while more than a
 /// window of its writes is not yet on the socket.
@@ -30,6 +30,13 @@ public final class FrameServerTransport: ServerTransport, Sendable {
     /// does not hold its streams open for good. gRPC's server defaults: 2 hours and 20 s.
     public var keepaliveTime = Duration.seconds(2 * 60 * 60)
     public var keepaliveTimeout = Duration.seconds(20)
+    /// How often a client may PING (gRFC A8, gRPC's server default: every 5 minutes while it has
+    /// calls, every 2 hours without unless `pingsWithoutCalls`). A sooner PING is a strike; the
+    /// third closes the connection with GOAWAY ENHANCE_YOUR_CALM ("too_many_pings"), which
+    /// gRPC's clients take as the sign to PING less often. Each PING costs the server an
+    /// acknowledgement: an unlimited stream of them would keep a loop busy for nothing.
+    public var minimumPingInterval = Duration.seconds(5 * 60)
+    public var pingsWithoutCalls = false
 
     public init() {}
   }

@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import NIOCore
+import NIOHTTP2
 import NIOPosix
 import Synchronization
 import Testing
@@ -239,6 +240,72 @@ import Testing
     try await clientLoops.shutdownGracefully()
   }
 
+  /// gRFC A8: a PING sooner than allowed is a strike; the third strike is answered with GOAWAY
+  /// ENHANCE_YOUR_CALM ("too_many_pings") and the connection closes.
+  @Test func aClientThatPingsTooOftenIsToldToCalmDownAndClosed() async throws {
+    try await serving(TestService()) { server in
+      let port = try #require(try await server.listeningAddress.port)
+      let client = try await RawHTTP2Client.connect(port: port)
+      // The first PING is allowed, the next two are strikes: all acknowledged, nothing more.
+      for n in 1...3 { try await client.ping(UInt64(n)) }
+      try await client.waitForAcks(3)
+      #expect(client.goAway == nil)
+      try await client.ping(4)
+      try await client.closed.wait()
+      let (code, reason) = try #require(client.goAway)
+      #expect(code == .enhanceYourCalm)
+      #expect(reason == "too_many_pings")
+    }
+  }
+
+  /// PINGs no sooner than the interval allowed keep the connection open however many there are.
+  @Test func pingsAtTheAllowedIntervalKeepTheConnection() async throws {
+    var configuration = FrameServerTransport.Configuration()
+    configuration.minimumPingInterval = .milliseconds(50)
+    configuration.pingsWithoutCalls = true
+    try await serving(TestService(), configuration) { server in
+      let port = try #require(try await server.listeningAddress.port)
+      let client = try await RawHTTP2Client.connect(port: port)
+      for n in 1...6 {
+        try await client.ping(UInt64(n))
+        try await client.waitForAcks(n)
+        try await Task.sleep(for: .milliseconds(120))
+      }
+      #expect(client.goAway == nil)
+      #expect(client.channel.isActive)
+      try await client.channel.close()
+    }
+  }
+
+  /// The rule itself: strikes against the interval with calls (two hours without, unless
+  /// allowed), and forgiven when the server sends headers or data.
+  @Test func thePingRuleCountsStrikesAndForgivesThemWhenTheServerSends() {
+    let start = NIODeadline.uptimeNanoseconds(1_000_000_000_000)
+    /// Whether each PING, `minutes` after the start, was one too many.
+    func verdicts(_ rule: inout PingPolicy, _ minutes: [Int64], calls: Bool) -> [Bool] {
+      minutes.map { rule.tooMany(at: start + .minutes($0), hasCalls: calls) }
+    }
+    var rule = PingPolicy(minimumInterval: .minutes(5), withoutCalls: false)
+    // Allowed at 0 and 5 (one interval later); strikes at 6, 7, 8: the third is too many, and
+    // the client is told once (the connection is closing then).
+    #expect(verdicts(&rule, [0, 5, 6, 7, 8, 9], calls: true) == [false, false, false, false, true, false])
+
+    rule = PingPolicy(minimumInterval: .minutes(5), withoutCalls: false)
+    _ = verdicts(&rule, [0, 30, 60, 90], calls: false)
+    #expect(rule.strikes == 3, "without calls, PINGs within two hours of the last are strikes")
+
+    rule = PingPolicy(minimumInterval: .minutes(5), withoutCalls: true)
+    _ = verdicts(&rule, [0, 5, 10], calls: false)
+    #expect(rule.strikes == 0, "allowed without calls: the same interval as with them")
+
+    rule = PingPolicy(minimumInterval: .minutes(5), withoutCalls: false)
+    for minute in 0..<10 {
+      _ = verdicts(&rule, [Int64(minute)], calls: true)
+      rule.forgive()
+    }
+    #expect(rule.strikes == 0, "a server that sends between PINGs forgives them")
+  }
+
   @Test func aTakenPortFailsTheListenAndItsAddress() async throws {
     try await serving(TestService()) { server in
       let port = try #require(try await server.listeningAddress.port)
@@ -448,6 +515,58 @@ final class TestService: RegistrableRPCService, Sendable {
         try? await context.cancellation.cancelled
         return [:]
       }
+    }
+  }
+}
+
+/// An HTTP/2 connection without gRPC: the frames a test sends, and the PING acknowledgements
+/// and GOAWAY it gets back.
+final class RawHTTP2Client: ChannelInboundHandler, Sendable {
+  typealias InboundIn = HTTP2Frame
+
+  let seen = Mutex<(acks: Int, goAway: (HTTP2ErrorCode, String)?)>((0, nil))
+  let acked = AsyncStream.makeStream(of: Int.self)
+  let closed = Signal()
+  nonisolated(unsafe) var channel: (any Channel)!
+
+  static func connect(port: Int) async throws -> RawHTTP2Client {
+    let client = RawHTTP2Client()
+    client.channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+      .channelInitializer { channel in
+        channel.eventLoop.makeCompletedFuture {
+          try channel.pipeline.syncOperations.addHandlers([NIOHTTP2Handler(mode: .client), client])
+        }
+      }
+      .connect(host: "127.0.0.1", port: port).get()
+    client.channel.closeFuture.whenComplete { _ in client.closed.fire() }
+    return client
+  }
+
+  var goAway: (HTTP2ErrorCode, String)? { seen.withLock { $0.goAway } }
+
+  func ping(_ n: UInt64) async throws {
+    try await channel.writeAndFlush(
+      HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: n), ack: false)))
+  }
+
+  /// Waits until `count` PINGs have been acknowledged in all.
+  func waitForAcks(_ count: Int) async throws {
+    if seen.withLock({ $0.acks }) >= count { return }
+    for await acks in acked.stream where acks >= count { return }
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    switch unwrapInboundIn(data).payload {
+    case .ping(_, ack: true):
+      let acks = seen.withLock { s in
+        s.acks += 1
+        return s.acks
+      }
+      acked.continuation.yield(acks)
+    case .goAway(_, let code, let debug):
+      seen.withLock { $0.goAway = (code, debug.map { String(buffer: $0) } ?? "") }
+    default:
+      break
     }
   }
 }
