@@ -45,6 +45,79 @@ struct ResourceNameTests {
     #expect(throws: FleetError.self) { try LatLng(latitude: .nan, longitude: 0).validate("p") }
   }
 
+  /// Each rule on a reported location, and the field and rule its error names.
+  @Test func checksEveryPartOfALocation() throws {
+    let here = LatLng(latitude: 43.74, longitude: 7.42)
+    let cases: [(String, (inout VehicleLocation) -> Void)] = [
+      ("v.last_location.location is required", { $0.location = nil }),
+      (
+        "v.last_location.location.latitude must be within [-90, 90], got 95.0",
+        {
+          $0.location = LatLng(latitude: 95, longitude: 0)
+        }
+      ),
+      (
+        "v.last_location.raw_location.longitude must be within [-180, 180], got 200.0",
+        {
+          $0.rawLocation = LatLng(latitude: 0, longitude: 200)
+        }
+      ),
+      ("v.last_location.flp_location.latitude", { $0.flpLocation = LatLng(latitude: .nan, longitude: 0) }),
+      (
+        "v.last_location.supplemental_location.latitude",
+        {
+          $0.supplementalLocation = LatLng(latitude: -91, longitude: 0)
+        }
+      ),
+      ("v.last_location.heading must be within [0, 360), got 360", { $0.heading = 360 }),
+      ("v.last_location.flp_heading_degrees must be within [0, 360), got -1", { $0.flpHeadingDegrees = -1 }),
+      ("v.last_location.latlng_accuracy must be a non-negative number, got -1.0", { $0.latlngAccuracy = -1 }),
+      ("v.last_location.heading_accuracy must be a non-negative number", { $0.headingAccuracy = .infinity }),
+      ("v.last_location.altitude_accuracy must be a non-negative number", { $0.altitudeAccuracy = -2 }),
+      ("v.last_location.speed_accuracy must be a non-negative number", { $0.speedAccuracy = .nan }),
+      ("v.last_location.raw_location_accuracy must be a non-negative number", { $0.rawLocationAccuracy = -0.5 }),
+      ("v.last_location.speed must be a finite number, got nan", { $0.speed = .nan }),
+      ("v.last_location.altitude must be a finite number", { $0.altitude = -.infinity }),
+      ("v.last_location.flp_latlng_accuracy_meters must be a finite number", { $0.flpLatlngAccuracyMeters = .nan }),
+      (
+        "v.last_location.supplemental_location_accuracy must be a finite number",
+        {
+          $0.supplementalLocationAccuracy = .infinity
+        }
+      ),
+      (
+        "v.last_location.location_sensor must not be FLEET_ENGINE_LOCATION (output only)",
+        {
+          $0.locationSensor = .fleetEngineLocation
+        }
+      ),
+      (
+        "v.last_location.raw_location_sensor must not be FLEET_ENGINE_LOCATION",
+        {
+          $0.rawLocationSensor = .fleetEngineLocation
+        }
+      ),
+      (
+        "v.last_location.supplemental_location_sensor must not be FLEET_ENGINE_LOCATION",
+        {
+          $0.supplementalLocationSensor = .fleetEngineLocation
+        }
+      ),
+    ]
+    var good = VehicleLocation(location: here)
+    good.heading = 359
+    good.speed = -1  // a speed may be negative (reversing); only finite
+    good.latlngAccuracy = 0
+    try good.validate("v.last_location")
+    for (message, spoil) in cases {
+      var location = good
+      spoil(&location)
+      let error = #expect(throws: FleetError.self) { try location.validate("v.last_location") }
+      #expect(error?.code == .invalidArgument)
+      #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "no error") for \(message)")
+    }
+  }
+
   @Test func checksAttributes() {
     let many = (0..<101).map { Attribute(key: "k\($0)", value: .bool(true)) }
     #expect(throws: FleetError.self) { try Attribute.validate(many, field: "a") }

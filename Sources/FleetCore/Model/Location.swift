@@ -65,44 +65,57 @@ public struct VehicleLocation: Sendable, Hashable, Codable {
 
   public init(location: LatLng? = nil) { self.location = location }
 
-  /// Validates a location sent by a client; `field` names it in errors.
-  public func validate(_ field: String) throws(FleetError) {
-    guard let location else { throw .invalid("\(field).location is required") }
-    try location.validate("\(field).location")
-    for (name, point) in [
-      ("raw_location", rawLocation), ("flp_location", flpLocation),
-      ("supplemental_location", supplementalLocation),
-    ] {
-      try point?.validate("\(field).\(name)")
-    }
-    if let heading, !(0..<360).contains(heading) {
-      throw .invalid("\(field).heading must be within [0, 360), got \(heading)")
-    }
-    if let flpHeadingDegrees, !(0..<360).contains(flpHeadingDegrees) {
-      throw .invalid("\(field).flp_heading_degrees must be within [0, 360), got \(flpHeadingDegrees)")
-    }
-    for (name, value) in [
-      ("latlng_accuracy", latlngAccuracy), ("heading_accuracy", headingAccuracy),
-      ("altitude_accuracy", altitudeAccuracy), ("speed_accuracy", speedAccuracy),
-      ("raw_location_accuracy", rawLocationAccuracy),
-    ] {
-      if let value, !(value.isFinite && value >= 0) {
-        throw .invalid("\(field).\(name) must be a non-negative number, got \(value)")
-      }
-    }
-    for (name, value) in [
-      ("speed", speed), ("altitude", altitude), ("flp_latlng_accuracy_meters", flpLatlngAccuracyMeters),
-      ("supplemental_location_accuracy", supplementalLocationAccuracy),
-    ] {
-      if let value, !value.isFinite { throw .invalid("\(field).\(name) must be a finite number, got \(value)") }
-    }
+  /// Validates a location sent by a client; `field` names it in errors. Every report is
+  /// validated: field names are built only for an error, and no list is made on the way.
+  public func validate(_ field: @autoclosure () -> String) throws(FleetError) {
+    guard let location else { throw .invalid("\(field()).location is required") }
+    try location.validate("\(field()).location")
+    try rawLocation?.validate("\(field()).raw_location")
+    try flpLocation?.validate("\(field()).flp_location")
+    try supplementalLocation?.validate("\(field()).supplemental_location")
+    try Self.checkHeading(heading, field(), "heading")
+    try Self.checkHeading(flpHeadingDegrees, field(), "flp_heading_degrees")
+    try Self.checkNonNegative(latlngAccuracy, field(), "latlng_accuracy")
+    try Self.checkNonNegative(headingAccuracy, field(), "heading_accuracy")
+    try Self.checkNonNegative(altitudeAccuracy, field(), "altitude_accuracy")
+    try Self.checkNonNegative(speedAccuracy, field(), "speed_accuracy")
+    try Self.checkNonNegative(rawLocationAccuracy, field(), "raw_location_accuracy")
+    try Self.checkFinite(speed, field(), "speed")
+    try Self.checkFinite(altitude, field(), "altitude")
+    try Self.checkFinite(flpLatlngAccuracyMeters, field(), "flp_latlng_accuracy_meters")
+    try Self.checkFinite(supplementalLocationAccuracy, field(), "supplemental_location_accuracy")
     // Fleet Engine: FLEET_ENGINE_LOCATION is output only and rejected on input.
-    for (name, sensor) in [
-      ("location_sensor", locationSensor), ("raw_location_sensor", rawLocationSensor),
-      ("supplemental_location_sensor", supplementalLocationSensor),
-    ]
-    where sensor == .fleetEngineLocation {
-      throw .invalid("\(field).\(name) must not be FLEET_ENGINE_LOCATION (output only)")
+    try Self.checkInputSensor(locationSensor, field(), "location_sensor")
+    try Self.checkInputSensor(rawLocationSensor, field(), "raw_location_sensor")
+    try Self.checkInputSensor(supplementalLocationSensor, field(), "supplemental_location_sensor")
+  }
+
+  static func checkHeading(_ value: Int32?, _ field: @autoclosure () -> String, _ name: StaticString)
+    throws(FleetError)
+  {
+    if let value, !(0..<360).contains(value) {
+      throw .invalid("\(field()).\(name) must be within [0, 360), got \(value)")
+    }
+  }
+
+  static func checkNonNegative(_ value: Double?, _ field: @autoclosure () -> String, _ name: StaticString)
+    throws(FleetError)
+  {
+    if let value, !(value.isFinite && value >= 0) {
+      throw .invalid("\(field()).\(name) must be a non-negative number, got \(value)")
+    }
+  }
+
+  static func checkFinite(_ value: Double?, _ field: @autoclosure () -> String, _ name: StaticString) throws(FleetError)
+  {
+    if let value, !value.isFinite { throw .invalid("\(field()).\(name) must be a finite number, got \(value)") }
+  }
+
+  static func checkInputSensor(_ sensor: LocationSensor, _ field: @autoclosure () -> String, _ name: StaticString)
+    throws(FleetError)
+  {
+    if sensor == .fleetEngineLocation {
+      throw .invalid("\(field()).\(name) must not be FLEET_ENGINE_LOCATION (output only)")
     }
   }
 }

@@ -1,13 +1,14 @@
 import FleetGeometry
 
 extension LatLng {
-  /// Checks the ranges Fleet Engine enforces; `field` names the field in the error.
-  public func validate(_ field: String) throws(FleetError) {
+  /// Checks the ranges Fleet Engine enforces; `field` names the field in the error (built only
+  /// then: every report's points are checked).
+  public func validate(_ field: @autoclosure () -> String) throws(FleetError) {
     guard latitude.isFinite, (-90...90).contains(latitude) else {
-      throw .invalid("\(field).latitude must be within [-90, 90], got \(latitude)")
+      throw .invalid("\(field()).latitude must be within [-90, 90], got \(latitude)")
     }
     guard longitude.isFinite, (-180...180).contains(longitude) else {
-      throw .invalid("\(field).longitude must be within [-180, 180], got \(longitude)")
+      throw .invalid("\(field()).longitude must be within [-180, 180], got \(longitude)")
     }
   }
 }
