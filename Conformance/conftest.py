@@ -3,6 +3,7 @@ token server would: with google-auth, from the service-account files `fleetd key
 import itertools
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -29,6 +30,24 @@ POSTGRES = os.environ.get("CONFORMANCE_POSTGRES")
 # With PostgreSQL: how many fleetd processes serve each test's fleet. Calls go to them in turn,
 # as a load balancer without sticky sessions would send them.
 INSTANCES = int(os.environ.get("CONFORMANCE_INSTANCES", "1"))
+
+
+# Every data directory the suite made, removed when the session ends with every test passed (a
+# failed run keeps them: their fleetd logs say what happened).
+MADE_DIRECTORIES = []
+
+
+def data_directory(prefix="fleetd-conformance-"):
+    """A new temporary data directory for a fleetd of this suite."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    MADE_DIRECTORIES.append(path)
+    return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == 0:
+        for path in MADE_DIRECTORIES:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def free_ports(count):
@@ -161,7 +180,7 @@ class Fleetd:
     CONFORMANCE_INSTANCES=N several sharing one PostgreSQL database, called in turn."""
 
     def __init__(self, data_dir=None, extra=(), instances=None):
-        self.data_dir = data_dir or tempfile.mkdtemp(prefix="fleetd-conformance-")
+        self.data_dir = data_dir or data_directory()
         self.store = self._store() if POSTGRES else []
         self.extra = list(extra)
         self.keys = {}

@@ -13,7 +13,6 @@ import os
 import random
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.error
@@ -21,7 +20,7 @@ import urllib.request
 
 from standardwebhooks import Webhook
 
-from conftest import FLEETD, PROVIDER, P, Fleetd, Instance
+from conftest import FLEETD, PROVIDER, P, Fleetd, Instance, data_directory
 
 MINUTES = float(os.environ.get("WEBHOOK_TEST_MINUTES", "5"))
 RUN = MINUTES * 60
@@ -166,7 +165,7 @@ def write_ride_service_files(directory):
 
 
 def test_every_event_arrives_in_order_through_an_outage_and_a_kill_9():
-    data_dir = tempfile.mkdtemp(prefix="fleetd-webhooks-")
+    data_dir = data_directory("fleetd-webhooks-")
     tariffs, areas = write_ride_service_files(data_dir)
     server = Fleetd(data_dir=data_dir, extra=[
         "--dispatch", "--dispatch-interval", "1", "--allow-private-webhooks", "--tariffs", tariffs,
