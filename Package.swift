@@ -233,6 +233,7 @@ let package = Package(
     .target(
       name: "FleetGRPCTransport",
       dependencies: [
+        "CZlib",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
@@ -391,7 +392,7 @@ let package = Package(
     .testTarget(
       name: "FleetGRPCTransportTests",
       dependencies: [
-        "FleetGRPCTransport", "FleetProto",
+        "FleetGRPCTransport", "FleetProto", "CZlib",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "NIOCore", package: "swift-nio"),

@@ -10,6 +10,8 @@ from google.api_core import exceptions as gx
 from google.maps import fleetengine_v1 as fe
 from google.protobuf import duration_pb2
 
+from google.maps.fleetengine_v1.services.vehicle_service.transports import VehicleServiceGrpcTransport
+
 from conftest import P, Fleetd, mask, trip, vehicle
 
 
@@ -96,6 +98,23 @@ def test_malformed_protobuf_is_invalid_argument(fleetd):
     with pytest.raises(grpc.RpcError) as error:
         raw(b"\x1a\x02\xc3\x28", metadata=fleetd.md())
     assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("algorithm", [grpc.Compression.Gzip, grpc.Compression.Deflate], ids=["gzip", "deflate"])
+def test_compressed_requests(fleetd, algorithm):
+    """A client may compress what it sends (gRPC's compression document): fleetd reads gzip and deflate."""
+    channel = grpc.insecure_channel(f"127.0.0.1:{fleetd.grpc_port}", compression=algorithm)
+    try:
+        vehicles = fe.VehicleServiceClient(transport=VehicleServiceGrpcTransport(channel=channel))
+        md = fleetd.md()
+        name = f"{P}/vehicles/zipped-{algorithm.name.lower()}"
+        tags = [fe.VehicleAttribute(key=f"tag{i}", string_value="compressible " * 10) for i in range(20)]
+        created = vehicles.create_vehicle(request=fe.CreateVehicleRequest(
+            parent=P, vehicle_id=name.rsplit("/", 1)[1], vehicle=vehicle(attributes=tags)), metadata=md)
+        assert created.name == name and len(created.attributes) == 20
+        assert vehicles.get_vehicle(request=fe.GetVehicleRequest(name=name), metadata=md).attributes[3].string_value == "compressible " * 10
+    finally:
+        channel.close()
 
 
 def test_not_found_already_exists_failed_precondition_unimplemented(fleetd):

@@ -382,7 +382,7 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
       switch MessageFraming.next(from: &call.partial, limit: configuration.maximumResponseBytes) {
       case .incomplete:
         return
-      case .compressed:
+      case .message(_, compressed: true):
         let status = Status(code: .internalError, message: "a compressed response message (identity was asked for)")
         return end(call, .status(status, [:]), reset: true)
       case .tooLong(let length):
@@ -390,7 +390,7 @@ final class FrameClientConnection: ChannelInboundHandler, FrameSink, @unchecked 
           code: .resourceExhausted,
           message: "a response message of \(length) bytes is over the limit of \(configuration.maximumResponseBytes)")
         return end(call, .status(status, [:]), reset: true)
-      case .message(let message):
+      case .message(let message, compressed: false):
         call.response.yield(.message(message))
       }
     }

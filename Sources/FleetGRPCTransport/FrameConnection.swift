@@ -16,6 +16,8 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
     let request: InboundParts<RPCRequestPart<[UInt8]>>
     let room: WriteRoom
     let cancellation: CallCancellation
+    /// What its compressed messages are compressed with (`grpc-encoding`).
+    let encoding: MessageEncoding
     /// Bytes of a message not yet whole.
     var partial = ByteBuffer()
     /// Bytes read and not yet returned to the stream's window.
@@ -184,6 +186,15 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
     guard let method = GRPCHeaders.method(headers.first(name: ":path") ?? "") else {
       return reject(id, httpStatus: "200", grpc: .unimplemented, "the :path is not /package.Service/Method")
     }
+    var encoding = MessageEncoding.identity
+    if let name = headers.first(name: "grpc-encoding") {
+      guard let known = MessageEncoding(name: name) else {
+        return reject(
+          id, httpStatus: "200", grpc: .unimplemented,
+          "grpc-encoding '\(name)' is not supported: messages may come as \(MessageEncoding.accepted)")
+      }
+      encoding = known
+    }
     let loop = self.loop
     let request = InboundParts<RPCRequestPart<[UInt8]>>(window: settings.window) { [weak self] in
       guard let connection = self else { return }
@@ -192,7 +203,7 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
     request.yield(.metadata(GRPCHeaders.metadata(headers)))
     let room = WriteRoom(limit: settings.window)
     let cancellation = CallCancellation()
-    streams[id] = Stream(request: request, room: room, cancellation: cancellation)
+    streams[id] = Stream(request: request, room: room, cancellation: cancellation, encoding: encoding)
     if endStream { endRequest(id) }
     let stream = RPCStream(
       descriptor: method, inbound: RPCAsyncSequence(wrapping: request),
@@ -204,7 +215,9 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
 
   /// Answers a request that is not a gRPC call with trailers only.
   func reject(_ id: HTTP2StreamID, httpStatus: String, grpc code: Status.Code, _ message: String) {
-    var headers: HPACKHeaders = [":status": httpStatus, "content-type": "application/grpc"]
+    var headers: HPACKHeaders = [
+      ":status": httpStatus, "content-type": "application/grpc", "grpc-accept-encoding": MessageEncoding.accepted,
+    ]
     headers.add(name: "grpc-status", value: String(code.rawValue))
     headers.add(name: "grpc-message", value: GRPCHeaders.percentEncoded(message))
     write(id, .headers(.init(headers: headers, endStream: true)))
@@ -217,16 +230,40 @@ final class FrameConnection: ChannelInboundHandler, FrameSink, @unchecked Sendab
       switch MessageFraming.next(from: &streams[id]!.partial, limit: settings.maximumRequestBytes) {
       case .incomplete:
         return
-      case .compressed:
-        return fail(id, Status(code: .unimplemented, message: "compressed messages are not accepted (identity only)"))
       case .tooLong(let length):
         return fail(
           id,
           Status(
             code: .resourceExhausted,
             message: "a request message of \(length) bytes is over the limit of \(settings.maximumRequestBytes)"))
-      case .message(let message):
+      case .message(let message, compressed: false):
         streams[id]!.request.yield(.message(message))
+      case .message(let message, compressed: true):
+        let encoding = streams[id]!.encoding
+        // gRPC's compression document: a compressed flag without an encoding is INTERNAL.
+        guard encoding != .identity else {
+          return fail(
+            id,
+            Status(
+              code: .internalError, message: "a message is flagged compressed but the call's grpc-encoding is identity")
+          )
+        }
+        switch encoding.inflate(message, limit: settings.maximumRequestBytes) {
+        case .success(let inflated):
+          streams[id]!.request.yield(.message(inflated))
+        case .failure(.tooLong):
+          return fail(
+            id,
+            Status(
+              code: .resourceExhausted,
+              message: "a \(encoding) request message inflates past the limit of \(settings.maximumRequestBytes) bytes")
+          )
+        case .failure(.corrupt(let status)):
+          return fail(
+            id,
+            Status(
+              code: .internalError, message: "a request message is not valid \(encoding) data (zlib status \(status))"))
+        }
       }
     }
   }

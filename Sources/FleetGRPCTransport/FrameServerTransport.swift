@@ -11,8 +11,9 @@ import Synchronization
 /// only the per-call transport work is cut (about a fifth of the stack's CPU under a metro's
 /// mix of streamed reports, pushes and searches: docs/benchmarks.md).
 ///
-/// Plaintext HTTP/2 (prior knowledge), identity encoding only (a compressed message is answered
-/// UNIMPLEMENTED), request messages up to `maximumRequestBytes` (RESOURCE_EXHAUSTED past it),
+/// Plaintext HTTP/2 (prior knowledge); request messages compressed with gzip or deflate are read
+/// (another `grpc-encoding` is answered UNIMPLEMENTED), responses go uncompressed; request
+/// messages up to `maximumRequestBytes`, inflated, (RESOURCE_EXHAUSTED past it),
 /// keepalive PINGs to a silent client, gRPC's limit on how often a client may PING (gRFC A8).
 /// Flow control: a stream's window is given back as its service reads, so a client cannot
 /// queue more than a window of unread messages; a service's writer waits while more than a

@@ -22,9 +22,12 @@ enum GRPCHeaders {
     return metadata
   }
 
-  /// The response's first headers, with the service's metadata.
+  /// The response's first headers, with the service's metadata; they say which encodings the
+  /// server reads, as gRPC's servers do.
   static func responseStart(_ metadata: Metadata) -> HPACKHeaders {
-    var headers: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    var headers: HPACKHeaders = [
+      ":status": "200", "content-type": "application/grpc", "grpc-accept-encoding": MessageEncoding.accepted,
+    ]
     add(metadata, to: &headers)
     return headers
   }
@@ -32,7 +35,10 @@ enum GRPCHeaders {
   /// The trailers ending a call; `alone` when no headers went before them (a trailers-only
   /// response, which carries the start's fields too).
   static func trailers(_ status: Status, _ metadata: Metadata, alone: Bool) -> HPACKHeaders {
-    var headers: HPACKHeaders = alone ? [":status": "200", "content-type": "application/grpc"] : [:]
+    var headers: HPACKHeaders =
+      alone
+      ? [":status": "200", "content-type": "application/grpc", "grpc-accept-encoding": MessageEncoding.accepted]
+      : [:]
     headers.add(name: "grpc-status", value: String(status.code.rawValue))
     if !status.message.isEmpty { headers.add(name: "grpc-message", value: percentEncoded(status.message)) }
     add(metadata, to: &headers)

@@ -4,25 +4,25 @@ import NIOCore
 /// document): a compressed flag, a four-byte length, the message's bytes.
 enum MessageFraming {
   enum Next {
-    case message([UInt8])
+    /// A whole message; `compressed` when its flag says so (in the call's grpc-encoding).
+    case message([UInt8], compressed: Bool)
     /// Not all of the next message has come yet.
     case incomplete
-    case compressed
     /// The next message's length is over the limit.
     case tooLong(Int)
   }
 
-  /// The next message at the front of `partial`, taken from it when whole. A compressed or
-  /// too long one is told as soon as its prefix has come.
+  /// The next message at the front of `partial`, taken from it when whole. A too long one is
+  /// told as soon as its prefix has come.
   static func next(from partial: inout ByteBuffer, limit: Int) -> Next {
     guard partial.readableBytes >= 5 else { return .incomplete }
     let start = partial.readerIndex
-    guard partial.getInteger(at: start, as: UInt8.self)! == 0 else { return .compressed }
+    let compressed = partial.getInteger(at: start, as: UInt8.self)! != 0
     let length = Int(partial.getInteger(at: start + 1, as: UInt32.self)!)
     guard length <= limit else { return .tooLong(length) }
     guard partial.readableBytes >= 5 + length else { return .incomplete }
     partial.moveReaderIndex(forwardBy: 5)
-    return .message(partial.readBytes(length: length)!)
+    return .message(partial.readBytes(length: length)!, compressed: compressed)
   }
 
   /// `bytes` as one uncompressed message.

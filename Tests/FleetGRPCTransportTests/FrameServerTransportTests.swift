@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import NIOCore
+import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import Synchronization
@@ -93,17 +94,87 @@ import Testing
     }
   }
 
-  @Test func aCompressedMessageIsUnimplemented() async throws {
+  /// gRPC's clients may compress their messages (a phone saving bandwidth): gzip and deflate
+  /// are read, the answers go uncompressed, and the headers say what the server reads.
+  @Test(arguments: [CompressionAlgorithm.gzip, .deflate])
+  func compressedRequestsAreRead(_ algorithm: CompressionAlgorithm) async throws {
     try await serving(TestService(), client: { $0.compression.enabledAlgorithms = .all }) { client, _ in
+      var options = CallOptions.defaults
+      options.compression = algorithm
+      for size in [1, 100, 300_000] {
+        let message = (0..<size).map { UInt8(truncatingIfNeeded: $0 / 7) }
+        let (answer, headers) = try await client.unary(
+          request: ClientRequest(message: message), descriptor: TestService.reverse, serializer: BytesCoding(),
+          deserializer: BytesCoding(), options: options
+        ) { response in (try response.message, response.metadata) }
+        #expect(answer == message.reversed())
+        #expect(Array(headers[stringValues: "grpc-encoding"]).allSatisfy { $0 == "identity" })
+      }
+      let echoed = try await client.bidirectionalStreaming(
+        request: StreamingClientRequest { writer in
+          for size in [10, 70_000, 3] { try await writer.write([UInt8](repeating: UInt8(size % 251), count: size)) }
+        },
+        descriptor: TestService.echo, serializer: BytesCoding(), deserializer: BytesCoding(), options: options
+      ) { response in
+        var all: [[UInt8]] = []
+        for try await message in response.messages { all.append(message) }
+        return all
+      }
+      #expect(echoed.map(\.count) == [10, 70_000, 3])
+    }
+  }
+
+  /// The limit holds for what a message inflates to: a few kilobytes that inflate to megabytes
+  /// are refused as soon as they pass it, and the connection serves on.
+  @Test func aCompressedMessageThatInflatesPastTheLimitIsRefused() async throws {
+    var configuration = FrameServerTransport.Configuration()
+    configuration.maximumRequestBytes = 100_000
+    try await serving(TestService(), configuration, client: { $0.compression.enabledAlgorithms = .all }) { client, _ in
       var options = CallOptions.defaults
       options.compression = .gzip
       let error = await #expect(throws: RPCError.self) {
         try await client.unary(
-          request: ClientRequest(message: [UInt8](repeating: 7, count: 100)), descriptor: TestService.reverse,
+          request: ClientRequest(message: [UInt8](repeating: 0, count: 5_000_000)), descriptor: TestService.reverse,
           serializer: BytesCoding(), deserializer: BytesCoding(), options: options
         ) { try $0.message }
       }
-      #expect(error?.code == .unimplemented)
+      #expect(error?.code == .resourceExhausted)
+      #expect(error?.message == "a gzip request message inflates past the limit of 100000 bytes")
+      let answer = try await client.unary(
+        request: ClientRequest(message: [1, 2, 3]), descriptor: TestService.reverse, serializer: BytesCoding(),
+        deserializer: BytesCoding(), options: options
+      ) { try $0.message }
+      #expect(answer == [3, 2, 1])
+    }
+  }
+
+  /// gRPC's compression document: an encoding the server does not read is UNIMPLEMENTED, with
+  /// the encodings it does; a compressed flag on a call without an encoding is INTERNAL.
+  @Test func anUnknownEncodingOrAFlagWithoutOneIsRefused() async throws {
+    try await serving(TestService()) { server in
+      let port = try #require(try await server.listeningAddress.port)
+      let client = try await RawHTTP2Client.connect(port: port)
+      try await client.call(stream: 1, TestService.reverse, encoding: "snappy", message: [1, 2], compressed: true)
+      let snappy = try await client.trailers(stream: 1)
+      #expect(snappy.first(name: "grpc-status") == "12")
+      #expect(
+        snappy.first(name: "grpc-message")
+          == "grpc-encoding 'snappy' is not supported: messages may come as identity,deflate,gzip")
+      #expect(snappy.first(name: "grpc-accept-encoding") == "identity,deflate,gzip")
+
+      try await client.call(stream: 3, TestService.reverse, encoding: nil, message: [1, 2], compressed: true)
+      let flagged = try await client.trailers(stream: 3)
+      #expect(flagged.first(name: "grpc-status") == "13")
+      #expect(
+        flagged.first(name: "grpc-message")
+          == "a message is flagged compressed but the call's grpc-encoding is identity")
+
+      // Not gzip's bytes at all.
+      try await client.call(stream: 5, TestService.reverse, encoding: "gzip", message: [1, 2, 3, 4], compressed: true)
+      let corrupt = try await client.trailers(stream: 5)
+      #expect(corrupt.first(name: "grpc-status") == "13")
+      #expect(corrupt.first(name: "grpc-message")?.hasPrefix("a request message is not valid gzip data") == true)
+      try await client.channel.close()
     }
   }
 
@@ -519,13 +590,16 @@ final class TestService: RegistrableRPCService, Sendable {
   }
 }
 
-/// An HTTP/2 connection without gRPC: the frames a test sends, and the PING acknowledgements
-/// and GOAWAY it gets back.
+/// An HTTP/2 connection without gRPC's client: the frames a test sends, and the PING
+/// acknowledgements, GOAWAY and streams' trailers it gets back.
 final class RawHTTP2Client: ChannelInboundHandler, Sendable {
   typealias InboundIn = HTTP2Frame
 
   let seen = Mutex<(acks: Int, goAway: (HTTP2ErrorCode, String)?)>((0, nil))
   let acked = AsyncStream.makeStream(of: Int.self)
+  /// Each stream's headers that ended it.
+  let ended = Mutex<[HTTP2StreamID: HPACKHeaders]>([:])
+  let endedStreams = AsyncStream.makeStream(of: HTTP2StreamID.self)
   let closed = Signal()
   nonisolated(unsafe) var channel: (any Channel)!
 
@@ -549,6 +623,33 @@ final class RawHTTP2Client: ChannelInboundHandler, Sendable {
       HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: n), ack: false)))
   }
 
+  /// A gRPC call of one message on a new stream (odd, above the last), its flag set as asked.
+  func call(
+    stream: Int, _ method: MethodDescriptor, encoding: String?, message: [UInt8], compressed: Bool
+  ) async throws {
+    let id = HTTP2StreamID(stream)
+    var headers: HPACKHeaders = [
+      ":method": "POST", ":scheme": "http", ":path": "/" + method.fullyQualifiedMethod,
+      ":authority": "localhost", "content-type": "application/grpc", "te": "trailers",
+    ]
+    if let encoding { headers.add(name: "grpc-encoding", value: encoding) }
+    var body = channel.allocator.buffer(capacity: 5 + message.count)
+    body.writeInteger(UInt8(compressed ? 1 : 0))
+    body.writeInteger(UInt32(message.count))
+    body.writeBytes(message)
+    channel.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers))), promise: nil)
+    try await channel.writeAndFlush(
+      HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(body), endStream: true))))
+  }
+
+  /// The headers that ended stream `stream` (its trailers), once they come.
+  func trailers(stream: Int) async throws -> HPACKHeaders {
+    let id = HTTP2StreamID(stream)
+    if let headers = ended.withLock({ $0[id] }) { return headers }
+    for await ended in endedStreams.stream where ended == id { return self.ended.withLock { $0[id]! } }
+    throw CancellationError()
+  }
+
   /// Waits until `count` PINGs have been acknowledged in all.
   func waitForAcks(_ count: Int) async throws {
     if seen.withLock({ $0.acks }) >= count { return }
@@ -565,6 +666,10 @@ final class RawHTTP2Client: ChannelInboundHandler, Sendable {
       acked.continuation.yield(acks)
     case .goAway(_, let code, let debug):
       seen.withLock { $0.goAway = (code, debug.map { String(buffer: $0) } ?? "") }
+    case .headers(let headers) where headers.endStream:
+      let id = unwrapInboundIn(data).streamID
+      ended.withLock { $0[id] = headers.headers }
+      endedStreams.continuation.yield(id)
     default:
       break
     }
