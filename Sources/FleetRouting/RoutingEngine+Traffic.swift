@@ -45,6 +45,14 @@ struct TrafficMetrics: Sendable {
     var base: Base
     var excluding: RoadClasses
   }
+
+  /// Removes the on-demand metrics `drop` picks and returns them, so that the caller releases
+  /// them after the lock: freeing a metric's arrays (as large as the current one's) inside it
+  /// held back every query meanwhile.
+  mutating func dropOnDemand(_ drop: (Key) -> Bool) -> [CustomizedCCH] {
+    let keys = onDemand.keys.filter(drop)
+    return keys.compactMap { onDemand.removeValue(forKey: $0)?.metric }
+  }
 }
 
 extension RoutingEngine {
@@ -70,17 +78,18 @@ extension RoutingEngine {
     var pacer = Pacer(pace)
     let metric = CustomizedCCH(
       cch: hierarchy, graph: turns, network: network, slowdowns: slowdowns, spare: &spare, pacer: &pacer)
-    metrics.withLock { state in
+    // The metrics dropped are released here, after the lock (`dropOnDemand`).
+    _ = metrics.withLock { state in
       state.spare = state.current
       state.current = metric
       state.generation += 1
       let generation = state.generation
-      state.onDemand = state.onDemand.filter { key, _ in
+      return state.dropOnDemand { key in
         switch key.base {
-        case .current(let made): return made == generation
+        case .current(let made): return made != generation
         // Free flow is the current metric again while nothing is slowed.
-        case .freeFlow: return !slowdowns.isFreeFlow
-        case .departure: return true
+        case .freeFlow: return slowdowns.isFreeFlow
+        case .departure: return false
         }
       }
     }
@@ -92,11 +101,12 @@ extension RoutingEngine {
 
   /// Where departures at other times find their traffic.
   public func useTrafficProfiles(_ profiles: any TrafficProfiles) {
-    metrics.withLock { state in
+    // The metrics dropped are released here, after the lock (`dropOnDemand`).
+    _ = metrics.withLock { state in
       state.profiles = profiles
-      state.onDemand = state.onDemand.filter { key, _ in
-        if case .departure = key.base { return false }
-        return true
+      return state.dropOnDemand { key in
+        if case .departure = key.base { return true }
+        return false
       }
     }
   }
@@ -141,13 +151,16 @@ extension RoutingEngine {
     }
     let made = CustomizedCCH(
       cch: hierarchy, graph: turns, network: network, excluding: excluding, slowdowns: slowdowns)
-    metrics.withLock { state in
+    // The metrics dropped are released here, after the lock (`dropOnDemand`).
+    _ = metrics.withLock { state in
+      var dropped: [CustomizedCCH] = []
       if state.onDemand[key] == nil, state.onDemand.count >= Self.onDemandMetricLimit,
         let oldest = state.onDemand.min(by: { $0.value.made < $1.value.made })?.key
       {
-        state.onDemand[oldest] = nil
+        dropped += state.onDemand.removeValue(forKey: oldest).map { [$0.metric] } ?? []
       }
-      state.onDemand[key] = (made, now)
+      dropped += state.onDemand.updateValue((made, now), forKey: key).map { [$0.metric] } ?? []
+      return dropped
     }
     return made
   }
