@@ -407,7 +407,7 @@ let package = Package(
         "FleetRouting",
         "fleetd",  // built before the tests: the conformance suite runs the real binary
         "FleetServer", "FleetProto", "FleetAuth", "FleetStoreSQLite", "FleetCore", "FleetTestSupport", "FleetDispatch",
-        "FleetGeocoding", "FleetGRPCTransport",
+        "FleetGeocoding", "FleetGRPCTransport", "CZlib",
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),

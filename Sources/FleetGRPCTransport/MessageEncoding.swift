@@ -3,16 +3,17 @@ import CZlib
 /// A call's message encoding (gRPC's compression document): `grpc-encoding` names the algorithm
 /// its compressed messages use. The server reads gzip (RFC 1952) and deflate (zlib's format,
 /// RFC 1950), as gRPC's own servers do, and answers identity: a client that compresses to save
-/// a phone's bandwidth needs nothing more.
-enum MessageEncoding: Equatable, Sendable {
+/// a phone's bandwidth needs nothing more. HTTP's content codings of the same names are the same
+/// formats (RFC 9110), so fleetd's REST front reads request bodies with it too.
+public enum MessageEncoding: Equatable, Sendable {
   case identity
   case gzip
   case deflate
 
   /// What the server reads, for `grpc-accept-encoding`.
-  static let accepted = "identity,deflate,gzip"
+  public static let accepted = "identity,deflate,gzip"
 
-  init?(name: String) {
+  public init?(name: String) {
     switch name {
     case "identity": self = .identity
     case "gzip": self = .gzip
@@ -21,7 +22,7 @@ enum MessageEncoding: Equatable, Sendable {
     }
   }
 
-  enum InflateError: Error, Equatable {
+  public enum InflateError: Error, Equatable, Sendable {
     /// Inflated, the message is longer than the limit (it is not inflated further).
     case tooLong
     /// The bytes are not a whole stream of the encoding; zlib's status.
@@ -30,7 +31,7 @@ enum MessageEncoding: Equatable, Sendable {
 
   /// A compressed message's bytes inflated, at most `limit` of them: a small message that
   /// inflates to gigabytes is stopped at the limit, not held in memory.
-  func inflate(_ compressed: [UInt8], limit: Int) -> Result<[UInt8], InflateError> {
+  public func inflate(_ compressed: [UInt8], limit: Int) -> Result<[UInt8], InflateError> {
     // zlib's window bits: 15, and 16 more to expect gzip's header and trailer instead of zlib's.
     let windowBits: Int32
     switch self {

@@ -1,3 +1,4 @@
+import CZlib
 import FleetCore
 import FleetStoreSQLite
 import FleetTestSupport
@@ -48,6 +49,75 @@ struct RESTServerTests {
       (status, json, _) = try await server.http("DELETE", "/v1/providers/acme/vehicles/car-1", token: token)
       #expect(status == 400 && (json["error"] as? [String: Any])?["status"] as? String == "FAILED_PRECONDITION")
     }
+  }
+
+  /// HTTP clients may compress what they post (Google's Java API client gzips request bodies
+  /// unless told not to): gzip and deflate bodies are read, to the same limit once inflated.
+  @Test func compressedBodiesAreRead() async throws {
+    try await Fleetd.with(maximumRequestBytes: 4096) { server in
+      let token = try server.admin.token()
+      let vehicle =
+        #"{"vehicleState":"ONLINE","supportedTripTypes":["EXCLUSIVE"],"maximumCapacity":4,"vehicleType":{"category":"AUTO"}}"#
+      for (id, coding, bytes) in [
+        ("gz", "gzip", Self.compressed(vehicle, gzip: true)), ("xgz", "X-GZIP", Self.compressed(vehicle, gzip: true)),
+        ("zl", "deflate", Self.compressed(vehicle, gzip: false)),
+      ] {
+        let (status, json, _) = try await server.http(
+          "POST", "/v1/providers/acme/vehicles?vehicleId=\(id)", token: token, bytes: bytes,
+          headers: ["Content-Encoding": coding, "Content-Type": "application/json"])
+        #expect(status == 200 && json["name"] as? String == "providers/acme/vehicles/\(id)", "\(coding): \(json)")
+      }
+      // FleetKit's batch of reports too.
+      let reports =
+        #"{"reports":[{"sequence":"1","name":"providers/acme/vehicles/gz","vehicle":{"lastLocation":{"location":{"latitude":43.7,"longitude":7.41}}}}]}"#
+      let (reported, answer, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/vehicles:reportLocations", token: token,
+        bytes: Self.compressed(reports, gzip: true), headers: ["Content-Encoding": "gzip"])
+      #expect(reported == 200 && (answer["acknowledged"] as? [Any])?.count == 1, "\(answer)")
+
+      func refusal(_ coding: String, _ bytes: Data) async throws -> (Int, String?, [AnyHashable: Any]) {
+        let (status, json, headers) = try await server.http(
+          "POST", "/v1/providers/acme/vehicles?vehicleId=no", token: token, bytes: bytes,
+          headers: ["Content-Encoding": coding])
+        return (status, (json["error"] as? [String: Any])?["message"] as? String, headers)
+      }
+      let (unsupported, message, headers) = try await refusal("br", Data(vehicle.utf8))
+      #expect(unsupported == 415)
+      #expect(message == "Content-Encoding 'br' is not supported: a request body may be gzip, deflate or identity")
+      #expect(headers["Accept-Encoding"] as? String == "gzip, deflate")
+      // A few hundred bytes that inflate past the limit.
+      let (tooLong, tooLongMessage, _) = try await refusal(
+        "gzip", Self.compressed(String(repeating: " ", count: 100_000), gzip: true))
+      #expect(tooLong == 413 && tooLongMessage == "the request body inflates past the limit of 4096 bytes")
+      let (corrupt, corruptMessage, _) = try await refusal("gzip", Data(vehicle.utf8))
+      #expect(corrupt == 400 && corruptMessage?.hasPrefix("the request body is not valid gzip data") == true)
+      let (_, missing, _) = try await server.http("GET", "/v1/providers/acme/vehicles/no", token: token)
+      #expect((missing["error"] as? [String: Any])?["status"] as? String == "NOT_FOUND")
+    }
+  }
+
+  /// `text` compressed as gzip (RFC 1952) or in zlib's format (HTTP's deflate).
+  static func compressed(_ text: String, gzip: Bool) -> Data {
+    var input = Array(text.utf8)
+    var stream = z_stream()
+    let level = Z_DEFAULT_COMPRESSION
+    _ = deflateInit2_(
+      &stream, level, Z_DEFLATED, gzip ? 31 : 15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+      Int32(MemoryLayout<z_stream>.size))
+    defer { deflateEnd(&stream) }
+    var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))))
+    let produced = input.withUnsafeMutableBufferPointer { inputBytes in
+      output.withUnsafeMutableBufferPointer { outputBytes in
+        stream.next_in = inputBytes.baseAddress
+        stream.avail_in = uInt(inputBytes.count)
+        stream.next_out = outputBytes.baseAddress
+        stream.avail_out = uInt(outputBytes.count)
+        let status = deflate(&stream, Z_FINISH)
+        #expect(status == Z_STREAM_END)
+        return outputBytes.count - Int(stream.avail_out)
+      }
+    }
+    return Data(output[..<produced])
   }
 
   @Test func errorsUseGooglesBodyAndStatus() async throws {

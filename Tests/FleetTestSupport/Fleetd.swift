@@ -222,13 +222,15 @@ public final class Fleetd: Sendable {
 
   /// One HTTP exchange; returns the status, the parsed JSON body and the headers.
   public func http(
-    _ method: String, _ path: String, token: String?, body: String? = nil, headers: [String: String] = [:]
+    _ method: String, _ path: String, token: String?, body: String? = nil, bytes: Data? = nil,
+    headers: [String: String] = [:]
   ) async throws -> (Int, [String: Any], [AnyHashable: Any]) {
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(httpPort)\(path)")!)
     request.httpMethod = method
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
     for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
     if let body { request.httpBody = Data(body.utf8) }
+    if let bytes { request.httpBody = bytes }
     let (data, response) = try await URLSession.shared.data(for: request)
     let http = response as! HTTPURLResponse
     let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]

@@ -21,11 +21,15 @@ extension RESTFront {
       } catch {
         throw FleetError(.invalidArgument, "the request body could not be read: \(error)")
       }
-      guard let body = read else {
+      guard let raw = read else {
         throw FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes")
       }
-      let call = RESTCall(
-        route: RESTRoute(target: .reportLocations(parent: parent)), body: Data(buffer: body), query: [])
+      let body: Data
+      switch Self.decoded(raw, coding: request.headers[.contentEncoding], limit: maximumRequestBytes) {
+      case .success(let data): body = data
+      case .failure(let refusal): return refusal.response(requestID: requestID)
+      }
+      let call = RESTCall(route: RESTRoute(target: .reportLocations(parent: parent)), body: body, query: [])
       let message = try call.decodeBody(Fleetkit_V1_ReportLocationsRequest.self, required: true)
       guard message.authorization.isEmpty else {
         throw FleetError.invalid("authorization belongs in the Authorization header, not in the body")

@@ -1,4 +1,5 @@
 import FleetCore
+import FleetGRPCTransport
 import FleetProto
 import Foundation
 import HTTPTypes
@@ -57,7 +58,12 @@ struct RESTFront: Sendable {
         response.headers[.connection] = "close"
         return response
       }
-      let call = RESTCall(route: route, body: Data(buffer: body), query: Self.query(of: request))
+      let decoded: Data
+      switch Self.decoded(body, coding: request.headers[.contentEncoding], limit: maximumRequestBytes) {
+      case .success(let data): decoded = data
+      case .failure(let refusal): return refusal.response(requestID: requestID)
+      }
+      let call = RESTCall(route: route, body: decoded, query: Self.query(of: request))
       let authorization = request.headers[.authorization]
       let timeout = request.headers[.init("x-server-timeout")!].flatMap(Double.init).map(Self.timeout)
       let json = try await gate.run(
@@ -205,6 +211,50 @@ struct RESTFront: Sendable {
       if dropped > limit * drainFactor { return (nil, false) }
     }
     return dropped == 0 ? (body, true) : (nil, true)
+  }
+
+  /// A body its coding keeps from being read, and how to say so.
+  struct BodyRefusal: Error {
+    let error: FleetError
+    let status: HTTPResponse.Status
+
+    func response(requestID: String) -> Response {
+      var response = RESTFront.errorResponse(error, status: status, requestID: requestID)
+      // RFC 9110: a 415 for a content coding names the codings that would have been read.
+      if status == .unsupportedMediaType { response.headers[.acceptEncoding] = "gzip, deflate" }
+      return response
+    }
+  }
+
+  /// A request body as its client sent it (`Content-Encoding`: identity, gzip or deflate;
+  /// Google's Java API client gzips what it posts unless told not to), inflated to at most
+  /// `limit` bytes: 415 for another coding, 413 past the limit, 400 for bytes that do not inflate.
+  static func decoded(_ body: ByteBuffer, coding: String?, limit: Int) -> Result<Data, BodyRefusal> {
+    guard let coding, !coding.isEmpty else { return .success(Data(buffer: body)) }
+    // Content codings are case-insensitive; x-gzip is gzip (RFC 9110, 8.4.1.3).
+    let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
+    guard let encoding = MessageEncoding(name: name == "x-gzip" ? "gzip" : name) else {
+      return .failure(
+        BodyRefusal(
+          error: FleetError(
+            .invalidArgument,
+            "Content-Encoding '\(coding)' is not supported: a request body may be gzip, deflate or identity"),
+          status: .unsupportedMediaType))
+    }
+    switch encoding.inflate(Array(buffer: body), limit: limit) {
+    case .success(let inflated):
+      return .success(Data(inflated))
+    case .failure(.tooLong):
+      return .failure(
+        BodyRefusal(
+          error: FleetError(.invalidArgument, "the request body inflates past the limit of \(limit) bytes"),
+          status: .contentTooLarge))
+    case .failure(.corrupt(let status)):
+      return .failure(
+        BodyRefusal(
+          error: FleetError(.invalidArgument, "the request body is not valid \(name) data (zlib status \(status))"),
+          status: .badRequest))
+    }
   }
 
   static func errorBody(_ error: FleetError, status: HTTPResponse.Status) -> Data {
