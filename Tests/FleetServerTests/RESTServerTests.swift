@@ -93,6 +93,10 @@ struct RESTServerTests {
       #expect(corrupt == 400 && corruptMessage?.hasPrefix("the request body is not valid gzip data") == true)
       let (_, missing, _) = try await server.http("GET", "/v1/providers/acme/vehicles/no", token: token)
       #expect((missing["error"] as? [String: Any])?["status"] as? String == "NOT_FOUND")
+      // No body: nothing to inflate, whatever the header says.
+      let (read, got, _) = try await server.http(
+        "GET", "/v1/providers/acme/vehicles/gz", token: token, headers: ["Content-Encoding": "gzip"])
+      #expect(read == 200 && got["name"] as? String == "providers/acme/vehicles/gz")
     }
   }
 

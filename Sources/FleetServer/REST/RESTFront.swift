@@ -230,7 +230,8 @@ struct RESTFront: Sendable {
   /// Google's Java API client gzips what it posts unless told not to), inflated to at most
   /// `limit` bytes: 415 for another coding, 413 past the limit, 400 for bytes that do not inflate.
   static func decoded(_ body: ByteBuffer, coding: String?, limit: Int) -> Result<Data, BodyRefusal> {
-    guard let coding, !coding.isEmpty else { return .success(Data(buffer: body)) }
+    // An empty body has nothing to inflate, whatever its headers say.
+    guard let coding, !coding.isEmpty, body.readableBytes > 0 else { return .success(Data(buffer: body)) }
     // Content codings are case-insensitive; x-gzip is gzip (RFC 9110, 8.4.1.3).
     let name = coding.trimmingCharacters(in: .whitespaces).lowercased()
     guard let encoding = MessageEncoding(name: name == "x-gzip" ? "gzip" : name) else {
