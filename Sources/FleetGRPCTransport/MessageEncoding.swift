@@ -43,11 +43,11 @@ public enum MessageEncoding: Equatable, Sendable {
     let started = inflateInit2_(&stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
     guard started == Z_OK else { return .failure(.corrupt(started)) }
     defer { inflateEnd(&stream) }
-    var input = compressed
     var output: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: min(max(4 * compressed.count, 1024), 64 * 1024))
-    return input.withUnsafeMutableBufferPointer { input -> Result<[UInt8], InflateError> in
-      stream.next_in = input.baseAddress
+    return compressed.withUnsafeBufferPointer { input -> Result<[UInt8], InflateError> in
+      // zlib's input pointer is not const, but inflate only reads through it.
+      stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
       stream.avail_in = uInt(input.count)
       while true {
         let (status, produced) = chunk.withUnsafeMutableBufferPointer { out in

@@ -74,6 +74,11 @@ struct RESTServerTests {
         "POST", "/fleetkit/v1/providers/acme/vehicles:reportLocations", token: token,
         bytes: Self.compressed(reports, gzip: true), headers: ["Content-Encoding": "gzip"])
       #expect(reported == 200 && (answer["acknowledged"] as? [Any])?.count == 1, "\(answer)")
+      // The batch's body is read as every other one: past the limit, 413.
+      let (overLimit, _, _) = try await server.http(
+        "POST", "/fleetkit/v1/providers/acme/vehicles:reportLocations", token: token,
+        body: String(repeating: " ", count: 5000))
+      #expect(overLimit == 413)
 
       func refusal(_ coding: String, _ bytes: Data) async throws -> (Int, String?, [AnyHashable: Any]) {
         let (status, json, headers) = try await server.http(

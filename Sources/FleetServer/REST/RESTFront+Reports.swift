@@ -15,19 +15,10 @@ extension RESTFront {
   {
     do {
       let provider = try ProviderName(parsing: parent).provider
-      let read: ByteBuffer?
-      do {
-        read = try await Self.body(of: request, upTo: maximumRequestBytes).body
-      } catch {
-        throw FleetError(.invalidArgument, "the request body could not be read: \(error)")
-      }
-      guard let raw = read else {
-        throw FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes")
-      }
       let body: Data
-      switch Self.decoded(raw, coding: request.headers[.contentEncoding], limit: maximumRequestBytes) {
-      case .success(let data): body = data
-      case .failure(let refusal): return refusal.response(requestID: requestID)
+      switch await requestBody(request, context, requestID: requestID) {
+      case .read(let read): body = read
+      case .refused(let refusal): return refusal
       }
       let call = RESTCall(route: RESTRoute(target: .reportLocations(parent: parent)), body: body, query: [])
       let message = try call.decodeBody(Fleetkit_V1_ReportLocationsRequest.self, required: true)

@@ -41,29 +41,12 @@ struct RESTFront: Sendable {
       case .reportLocations(let parent): return await reportLocations(parent, request, context, requestID: requestID)
       default: break
       }
-      let read: (body: ByteBuffer?, drained: Bool)
-      do {
-        read = try await Self.body(of: request, upTo: maximumRequestBytes)
-      } catch {
-        return Self.errorResponse(
-          FleetError(.invalidArgument, "the request body could not be read: \(error)"), status: .badRequest,
-          requestID: requestID)
+      let body: Data
+      switch await requestBody(request, context, requestID: requestID) {
+      case .read(let read): body = read
+      case .refused(let refusal): return refusal
       }
-      guard let body = read.body else {
-        // Too much to drain: the connection is closed, which the client sees at once.
-        if !read.drained { context.channel.close(promise: nil) }
-        var response = Self.errorResponse(
-          FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes"),
-          status: .contentTooLarge, requestID: requestID)
-        response.headers[.connection] = "close"
-        return response
-      }
-      let decoded: Data
-      switch Self.decoded(body, coding: request.headers[.contentEncoding], limit: maximumRequestBytes) {
-      case .success(let data): decoded = data
-      case .failure(let refusal): return refusal.response(requestID: requestID)
-      }
-      let call = RESTCall(route: route, body: decoded, query: Self.query(of: request))
+      let call = RESTCall(route: route, body: body, query: Self.query(of: request))
       let authorization = request.headers[.authorization]
       let timeout = request.headers[.init("x-server-timeout")!].flatMap(Double.init).map(Self.timeout)
       let json = try await gate.run(
@@ -197,6 +180,38 @@ struct RESTFront: Sendable {
   /// at once instead of waiting on a connection nobody reads. Past that the connection is
   /// closed. Either way the 413 says `Connection: close`.
   static let drainFactor = 16
+
+  /// A request's body as its client meant it: read up to the limit and inflated when it came
+  /// compressed (`decoded`), or the answer refusing it. A body over the limit is a 413 with
+  /// `Connection: close` (the connection closed at once when there was too much to drain).
+  func requestBody(_ request: Request, _ context: FleetRequestContext, requestID: String) async -> RequestBody {
+    let read: (body: ByteBuffer?, drained: Bool)
+    do {
+      read = try await Self.body(of: request, upTo: maximumRequestBytes)
+    } catch {
+      return .refused(
+        Self.errorResponse(
+          FleetError(.invalidArgument, "the request body could not be read: \(error)"), status: .badRequest,
+          requestID: requestID))
+    }
+    guard let body = read.body else {
+      if !read.drained { context.channel.close(promise: nil) }
+      var response = Self.errorResponse(
+        FleetError(.invalidArgument, "the request body exceeds the limit of \(maximumRequestBytes) bytes"),
+        status: .contentTooLarge, requestID: requestID)
+      response.headers[.connection] = "close"
+      return .refused(response)
+    }
+    switch Self.decoded(body, coding: request.headers[.contentEncoding], limit: maximumRequestBytes) {
+    case .success(let data): return .read(data)
+    case .failure(let refusal): return .refused(refusal.response(requestID: requestID))
+    }
+  }
+
+  enum RequestBody {
+    case read(Data)
+    case refused(Response)
+  }
 
   /// The body, or nil when it is over `limit` bytes; and whether it was read to its end.
   static func body(of request: Request, upTo limit: Int) async throws -> (body: ByteBuffer?, drained: Bool) {
